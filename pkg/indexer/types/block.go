@@ -1,0 +1,66 @@
+// Package types holds the data that crosses package boundaries: the chain
+// artifacts the RPC adapters decode and storage writes, and the inputs and
+// results of workflows and activities.
+package types
+
+// Block is one block header as stored. Hex values (hashes, addresses) are
+// 0x-prefixed lower case; big integers (wei amounts) are base-10 strings so
+// that nothing is lost in a 64-bit column.
+type Block struct {
+	Number        uint64
+	Hash          string
+	ParentHash    string
+	Timestamp     uint64 // unix seconds; consecutive blocks may share one
+	Miner         string
+	GasUsed       uint64
+	GasLimit      uint64
+	BaseFeePerGas string // decimal wei, "" before London
+	Size          uint64
+	TxCount       uint32
+	LogCount      uint32
+	// Raw is the node's block object with "transactions" reduced to the
+	// list of transaction hashes (the full transactions are stored apart).
+	Raw []byte
+}
+
+// Transaction is one transaction joined with its receipt.
+type Transaction struct {
+	BlockNumber       uint64
+	BlockHash         string
+	Index             uint32
+	Hash              string
+	Type              uint64 // kept even when no library knows the type
+	From              string
+	To                string // "" for contract creation
+	Value             string // decimal wei
+	Nonce             uint64
+	Gas               uint64
+	GasPrice          string // decimal wei, "" if the node omits it
+	Status            uint8  // receipt status: 1 success, 0 failure
+	GasUsed           uint64 // from the receipt
+	EffectiveGasPrice string // decimal wei from the receipt, "" if absent
+	ContractAddress   string // from the receipt, "" if none
+	LogCount          uint32
+	Raw               []byte // the node's transaction object, verbatim
+	ReceiptRaw        []byte // the node's receipt object without "logs"
+}
+
+// Log is one event log emitted in a block.
+type Log struct {
+	BlockNumber uint64
+	BlockHash   string
+	TxHash      string
+	TxIndex     uint32
+	LogIndex    uint32 // position in the block
+	Address     string
+	Topics      []string
+	Data        string // 0x-hex
+	Raw         []byte // the node's log object, verbatim
+}
+
+// BlockData is everything indexed for one height; it is written as a unit.
+type BlockData struct {
+	Block        Block
+	Transactions []Transaction
+	Logs         []Log
+}

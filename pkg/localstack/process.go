@@ -1,0 +1,169 @@
+// Package localstack starts the real services tideline runs against on one
+// machine (Temporal dev server, ClickHouse, anvil, geth) as plain child
+// processes on 127.0.0.1. Both the `dev` subcommand and the integration
+// tests use it, so what the tests prove is what a newcomer runs.
+package localstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// modulePath identifies the repository root when walking up from the
+// working directory.
+const modulePath = "module github.com/tideline-dev/tideline\n"
+
+// ErrToolMissing is returned when a tool the stack needs is not installed.
+var ErrToolMissing = errors.New("tool not installed (run `make tools`)")
+
+// Home is the folder that holds tools and local data: $TIDELINE_HOME, or
+// .tideline/ at the repository root.
+func Home() (string, error) {
+	if h := os.Getenv("TIDELINE_HOME"); h != "" {
+		return h, nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.HasPrefix(string(b), modulePath) {
+			return filepath.Join(dir, ".tideline"), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("localstack: not inside the tideline repository and TIDELINE_HOME is not set")
+		}
+		dir = parent
+	}
+}
+
+// ToolPath returns the path of an installed tool: <home>/bin/<name>, else
+// the same name on PATH.
+func ToolPath(name string) (string, error) {
+	if home, err := Home(); err == nil {
+		p := filepath.Join(home, "bin", name)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("%s: %w", name, ErrToolMissing)
+}
+
+// FreePort asks the kernel for a free TCP port on 127.0.0.1.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// WaitTCP waits until addr accepts connections or ctx ends.
+func WaitTCP(ctx context.Context, addr string) error {
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			return c.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w (last error: %v)", addr, ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Process is a started child process whose output goes to a log file.
+type Process struct {
+	Name    string
+	LogPath string
+	cmd     *exec.Cmd
+	done    chan struct{}
+	waitErr error
+}
+
+// Start runs bin with args; stdout and stderr go to logPath.
+func Start(name, logPath, bin string, args ...string) (*Process, error) {
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, err
+	}
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	// Own process group, so that Ctrl-C on the parent reaches us first and
+	// we stop children in order.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &Process{Name: name, LogPath: logPath, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Exited reports whether the process has ended on its own.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Pid is the process ID.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Kill sends SIGKILL and waits for the process to end.
+func (p *Process) Kill() {
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
+
+// Stop sends SIGTERM, then SIGKILL if the process has not ended in 10 s.
+func (p *Process) Stop() {
+	if p.Exited() {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		p.Kill()
+	}
+}
+
+// Tail returns the last n bytes of the log, for error messages.
+func (p *Process) Tail(n int) string {
+	b, err := os.ReadFile(p.LogPath)
+	if err != nil {
+		return ""
+	}
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}

@@ -1,0 +1,37 @@
+// Package rpc reads chains. Client is what the indexer needs from a node;
+// each chain family has an adapter (ethereum.go for Ethereum JSON-RPC).
+package rpc
+
+import (
+	"context"
+
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
+)
+
+// Client reads one chain. Implementations retry transient failures
+// themselves and return typed errors (see errors.go) for everything else.
+type Client interface {
+	// HeadHeight returns the height of the newest block the node has.
+	HeadHeight(ctx context.Context) (uint64, error)
+	// BlockByHeight returns the block with its full transactions (receipt
+	// fields left zero) or ErrBlockNotFound if the node does not have it.
+	BlockByHeight(ctx context.Context, height uint64) (*types.BlockData, error)
+	// Receipts returns the receipts of the block with the given hash:
+	// it fills the receipt fields of data.Transactions and data.Logs.
+	Receipts(ctx context.Context, data *types.BlockData) error
+	// Close releases connections.
+	Close()
+}
+
+// FetchBlock reads one height completely: header, transactions, receipts
+// and logs, checked for consistency.
+func FetchBlock(ctx context.Context, c Client, height uint64) (*types.BlockData, error) {
+	data, err := c.BlockByHeight(ctx, height)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Receipts(ctx, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}

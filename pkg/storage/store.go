@@ -1,0 +1,32 @@
+// Package storage writes indexed chain data to ClickHouse and answers the
+// questions the scheduler asks (which heights are indexed, where the gaps
+// are). Tables are ReplacingMergeTree keyed by (chain_id, height), so writing
+// a height twice leaves one logical row.
+package storage
+
+import (
+	"context"
+
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
+)
+
+// Store is what the indexer needs from its database.
+type Store interface {
+	// WriteBlock writes the block, its transactions and logs, then marks
+	// the height indexed. The mark is written last, so a crash in between
+	// leaves the height unmarked and it is indexed again.
+	WriteBlock(ctx context.Context, chainID string, data *types.BlockData) error
+	// IsIndexed reports whether the height is marked indexed.
+	IsIndexed(ctx context.Context, chainID string, height uint64) (bool, error)
+	// LastIndexed returns the highest indexed height; found is false when
+	// nothing is indexed for the chain.
+	LastIndexed(ctx context.Context, chainID string) (height uint64, found bool, err error)
+	// Watermark returns the highest H >= from such that every height in
+	// [from, H] is indexed; found is false when `from` itself is not.
+	Watermark(ctx context.Context, chainID string, from uint64) (height uint64, found bool, err error)
+	// MissingHeights lists, in ascending order, up to limit heights in
+	// [from, to] that are not indexed.
+	MissingHeights(ctx context.Context, chainID string, from, to uint64, limit int) ([]uint64, error)
+	// Close releases the connection.
+	Close() error
+}
