@@ -1,0 +1,87 @@
+package activity
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
+
+// startConcurrency bounds parallel StartWorkflow calls within one batch: a
+// few in flight hide the round trip without flooding the frontend.
+const startConcurrency = 8
+
+// HeadHeight reads the chain head from the node.
+func (a *Activities) HeadHeight(ctx context.Context, chainID string) (uint64, error) {
+	c, err := a.chain(chainID)
+	if err != nil {
+		return 0, err
+	}
+	head, err := c.RPC.HeadHeight(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("chain %s: read head: %w", chainID, err)
+	}
+	a.Metrics.Head.WithLabelValues(chainID).Set(float64(head))
+	return head, nil
+}
+
+// Watermark reads the chain's contiguous progress from the database.
+func (a *Activities) Watermark(ctx context.Context, chainID string) (types.WatermarkResult, error) {
+	c, err := a.chain(chainID)
+	if err != nil {
+		return types.WatermarkResult{}, err
+	}
+	h, found, err := a.Store.Watermark(ctx, chainID, c.StartHeight)
+	if err != nil {
+		return types.WatermarkResult{}, fmt.Errorf("chain %s: read watermark: %w", chainID, err)
+	}
+	if found {
+		a.Metrics.Watermark.WithLabelValues(chainID).Set(float64(h))
+	}
+	return types.WatermarkResult{Height: h, Found: found}, nil
+}
+
+// MissingHeights lists unindexed heights in a range, ascending.
+func (a *Activities) MissingHeights(ctx context.Context, in types.MissingInput) ([]uint64, error) {
+	if _, err := a.chain(in.ChainID); err != nil {
+		return nil, err
+	}
+	hs, err := a.Store.MissingHeights(ctx, in.ChainID, in.Range.From, in.Range.To, in.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("chain %s: missing heights in [%d, %d]: %w", in.ChainID, in.Range.From, in.Range.To, err)
+	}
+	return hs, nil
+}
+
+// StartIndex starts one IndexBlockWorkflow per height at the given level.
+// Starting a height whose workflow already runs returns the running one, so
+// a retried batch starts nothing twice.
+func (a *Activities) StartIndex(ctx context.Context, in types.StartIndexInput) (types.StartIndexResult, error) {
+	c, err := a.chain(in.ChainID)
+	if err != nil {
+		return types.StartIndexResult{}, err
+	}
+	began := time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(startConcurrency)
+	for _, h := range in.Heights {
+		g.Go(func() error {
+			_, err := a.Temporal.ExecuteWorkflow(gctx, c.Options.IndexBlockStart(h, in.Level),
+				temporal.IndexBlockWorkflow, types.IndexBlockInput{ChainID: in.ChainID, Height: h})
+			if err != nil {
+				return fmt.Errorf("chain %s: start indexing of height %d: %w", in.ChainID, h, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return types.StartIndexResult{}, err
+	}
+	a.Metrics.SchedulerScheduled.WithLabelValues(in.ChainID, in.Level.String()).Add(float64(len(in.Heights)))
+	a.Metrics.SchedulerBatchDuration.WithLabelValues(in.ChainID).Observe(time.Since(began).Seconds())
+	return types.StartIndexResult{Started: len(in.Heights)}, nil
+}

@@ -1,0 +1,85 @@
+package types
+
+// HeightRange is an inclusive range of heights: the unit of work the
+// scheduler hands out. A single height is a range with From == To; today
+// every range is indexed one height per IndexBlockWorkflow.
+type HeightRange struct {
+	From uint64 `json:"from"`
+	To   uint64 `json:"to"`
+}
+
+// Len is the number of heights in r.
+func (r HeightRange) Len() uint64 {
+	if r.To < r.From {
+		return 0
+	}
+	return r.To - r.From + 1
+}
+
+// HeadScanInput is the input of one HeadScan run (the Schedule's argument).
+// It carries the chain ID only: settings come from the worker's config and
+// secrets never enter workflow histories.
+type HeadScanInput struct {
+	ChainID string `json:"chain_id"`
+}
+
+// HeadScanResult says what one HeadScan run saw and did.
+type HeadScanResult struct {
+	Head         uint64 `json:"head"`
+	Watermark    uint64 `json:"watermark"`
+	HasWatermark bool   `json:"has_watermark"`
+	Pending      uint64 `json:"pending"` // heights above the watermark, up to head
+	Mode         string `json:"mode"`    // normal or catchup
+	Started      int    `json:"started"` // IndexBlockWorkflows started directly
+	// SchedulerStarted is true when this run started the SchedulerWorkflow.
+	SchedulerStarted bool `json:"scheduler_started"`
+}
+
+// HeadScan modes.
+const (
+	ModeNormal  = "normal"
+	ModeCatchup = "catchup"
+)
+
+// IndexBlockInput is the input of one IndexBlockWorkflow.
+type IndexBlockInput struct {
+	ChainID string `json:"chain_id"`
+	Height  uint64 `json:"height"`
+}
+
+// IndexBlockResult says what was written for one height.
+type IndexBlockResult struct {
+	Hash           string `json:"hash"`
+	TxCount        uint32 `json:"tx_count"`
+	LogCount       uint32 `json:"log_count"`
+	AlreadyIndexed bool   `json:"already_indexed"`
+}
+
+// StartIndexInput asks for IndexBlockWorkflows for the given heights.
+type StartIndexInput struct {
+	ChainID string        `json:"chain_id"`
+	Heights []uint64      `json:"heights"`
+	Level   PriorityLevel `json:"level"`
+}
+
+// StartIndexResult counts what a StartIndex call did.
+type StartIndexResult struct {
+	Started int `json:"started"`
+	// AlreadyRunning counts heights whose workflow was already running;
+	// the start was a no-op for them.
+	AlreadyRunning int `json:"already_running"`
+}
+
+// WatermarkResult is the contiguous progress of a chain.
+type WatermarkResult struct {
+	Height uint64 `json:"height"`
+	// Found is false when the chain's start height itself is not indexed.
+	Found bool `json:"found"`
+}
+
+// MissingInput asks for unindexed heights in a range.
+type MissingInput struct {
+	ChainID string      `json:"chain_id"`
+	Range   HeightRange `json:"range"`
+	Limit   int         `json:"limit"`
+}

@@ -1,0 +1,207 @@
+// Package worker wires one tideline worker process: it connects to the
+// database, the nodes and Temporal, registers workflows and activities on
+// each chain's task queues, keeps the chain's Schedules in place and serves
+// /metrics. The binary (app/indexer) and the integration tests both run it.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	sdkworkflow "go.temporal.io/sdk/workflow"
+	"go.uber.org/zap"
+
+	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/indexer/activity"
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/indexer/workflow"
+	"github.com/tideline-dev/tideline/pkg/metrics"
+	"github.com/tideline-dev/tideline/pkg/rpc"
+	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
+
+// StartupTimeout bounds the connection checks made at start, so that an
+// unreachable address fails fast with the key named.
+const StartupTimeout = 15 * time.Second
+
+// Run runs the workers of every configured chain until ctx ends.
+func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := metrics.New(reg)
+	rpcMetrics := rpc.NewMetrics(reg)
+
+	startCtx, cancel := context.WithTimeout(ctx, StartupTimeout)
+	defer cancel()
+
+	store, err := OpenStore(startCtx, cfg.ClickHouse, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := store.Migrate(startCtx); err != nil {
+		return fmt.Errorf("clickhouse: migrate: %w", err)
+	}
+
+	tc, err := temporal.Dial(startCtx, cfg.Temporal, log)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+
+	acts := &activity.Activities{
+		Chains:   map[string]activity.Chain{},
+		Store:    store,
+		Temporal: tc,
+		Metrics:  m,
+		Log:      log,
+	}
+	wfs := &workflow.Workflows{Chains: map[string]temporal.Options{}}
+	for _, id := range cfg.ChainIDs() {
+		ch := cfg.Chains[id]
+		client, err := DialChain(startCtx, id, ch, log, rpcMetrics)
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		opts := temporal.NewOptions(id, ch)
+		acts.Chains[id] = activity.Chain{RPC: client, Options: opts, StartHeight: ch.StartHeight}
+		wfs.Chains[id] = opts
+	}
+
+	var workers []worker.Worker
+	for _, id := range cfg.ChainIDs() {
+		ch := cfg.Chains[id]
+		admin := worker.New(tc, temporal.AdminQueue(id), worker.Options{})
+		index := worker.New(tc, temporal.IndexQueue(id), worker.Options{
+			MaxConcurrentActivityExecutionSize: ch.Index.WorkerConcurrency,
+		})
+		for _, w := range []worker.Worker{admin, index} {
+			Register(w, wfs, acts)
+			if err := w.Start(); err != nil {
+				return fmt.Errorf("chain %s: start worker: %w", id, err)
+			}
+			defer w.Stop()
+			workers = append(workers, w)
+		}
+		if err := EnsureSchedules(startCtx, tc, id, ch); err != nil {
+			return fmt.Errorf("chain %s: %w", id, err)
+		}
+		log.Info("chain worker started", zap.String("chain_id", id),
+			zap.String("admin_queue", temporal.AdminQueue(id)), zap.String("index_queue", temporal.IndexQueue(id)))
+	}
+
+	errc := make(chan error, 1)
+	if cfg.Metrics.Listen != "" {
+		srv, err := serveMetrics(cfg.Metrics.Listen, reg, errc)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		log.Info("metrics served", zap.String("address", "http://"+cfg.Metrics.Listen+"/metrics"))
+	}
+	select {
+	case <-ctx.Done():
+		log.Info("stopping workers")
+		return nil
+	case err := <-errc:
+		return err
+	}
+}
+
+// Register puts every workflow and activity on w under its stable name.
+func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activities) {
+	w.RegisterWorkflowWithOptions(wfs.HeadScan, sdkworkflow.RegisterOptions{Name: temporal.HeadScanWorkflow})
+	w.RegisterWorkflowWithOptions(wfs.IndexBlock, sdkworkflow.RegisterOptions{Name: temporal.IndexBlockWorkflow})
+	w.RegisterActivity(acts)
+}
+
+// EnsureSchedules keeps the chain's periodic workflows scheduled.
+func EnsureSchedules(ctx context.Context, c client.Client, chainID string, ch config.Chain) error {
+	return temporal.EnsureSchedule(ctx, c, temporal.PeriodicWorkflow{
+		ScheduleID: temporal.HeadScanScheduleID(chainID),
+		WorkflowID: temporal.HeadScanWorkflowID(chainID),
+		Workflow:   temporal.HeadScanWorkflow,
+		TaskQueue:  temporal.AdminQueue(chainID),
+		Every:      ch.HeadScan.Interval,
+		Timeout:    temporal.NewOptions(chainID, ch).ScanTimeout(),
+		Args:       []any{types.HeadScanInput{ChainID: chainID}},
+	})
+}
+
+// OpenStore connects to ClickHouse as configured.
+func OpenStore(ctx context.Context, cfg config.ClickHouse, log *zap.Logger) (*storage.ClickHouse, error) {
+	store, err := storage.Open(ctx, storage.Config{
+		Addr:         cfg.Addr,
+		Database:     cfg.Database,
+		Username:     cfg.Username,
+		Password:     cfg.Password,
+		DialTimeout:  cfg.DialTimeout,
+		QueryTimeout: cfg.QueryTimeout,
+	}, log)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse.addr %s: %w", cfg.Addr, err)
+	}
+	return store, nil
+}
+
+// DialChain connects to the chain's first endpoint (by name order) and
+// checks that it answers.
+func DialChain(ctx context.Context, chainID string, ch config.Chain, log *zap.Logger, m *rpc.Metrics) (rpc.Client, error) {
+	names := make([]string, 0, len(ch.Endpoints))
+	for name := range ch.Endpoints {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return nil, &config.KeyError{Key: "chains." + chainID + ".endpoints", Reason: "no endpoint configured"}
+	}
+	name := names[0]
+	key := "chains." + chainID + ".endpoints." + name
+	c, err := rpc.NewEthereum(ctx, rpc.EthereumConfig{
+		ChainID:        chainID,
+		EndpointName:   name,
+		URL:            ch.Endpoints[name],
+		Timeout:        ch.RPC.Timeout,
+		MaxAttempts:    ch.RPC.MaxAttempts,
+		BackoffInitial: ch.RPC.BackoffInitial,
+		BackoffMax:     ch.RPC.BackoffMax,
+		RateLimit:      ch.RPC.RateLimit,
+		Burst:          ch.RPC.Burst,
+	}, log, m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	if _, err := c.HeadHeight(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%s: unreachable: %w", key, err)
+	}
+	return c, nil
+}
+
+func serveMetrics(addr string, reg *prometheus.Registry, errc chan<- error) (*http.Server, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics.listen %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("metrics server: %w", err)
+		}
+	}()
+	return srv, nil
+}

@@ -1,0 +1,91 @@
+// Package metrics defines tideline's Prometheus metrics in one place. Every
+// series carries a chain_id label; none carries an endpoint URL.
+package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics is the set of the indexer's own series (the RPC client has its
+// own, in pkg/rpc).
+type Metrics struct {
+	// Progress.
+	Watermark     *prometheus.GaugeVec
+	Head          *prometheus.GaugeVec
+	BlocksIndexed *prometheus.CounterVec
+	TxsIndexed    *prometheus.CounterVec
+	LogsIndexed   *prometheus.CounterVec
+	IndexDuration *prometheus.HistogramVec
+	IndexErrors   *prometheus.CounterVec
+
+	// Scheduling (names from the scheduler design).
+	SchedulerScheduled     *prometheus.CounterVec
+	SchedulerBatchDuration *prometheus.HistogramVec
+	SchedulerActive        *prometheus.GaugeVec
+	HeadScanMode           *prometheus.GaugeVec
+	HeadScanPending        *prometheus.GaugeVec
+	BlocksByPriority       *prometheus.GaugeVec
+}
+
+// New creates the metrics and registers them on reg.
+func New(reg prometheus.Registerer) *Metrics {
+	chain := []string{"chain_id"}
+	m := &Metrics{
+		Watermark: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "indexer_watermark_height",
+			Help: "Last contiguous indexed height: every height from the chain's start height up to it is indexed.",
+		}, chain),
+		Head: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "indexer_head_height",
+			Help: "Chain head height as last read from the node.",
+		}, chain),
+		BlocksIndexed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "indexer_blocks_indexed_total",
+			Help: "Blocks fetched and written (re-indexing a height counts again).",
+		}, chain),
+		TxsIndexed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "indexer_transactions_indexed_total",
+			Help: "Transactions written.",
+		}, chain),
+		LogsIndexed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "indexer_logs_indexed_total",
+			Help: "Event logs written.",
+		}, chain),
+		IndexDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "indexer_block_index_duration_seconds",
+			Help:    "Time to fetch and write one block.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
+		}, chain),
+		IndexErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "indexer_block_index_errors_total",
+			Help: "Failed attempts to index a block, by stage (fetch or write); the height is retried.",
+		}, []string{"chain_id", "stage"}),
+		SchedulerScheduled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "scheduler_blocks_scheduled_total",
+			Help: "IndexBlockWorkflows started, by priority level.",
+		}, []string{"chain_id", "priority"}),
+		SchedulerBatchDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "scheduler_batch_duration_seconds",
+			Help:    "Time to start one batch of IndexBlockWorkflows.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
+		}, chain),
+		SchedulerActive: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "scheduler_active",
+			Help: "1 while the chain's SchedulerWorkflow runs, else 0.",
+		}, chain),
+		HeadScanMode: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "headscan_mode",
+			Help: "1 for the mode of the last HeadScan (normal or catchup), 0 for the other.",
+		}, []string{"chain_id", "mode"}),
+		HeadScanPending: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "headscan_blocks_pending",
+			Help: "Heights above the watermark up to the head, as seen by the last HeadScan.",
+		}, chain),
+		BlocksByPriority: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "blocks_by_priority_bucket",
+			Help: "Heights of the current catch-up range, by priority level.",
+		}, []string{"chain_id", "priority"}),
+	}
+	reg.MustRegister(m.Watermark, m.Head, m.BlocksIndexed, m.TxsIndexed, m.LogsIndexed,
+		m.IndexDuration, m.IndexErrors, m.SchedulerScheduled, m.SchedulerBatchDuration,
+		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority)
+	return m
+}

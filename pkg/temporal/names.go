@@ -1,0 +1,45 @@
+// Package temporal holds everything tideline says to Temporal by name (task
+// queues, workflow and schedule IDs, workflow types), the client built from
+// config, and the one place where workflow and activity options are made.
+package temporal
+
+import "fmt"
+
+// Workflow type names, stable across refactors because histories keep them.
+const (
+	HeadScanWorkflow   = "HeadScan"
+	GapScanWorkflow    = "GapScan"
+	SchedulerWorkflow  = "Scheduler"
+	IndexBlockWorkflow = "IndexBlock"
+)
+
+// SchedulerProgressQuery is the query a SchedulerWorkflow answers.
+const SchedulerProgressQuery = "progress"
+
+// AdminQueue is the task queue of a chain's operations: scans and scheduling.
+func AdminQueue(chainID string) string { return "admin:" + chainID }
+
+// IndexQueue is the task queue of a chain's block indexing.
+func IndexQueue(chainID string) string { return "index:" + chainID }
+
+// IndexBlockID is the workflow ID of the indexing of one height. It is fixed
+// per (chain, height), so two starts for the same height meet in Temporal.
+func IndexBlockID(chainID string, height uint64) string {
+	return fmt.Sprintf("%s:index:%d", chainID, height)
+}
+
+// SchedulerID is the workflow ID of a chain's catch-up scheduler. It is fixed
+// per chain, so Temporal refuses a second one while one runs.
+func SchedulerID(chainID string) string { return chainID + ":scheduler" }
+
+// HeadScanScheduleID is the ID of the Temporal Schedule that runs HeadScan.
+func HeadScanScheduleID(chainID string) string { return chainID + ":headscan" }
+
+// HeadScanWorkflowID is the workflow ID prefix of the runs that schedule starts.
+func HeadScanWorkflowID(chainID string) string { return chainID + ":headscan" }
+
+// GapScanScheduleID is the ID of the Temporal Schedule that runs GapScan.
+func GapScanScheduleID(chainID string) string { return chainID + ":gapscan" }
+
+// GapScanWorkflowID is the workflow ID prefix of the runs that schedule starts.
+func GapScanWorkflowID(chainID string) string { return chainID + ":gapscan" }
