@@ -38,12 +38,12 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 	if err != nil {
 		a.Metrics.IndexErrors.WithLabelValues(in.ChainID, "fetch").Inc()
 		log.Warn("fetch block failed; will retry", zap.Error(err))
-		return types.IndexBlockResult{}, fmt.Errorf("chain %s height %d: fetch: %w", in.ChainID, in.Height, err)
+		return types.IndexBlockResult{}, fetchFailure(fmt.Sprintf("chain %s height %d: fetch: %v", in.ChainID, in.Height, err), err)
 	}
 	if err := a.Store.WriteBlock(ctx, in.ChainID, data); err != nil {
 		a.Metrics.IndexErrors.WithLabelValues(in.ChainID, "write").Inc()
 		log.Warn("write block failed; will retry", zap.Error(err))
-		return types.IndexBlockResult{}, fmt.Errorf("chain %s height %d: write: %w", in.ChainID, in.Height, err)
+		return types.IndexBlockResult{}, writeFailure(fmt.Sprintf("chain %s height %d: write: %v", in.ChainID, in.Height, err), err)
 	}
 	a.Metrics.BlocksIndexed.WithLabelValues(in.ChainID).Inc()
 	a.Metrics.TxsIndexed.WithLabelValues(in.ChainID).Add(float64(len(data.Transactions)))

@@ -1,0 +1,43 @@
+# tideline's entry points. `make run` and `make test` are the README's two
+# commands; both install what they need first.
+SHELL := /bin/bash
+GO ?= go
+CONFIG ?= config.example.yaml
+# Integration tests start real services; give the whole run room but a bound.
+TEST_TIMEOUT ?= 45m
+
+.PHONY: all tools build run worker migrate test vet bench-scheduler clean
+
+all: build
+
+## tools: install ClickHouse, anvil, the Temporal dev server and geth (skips what is there)
+tools:
+	./scripts/install-tools.sh
+
+## build: the indexer binary in bin/
+build:
+	$(GO) build -o bin/indexer ./app/indexer
+
+## run: start Temporal, ClickHouse, anvil, a load generator and the worker; Ctrl-C stops all
+run: tools
+	$(GO) run ./app/indexer dev --config $(CONFIG)
+
+## worker / migrate: against services named in $(CONFIG)
+worker:
+	$(GO) run ./app/indexer worker --config $(CONFIG)
+migrate:
+	$(GO) run ./app/indexer migrate --config $(CONFIG)
+
+## test: vet, then every test (unit and integration on real services) under the race detector
+test: tools vet
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+vet:
+	$(GO) vet ./...
+
+## bench-scheduler: scheduling throughput of the SchedulerWorkflow in the SDK's test environment
+bench-scheduler:
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./pkg/indexer/workflow/
+
+clean:
+	rm -rf bin .tideline/dev

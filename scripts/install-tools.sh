@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs what the local stack and the tests need, skipping what is there:
+#   clickhouse-server  Debian package (18.16 here; production runs a modern one)
+#   anvil              npm @foundry-rs/anvil, pinned
+#   temporal           Temporal CLI dev server, built from the nested module tools/temporal
+#   geth               go-ethereum's geth, built from the nested module tools/geth
+# Everything but the Debian package lands in .tideline/ (or $TIDELINE_HOME).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+home=${TIDELINE_HOME:-$root/.tideline}
+bin=$home/bin
+mkdir -p "$bin"
+
+ANVIL_VERSION=1.7.1
+
+say() { printf '==> %s\n' "$*"; }
+
+if ! command -v clickhouse-server >/dev/null 2>&1; then
+  say "installing clickhouse-server (Debian)"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq clickhouse-server clickhouse-client >/dev/null
+fi
+
+anvil_bin=$home/npm/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil
+if [ ! -x "$anvil_bin" ] || ! "$anvil_bin" --version 2>/dev/null | grep -q "$ANVIL_VERSION"; then
+  say "installing anvil $ANVIL_VERSION (npm)"
+  mkdir -p "$home/npm"
+  npm install --silent --no-audit --no-fund --prefix "$home/npm" "@foundry-rs/anvil@$ANVIL_VERSION"
+fi
+ln -sf "$anvil_bin" "$bin/anvil"
+
+# The Go tools are rebuilt when their go.mod/go.sum change.
+build_tool() {
+  local name=$1 pkg=$2 dir=$root/tools/$1
+  local stamp=$bin/.$name.stamp sum
+  sum=$(cat "$dir/go.mod" "$dir/go.sum" | sha256sum | cut -d' ' -f1)
+  if [ -x "$bin/$name" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$sum" ]; then
+    return
+  fi
+  say "building $name (first build takes several minutes)"
+  (cd "$dir" && go build -o "$bin/$name" "$pkg")
+  echo "$sum" >"$stamp"
+}
+build_tool temporal github.com/temporalio/cli/cmd/temporal
+build_tool geth github.com/ethereum/go-ethereum/cmd/geth
+
+say "tools ready in $bin"
