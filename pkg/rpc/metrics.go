@@ -1,0 +1,81 @@
+package rpc
+
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Error kinds of rpc_errors_total.
+const (
+	KindTransient = "transient"
+	KindMalformed = "malformed"
+	KindNotFound  = "not_found"
+	KindOther     = "other"
+)
+
+// Metrics are the RPC adapters' Prometheus series. Labels carry the endpoint
+// name only: URLs often embed API keys and must not reach a dashboard.
+// A nil *Metrics records nothing.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	errors   *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// NewMetrics creates the series and registers them with reg (nil: not
+// registered, useful in tests). Registering twice on one registry panics,
+// as with any Prometheus collector: create one Metrics per process.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rpc_requests_total",
+			Help: "JSON-RPC requests sent, one per call and per batch element, retries included.",
+		}, []string{"chain_id", "endpoint", "method"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rpc_errors_total",
+			Help: "Failed JSON-RPC attempts and rejected answers by kind (transient, malformed, not_found, other).",
+		}, []string{"chain_id", "endpoint", "method", "kind"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "rpc_request_duration_seconds",
+			Help:    "Duration of one JSON-RPC round trip (a batch counts once).",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"chain_id", "endpoint", "method"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.requests, m.errors, m.duration)
+	}
+	return m
+}
+
+func (m *Metrics) request(chainID, endpoint, method string, n int, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(chainID, endpoint, method).Add(float64(n))
+	m.duration.WithLabelValues(chainID, endpoint, method).Observe(d.Seconds())
+}
+
+func (m *Metrics) failure(chainID, endpoint, method, kind string) {
+	if m == nil {
+		return
+	}
+	m.errors.WithLabelValues(chainID, endpoint, method, kind).Inc()
+}
+
+// errorKind maps a returned error to its rpc_errors_total kind.
+func errorKind(err error) string {
+	var mal *MalformedError
+	var tr *TransientError
+	switch {
+	case errors.As(err, &mal):
+		return KindMalformed
+	case errors.Is(err, ErrBlockNotFound):
+		return KindNotFound
+	case errors.As(err, &tr):
+		return KindTransient
+	default:
+		return KindOther
+	}
+}

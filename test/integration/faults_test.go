@@ -1,0 +1,216 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.uber.org/zap"
+	"gopkg.in/yaml.v3"
+
+	"github.com/tideline-dev/tideline/pkg/indexer/activity"
+	"github.com/tideline-dev/tideline/pkg/loadgen"
+	"github.com/tideline-dev/tideline/pkg/localstack"
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
+
+// buildIndexer builds the real binary, to be run and killed as a process.
+func buildIndexer(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "indexer")
+	cmd := exec.Command("go", "build", "-o", out, "github.com/tideline-dev/tideline/app/indexer")
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Run(), "go build ./app/indexer")
+	return out
+}
+
+// writeConfig writes a YAML config file for a worker process.
+func writeConfig(t *testing.T, chainID, rpcURL, metricsListen string) string {
+	t.Helper()
+	doc := map[string]any{
+		"log":      map[string]any{"format": "json", "level": "warn"},
+		"metrics":  map[string]any{"listen": metricsListen},
+		"temporal": map[string]any{"host_port": stack.temporal.HostPort, "namespace": "default"},
+		"clickhouse": map[string]any{
+			"addr": stack.ch.Addr, "database": database, "username": "default",
+		},
+		"chains": map[string]any{chainID: map[string]any{
+			"type":       "ethereum",
+			"block_time": "1s",
+			"endpoints":  map[string]any{"local": rpcURL},
+			"rpc":        map[string]any{"rate_limit": 0},
+			"headscan":   map[string]any{"interval": "1s"},
+			"index":      map[string]any{"activity_timeout": "10s"},
+		}},
+	}
+	b, err := yaml.Marshal(doc)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	return path
+}
+
+// Killing the worker with SIGKILL mid-run and starting it again loses no
+// height and duplicates none.
+func TestWorkerSIGKILLLosesNothing(t *testing.T) {
+	const chainID = "it-kill"
+	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
+	require.NoError(t, err)
+	t.Cleanup(node.Stop)
+	makeTraffic(t, node.HTTPURL, localstack.AnvilDefaultKey, 20)
+	gen, err := loadgen.New(context.Background(), node.HTTPURL, zap.NewNop(), loadgen.Config{PrivateKey: localstack.AnvilDefaultKey})
+	require.NoError(t, err)
+	require.NoError(t, gen.MineEmpty(context.Background(), 600))
+	gen.Close()
+	head := nodeHead(t, node.HTTPURL)
+
+	bin := buildIndexer(t)
+	port, err := localstack.FreePort()
+	require.NoError(t, err)
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", port)
+	cfgPath := writeConfig(t, chainID, node.HTTPURL, metricsAddr)
+	logDir := t.TempDir()
+	store := openStore(t)
+
+	first, err := localstack.Start("worker-1", filepath.Join(logDir, "worker-1.log"), bin, "worker", "--config", cfgPath)
+	require.NoError(t, err)
+	waitFor(t, time.Minute, "some heights indexed", func() (bool, string) {
+		last, found, err := store.LastIndexed(context.Background(), chainID)
+		if err != nil {
+			return false, err.Error()
+		}
+		return found && last >= 100, fmt.Sprintf("last=%d", last)
+	})
+	// The metrics endpoint serves the progress series while it runs.
+	for _, series := range []string{"indexer_watermark_height{", "indexer_head_height{", "indexer_blocks_indexed_total{", "rpc_requests_total{"} {
+		waitFor(t, 30*time.Second, "metric "+series, func() (bool, string) {
+			return strings.Contains(scrape(t, metricsAddr), series), "absent"
+		})
+	}
+	first.Kill()
+	watermarkAtKill, _, err := store.Watermark(context.Background(), chainID, 0)
+	require.NoError(t, err)
+	require.Less(t, watermarkAtKill, head, "the kill must land mid-run")
+	t.Logf("SIGKILL at watermark %d of %d", watermarkAtKill, head)
+
+	second, err := localstack.Start("worker-2", filepath.Join(logDir, "worker-2.log"), bin, "worker", "--config", cfgPath)
+	require.NoError(t, err)
+	t.Cleanup(second.Stop)
+	waitIndexed(t, store, chainID, head, 3*time.Minute)
+	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
+}
+
+func scrape(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// corruptingProxy forwards JSON-RPC to a node but answers the first
+// `times` requests for one block with a malformed block.
+type corruptingProxy struct {
+	target string
+	height uint64
+	mu     sync.Mutex
+	times  int
+	served int
+}
+
+func (p *corruptingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params []any           `json:"params"`
+	}
+	if json.Unmarshal(body, &req) == nil && req.Method == "eth_getBlockByNumber" && len(req.Params) > 0 &&
+		req.Params[0] == hexutil.EncodeUint64(p.height) && p.take() {
+		// A hash that is not hex: the adapter must refuse it.
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"number":"%s","hash":"0xnothex","parentHash":"0x00","timestamp":"0x1","transactions":[]}}`,
+			req.ID, hexutil.EncodeUint64(p.height))
+		return
+	}
+	resp, err := http.Post(p.target, "application/json", bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}
+
+func (p *corruptingProxy) take() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.served >= p.times {
+		return false
+	}
+	p.served++
+	return true
+}
+
+// A malformed answer is a typed error; the height is retried, not skipped,
+// and what is finally stored is the node's real block.
+func TestMalformedAnswerIsRetriedNotSkipped(t *testing.T) {
+	const chainID = "it-malformed"
+	const target = 5
+	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
+	require.NoError(t, err)
+	t.Cleanup(node.Stop)
+	makeTraffic(t, node.HTTPURL, localstack.AnvilDefaultKey, 10)
+	proxy := &corruptingProxy{target: node.HTTPURL, height: target, times: 2}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+
+	store := openStore(t)
+	runWorker(t, chainConfig(chainID, srv.URL))
+	head := nodeHead(t, node.HTTPURL)
+	waitIndexed(t, store, chainID, head, 2*time.Minute)
+	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
+	proxy.mu.Lock()
+	require.Equal(t, 2, proxy.served, "both malformed answers were served")
+	proxy.mu.Unlock()
+
+	// The history of that height shows the retries and the typed failure.
+	tc := temporalClient(t)
+	iter := tc.GetWorkflowHistory(context.Background(), temporal.IndexBlockID(chainID, target), "", false,
+		enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var attempts int32
+	var lastFailureType string
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		require.NoError(t, err)
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
+			attempts = a.GetAttempt()
+			lastFailureType = a.GetLastFailure().GetApplicationFailureInfo().GetType()
+		}
+	}
+	require.Equal(t, int32(3), attempts, "two malformed answers, then success")
+	require.Equal(t, activity.ErrTypeMalformedResponse, lastFailureType)
+	require.False(t, strings.Contains(lastFailureType, "http://"), "no URL in failures")
+}
