@@ -27,6 +27,11 @@ type Store interface {
 	// MissingHeights lists, in ascending order, up to limit heights in
 	// [from, to] that are not indexed.
 	MissingHeights(ctx context.Context, chainID string, from, to uint64, limit int) ([]uint64, error)
+	// MissingRanges lists the holes of [from, to] as ascending ranges,
+	// covering at most maxHeights heights.
+	MissingRanges(ctx context.Context, chainID string, from, to uint64, maxHeights int) ([]types.HeightRange, error)
+	// CountIndexed returns, per range, how many of its heights are indexed.
+	CountIndexed(ctx context.Context, chainID string, ranges []types.HeightRange) ([]uint64, error)
 	// Close releases the connection.
 	Close() error
 }

@@ -1,0 +1,254 @@
+package localstack
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"text/template"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+// clickHouseStartTimeout bounds how long a start waits for the server to
+// answer a query. A cold 18.16 start with empty data takes about a second;
+// a restart over existing parts loads their metadata first.
+const clickHouseStartTimeout = 60 * time.Second
+
+// clickHouseLogTail is how much of the server log goes into start errors.
+const clickHouseLogTail = 4000
+
+// ClickHouse is a local clickhouse-server running as a child process with
+// all its state under one directory.
+type ClickHouse struct {
+	// Addr is host:port of the native protocol, which storage uses.
+	Addr string
+	// HTTPAddr is host:port of the HTTP interface, for curl and humans.
+	HTTPAddr string
+	// Dir holds the config, the data and the log.
+	Dir string
+	// Process is the running server; it changes on Restart.
+	Process *Process
+
+	bin        string
+	configPath string
+	logPath    string
+}
+
+// StartClickHouse writes a config for a server listening on 127.0.0.1 only,
+// on two free ports, keeping data and log under dir, starts it and waits
+// until it answers `SELECT 1` over the native protocol.
+func StartClickHouse(dir string) (*ClickHouse, error) {
+	bin, err := ToolPath("clickhouse-server")
+	if err != nil {
+		return nil, err
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: data dir %q: %w", dir, err)
+	}
+	tcpPort, err := FreePort()
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: free port for native protocol: %w", err)
+	}
+	httpPort, err := FreePort()
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: free port for http: %w", err)
+	}
+	if httpPort == tcpPort {
+		// The kernel may hand back the port it just released.
+		if httpPort, err = FreePort(); err != nil {
+			return nil, fmt.Errorf("clickhouse: free port for http: %w", err)
+		}
+	}
+	c := &ClickHouse{
+		Addr:       net.JoinHostPort("127.0.0.1", strconv.Itoa(tcpPort)),
+		HTTPAddr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort)),
+		Dir:        dir,
+		bin:        bin,
+		configPath: filepath.Join(dir, "config.xml"),
+		logPath:    filepath.Join(dir, "clickhouse-server.log"),
+	}
+	if err := c.writeConfig(tcpPort, httpPort); err != nil {
+		return nil, err
+	}
+	if err := c.start(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Stop ends the server (SIGTERM, then SIGKILL after 10 s). Data stays.
+func (c *ClickHouse) Stop() {
+	if c.Process != nil {
+		c.Process.Stop()
+	}
+}
+
+// Restart stops the server and starts it again on the same ports and data
+// directory, so clients reconnect to the same address and find their data.
+func (c *ClickHouse) Restart() error {
+	c.Stop()
+	return c.start()
+}
+
+func (c *ClickHouse) start() error {
+	p, err := Start("clickhouse", c.logPath, c.bin, "--config-file="+c.configPath)
+	if err != nil {
+		return err
+	}
+	c.Process = p
+	ctx, cancel := context.WithTimeout(context.Background(), clickHouseStartTimeout)
+	defer cancel()
+	if err := c.waitReady(ctx); err != nil {
+		p.Stop()
+		return fmt.Errorf("clickhouse on %s (log %s): %w\n--- log tail ---\n%s",
+			c.Addr, c.logPath, err, p.Tail(clickHouseLogTail))
+	}
+	return nil
+}
+
+// waitReady polls until the native port accepts a connection and answers a
+// query: the port opens before the server has loaded its tables, so an open
+// port alone is not ready.
+func (c *ClickHouse) waitReady(ctx context.Context) error {
+	var last error
+	for {
+		if c.Process.Exited() {
+			return fmt.Errorf("server exited during start: %v", c.Process.waitErr)
+		}
+		if last = c.selectOne(ctx); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not ready after %s: %w", clickHouseStartTimeout, last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (c *ClickHouse) selectOne(ctx context.Context) error {
+	nc, err := net.DialTimeout("tcp", c.Addr, time.Second)
+	if err != nil {
+		return err
+	}
+	nc.Close()
+	conn, err := clickhouse.Open(&clickhouse.Options{
+		Addr:        []string{c.Addr},
+		DialTimeout: time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var one uint8
+	if err := conn.QueryRow(qctx, "SELECT 1").Scan(&one); err != nil {
+		return err
+	}
+	if one != 1 {
+		return errors.New("SELECT 1 returned " + strconv.Itoa(int(one)))
+	}
+	return nil
+}
+
+// The root element is <yandex>: 18.16 (the only server packaged here) does
+// not know <clickhouse>, and modern servers still accept <yandex>. Logging
+// goes to the console, which Start sends to the log file, so one file holds
+// everything and Tail shows it. Timezone is UTC so DateTime text is stable.
+// On SIGTERM the server waits for open connections, and an idle one only
+// notices the shutdown when its poll (poll_interval in the users profile,
+// 10 s by default) times out; clients hold idle pooled connections, so
+// without the short poll every Stop would run into Process.Stop's SIGKILL.
+var clickHouseConfig = template.Must(template.New("config").Parse(`<?xml version="1.0"?>
+<yandex>
+    <logger>
+        <level>information</level>
+        <console>1</console>
+    </logger>
+    <listen_host>127.0.0.1</listen_host>
+    <tcp_port>{{.TCPPort}}</tcp_port>
+    <http_port>{{.HTTPPort}}</http_port>
+    <path>{{.Dir}}/data/</path>
+    <tmp_path>{{.Dir}}/tmp/</tmp_path>
+    <user_files_path>{{.Dir}}/user_files/</user_files_path>
+    <format_schema_path>{{.Dir}}/format_schemas/</format_schema_path>
+    <users_config>{{.Dir}}/users.xml</users_config>
+    <default_profile>default</default_profile>
+    <default_database>default</default_database>
+    <timezone>UTC</timezone>
+    <mlock_executable>false</mlock_executable>
+    <max_concurrent_queries>100</max_concurrent_queries>
+    <shutdown_wait_unfinished>2</shutdown_wait_unfinished>
+    <mark_cache_size>268435456</mark_cache_size>
+    <uncompressed_cache_size>268435456</uncompressed_cache_size>
+</yandex>
+`))
+
+const clickHouseUsers = `<?xml version="1.0"?>
+<yandex>
+    <profiles>
+        <default>
+            <poll_interval>1</poll_interval>
+        </default>
+    </profiles>
+    <users>
+        <default>
+            <password></password>
+            <networks>
+                <ip>::1</ip>
+                <ip>127.0.0.1</ip>
+            </networks>
+            <profile>default</profile>
+            <quota>default</quota>
+        </default>
+    </users>
+    <quotas>
+        <default>
+            <interval>
+                <duration>3600</duration>
+                <queries>0</queries>
+                <errors>0</errors>
+                <result_rows>0</result_rows>
+                <read_rows>0</read_rows>
+                <execution_time>0</execution_time>
+            </interval>
+        </default>
+    </quotas>
+</yandex>
+`
+
+func (c *ClickHouse) writeConfig(tcpPort, httpPort int) error {
+	for _, sub := range []string{"data", "tmp", "user_files", "format_schemas"} {
+		if err := os.MkdirAll(filepath.Join(c.Dir, sub), 0o755); err != nil {
+			return fmt.Errorf("clickhouse: %w", err)
+		}
+	}
+	var escaped bytes.Buffer
+	if err := xml.EscapeText(&escaped, []byte(c.Dir)); err != nil {
+		return fmt.Errorf("clickhouse: escaping dir %q: %w", c.Dir, err)
+	}
+	var buf bytes.Buffer
+	err := clickHouseConfig.Execute(&buf, struct {
+		Dir               string
+		TCPPort, HTTPPort int
+	}{escaped.String(), tcpPort, httpPort})
+	if err != nil {
+		return fmt.Errorf("clickhouse: config template: %w", err)
+	}
+	if err := os.WriteFile(c.configPath, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("clickhouse: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir, "users.xml"), []byte(clickHouseUsers), 0o644); err != nil {
+		return fmt.Errorf("clickhouse: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package localstack
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/stretchr/testify/require"
+)
+
+// A later fault test restarts ClickHouse mid-run and expects the indexer to
+// reconnect to the same address and find its data, so Restart must keep
+// both ports and data.
+func TestClickHouseStartRestartKeepsAddressAndData(t *testing.T) {
+	dir := t.TempDir()
+	ch, err := StartClickHouse(dir)
+	require.NoError(t, err)
+	t.Cleanup(ch.Stop)
+
+	cfg, err := os.ReadFile(filepath.Join(dir, "config.xml"))
+	require.NoError(t, err)
+	require.Contains(t, string(cfg), "<listen_host>127.0.0.1</listen_host>")
+	require.NotContains(t, string(cfg), "0.0.0.0")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{ch.Addr}})
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.Exec(ctx, "CREATE TABLE IF NOT EXISTS default.t (n UInt64) ENGINE = MergeTree ORDER BY n"))
+	batch, err := conn.PrepareBatch(ctx, "INSERT INTO default.t (n)")
+	require.NoError(t, err)
+	require.NoError(t, batch.Append(uint64(7)))
+	require.NoError(t, batch.Send())
+
+	addr, httpAddr, pid := ch.Addr, ch.HTTPAddr, ch.Process.Pid()
+	require.NoError(t, ch.Restart())
+	require.Equal(t, addr, ch.Addr)
+	require.Equal(t, httpAddr, ch.HTTPAddr)
+	require.NotEqual(t, pid, ch.Process.Pid())
+
+	// The pool's old connections died with the server; a fresh client
+	// shows what a reconnecting indexer sees.
+	conn2, err := clickhouse.Open(&clickhouse.Options{Addr: []string{ch.Addr}})
+	require.NoError(t, err)
+	defer conn2.Close()
+	var n uint64
+	require.NoError(t, conn2.QueryRow(ctx, "SELECT sum(n) FROM default.t").Scan(&n))
+	require.Equal(t, uint64(7), n)
+
+	ch.Stop()
+	require.True(t, ch.Process.Exited())
+}
+
+// A config the server rejects must fail the start with the server's own
+// words, not a bare timeout.
+func TestClickHouseStartFailureShowsLogTail(t *testing.T) {
+	dir := t.TempDir()
+	ch, err := StartClickHouse(dir)
+	require.NoError(t, err)
+	ch.Stop()
+
+	// Point the data path at a regular file so the server cannot start.
+	blocker := filepath.Join(dir, "not-a-dir")
+	require.NoError(t, os.WriteFile(blocker, []byte("x"), 0o644))
+	cfg, err := os.ReadFile(ch.configPath)
+	require.NoError(t, err)
+	bad := strings.Replace(string(cfg), "<path>"+dir+"/data/</path>", "<path>"+blocker+"/</path>", 1)
+	require.NotEqual(t, string(cfg), bad)
+	require.NoError(t, os.WriteFile(ch.configPath, []byte(bad), 0o644))
+
+	err = ch.Restart()
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "--- log tail ---")
+	require.Contains(t, err.Error(), ch.logPath)
+	require.True(t, ch.Process.Exited())
+}

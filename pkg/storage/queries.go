@@ -1,0 +1,194 @@
+package storage
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Every statement is a value with toSQL, so the text and its arguments can
+// be checked without a server. Arguments are bound by clickhouse-go on the
+// client (`?`), which 18.16 needs: it has no server-side query parameters.
+// Nothing here uses window functions, neighbor() or DateTime64, so the same
+// text runs on 18.16 and on a modern server.
+
+// Table names. They are constants, never user input, so they are written
+// into statements directly.
+const (
+	tableBlocks           = "blocks"
+	tableTransactions     = "transactions"
+	tableLogs             = "logs"
+	tableIndexedHeights   = "indexed_heights"
+	tableChainState       = "chain_state"
+	tableSchemaMigrations = "schema_migrations"
+)
+
+// Column lists of the inserts. The order is the order of the Append
+// arguments in clickhouse.go; naming the columns keeps an insert valid when
+// a later migration adds a column with a default.
+var (
+	blockColumns = []string{
+		"chain_id", "number", "hash", "parent_hash", "timestamp", "miner",
+		"gas_used", "gas_limit", "base_fee_per_gas", "size", "tx_count",
+		"log_count", "raw", "version",
+	}
+	transactionColumns = []string{
+		"chain_id", "block_number", "block_hash", "tx_index", "hash", "type",
+		"from_address", "to_address", "value", "nonce", "gas", "gas_price",
+		"status", "gas_used", "effective_gas_price", "contract_address",
+		"log_count", "raw", "receipt_raw", "version",
+	}
+	logColumns = []string{
+		"chain_id", "block_number", "block_hash", "tx_hash", "tx_index",
+		"log_index", "address", "topic0", "topic1", "topic2", "topic3",
+		"topic_count", "data", "raw", "version",
+	}
+	indexedHeightColumns = []string{"chain_id", "number", "hash", "indexed_at", "version"}
+	chainStateColumns    = []string{"chain_id", "key", "value", "updated_at", "version"}
+	migrationColumns     = []string{"version", "name", "checksum", "applied_at"}
+)
+
+// insertStmt is the head of a PrepareBatch insert. There is deliberately no
+// VALUES part: `Exec("INSERT … VALUES")` hangs against 18.16, and the batch
+// protocol sends the rows as a native block instead.
+type insertStmt struct {
+	table   string
+	columns []string
+}
+
+func (s insertStmt) toSQL() (string, []any) {
+	return fmt.Sprintf("INSERT INTO %s (%s)", s.table, strings.Join(s.columns, ", ")), nil
+}
+
+// indexedCountQuery counts the marks of one height; duplicates of the mark
+// only make the count larger than one, which still means indexed.
+type indexedCountQuery struct {
+	chainID string
+	height  uint64
+}
+
+func (q indexedCountQuery) toSQL() (string, []any) {
+	return "SELECT count() FROM indexed_heights WHERE chain_id = ? AND number = ?",
+		[]any{q.chainID, q.height}
+}
+
+// lastIndexedQuery returns the highest mark and the number of marks; the
+// count tells "nothing indexed" apart from "height 0 indexed", since max()
+// of no rows is 0.
+type lastIndexedQuery struct {
+	chainID string
+}
+
+func (q lastIndexedQuery) toSQL() (string, []any) {
+	return "SELECT max(number), count() FROM indexed_heights WHERE chain_id = ?",
+		[]any{q.chainID}
+}
+
+// chunkCountsQuery counts distinct indexed heights per aligned chunk
+// ([k*chunk, k*chunk+chunk-1]) inside [from, to]. A chunk whose count equals
+// its width has no hole and is never read row by row. uniqExact rather than
+// count() because unmerged ReplacingMergeTree parts may hold a height twice.
+type chunkCountsQuery struct {
+	chainID  string
+	from, to uint64
+	chunk    uint64
+}
+
+func (q chunkCountsQuery) toSQL() (string, []any) {
+	return "SELECT intDiv(number, ?) AS c, uniqExact(number) FROM indexed_heights" +
+			" WHERE chain_id = ? AND number BETWEEN ? AND ? GROUP BY c",
+		[]any{q.chunk, q.chainID, q.from, q.to}
+}
+
+// indexedNumbersQuery lists the indexed heights of one range once each, in
+// order, so the caller can walk them and emit the holes.
+type indexedNumbersQuery struct {
+	chainID  string
+	from, to uint64
+}
+
+func (q indexedNumbersQuery) toSQL() (string, []any) {
+	return "SELECT DISTINCT number FROM indexed_heights" +
+			" WHERE chain_id = ? AND number BETWEEN ? AND ? ORDER BY number",
+		[]any{q.chainID, q.from, q.to}
+}
+
+// blockHashesQuery picks, per height, the hash of the newest write:
+// argMax over version is exact whether or not the parts have merged, and
+// cheaper than FINAL on a range.
+type blockHashesQuery struct {
+	chainID  string
+	from, to uint64
+}
+
+func (q blockHashesQuery) toSQL() (string, []any) {
+	return "SELECT number, argMax(hash, version) FROM blocks" +
+			" WHERE chain_id = ? AND number BETWEEN ? AND ? GROUP BY number",
+		[]any{q.chainID, q.from, q.to}
+}
+
+// countFinalQuery counts logical rows: FINAL collapses the versions of a
+// key that merges have not collapsed yet.
+type countFinalQuery struct {
+	table   string
+	chainID string
+}
+
+func (q countFinalQuery) toSQL() (string, []any) {
+	return fmt.Sprintf("SELECT count() FROM %s FINAL WHERE chain_id = ?", q.table),
+		[]any{q.chainID}
+}
+
+// loadStateQuery reads the newest value of one state key; count() tells a
+// missing key apart from a stored 0.
+type loadStateQuery struct {
+	chainID string
+	key     string
+}
+
+func (q loadStateQuery) toSQL() (string, []any) {
+	return "SELECT argMax(value, version), count() FROM chain_state WHERE chain_id = ? AND key = ?",
+		[]any{q.chainID, q.key}
+}
+
+// databaseExistsQuery lets Open skip CREATE DATABASE when the database is
+// there, so a user without the CREATE DATABASE grant can still connect.
+type databaseExistsQuery struct {
+	name string
+}
+
+func (q databaseExistsQuery) toSQL() (string, []any) {
+	return "SELECT count() FROM system.databases WHERE name = ?", []any{q.name}
+}
+
+// identifierRE is what Config.Validate accepts as a database name. A name
+// that passes needs no quoting, which is what makes createDatabaseStmt safe.
+var identifierRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+type createDatabaseStmt struct {
+	name string
+}
+
+func (s createDatabaseStmt) toSQL() (string, []any) {
+	return fmt.Sprintf("CREATE DATABASE IF NOT EXISTS %s", s.name), nil
+}
+
+// createSchemaMigrationsStmt is the one table the code creates outside the
+// numbered files: it records which files ran, so it must exist first.
+// Plain ReplacingMergeTree (no version column): two processes migrating at
+// once may both record a file, and those rows are identical.
+type createSchemaMigrationsStmt struct{}
+
+func (createSchemaMigrationsStmt) toSQL() (string, []any) {
+	return "CREATE TABLE IF NOT EXISTS schema_migrations (" +
+		"version UInt32, name String, checksum String, applied_at DateTime" +
+		") ENGINE = ReplacingMergeTree ORDER BY version", nil
+}
+
+// appliedMigrationsQuery reads what has run. GROUP BY collapses rows
+// recorded twice.
+type appliedMigrationsQuery struct{}
+
+func (appliedMigrationsQuery) toSQL() (string, []any) {
+	return "SELECT version, any(name), any(checksum) FROM schema_migrations GROUP BY version ORDER BY version", nil
+}

@@ -1,0 +1,151 @@
+package storage
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The statements are checked as text: these tests need no server and pin
+// what is sent, including that nothing 18.16 lacks slips in.
+func TestStatementsToSQL(t *testing.T) {
+	cases := []struct {
+		name string
+		stmt statement
+		sql  string
+		args []any
+	}{
+		{
+			name: "insert blocks names every column",
+			stmt: insertStmt{tableBlocks, blockColumns},
+			sql: "INSERT INTO blocks (chain_id, number, hash, parent_hash, timestamp, miner, gas_used, gas_limit," +
+				" base_fee_per_gas, size, tx_count, log_count, raw, version)",
+		},
+		{
+			name: "insert indexed heights",
+			stmt: insertStmt{tableIndexedHeights, indexedHeightColumns},
+			sql:  "INSERT INTO indexed_heights (chain_id, number, hash, indexed_at, version)",
+		},
+		{
+			name: "is indexed",
+			stmt: indexedCountQuery{"1", 42},
+			sql:  "SELECT count() FROM indexed_heights WHERE chain_id = ? AND number = ?",
+			args: []any{"1", uint64(42)},
+		},
+		{
+			name: "last indexed",
+			stmt: lastIndexedQuery{"1"},
+			sql:  "SELECT max(number), count() FROM indexed_heights WHERE chain_id = ?",
+			args: []any{"1"},
+		},
+		{
+			name: "chunk counts",
+			stmt: chunkCountsQuery{chainID: "1", from: 5, to: 2_000_000, chunk: 10_000},
+			sql: "SELECT intDiv(number, ?) AS c, uniqExact(number) FROM indexed_heights" +
+				" WHERE chain_id = ? AND number BETWEEN ? AND ? GROUP BY c",
+			args: []any{uint64(10_000), "1", uint64(5), uint64(2_000_000)},
+		},
+		{
+			name: "indexed numbers",
+			stmt: indexedNumbersQuery{"1", 10, 19},
+			sql:  "SELECT DISTINCT number FROM indexed_heights WHERE chain_id = ? AND number BETWEEN ? AND ? ORDER BY number",
+			args: []any{"1", uint64(10), uint64(19)},
+		},
+		{
+			name: "block hashes",
+			stmt: blockHashesQuery{"1", 0, 9},
+			sql:  "SELECT number, argMax(hash, version) FROM blocks WHERE chain_id = ? AND number BETWEEN ? AND ? GROUP BY number",
+			args: []any{"1", uint64(0), uint64(9)},
+		},
+		{
+			name: "count final",
+			stmt: countFinalQuery{tableLogs, "1"},
+			sql:  "SELECT count() FROM logs FINAL WHERE chain_id = ?",
+			args: []any{"1"},
+		},
+		{
+			name: "load state",
+			stmt: loadStateQuery{"1", "watermark"},
+			sql:  "SELECT argMax(value, version), count() FROM chain_state WHERE chain_id = ? AND key = ?",
+			args: []any{"1", "watermark"},
+		},
+		{
+			name: "database exists",
+			stmt: databaseExistsQuery{"tideline"},
+			sql:  "SELECT count() FROM system.databases WHERE name = ?",
+			args: []any{"tideline"},
+		},
+		{
+			name: "create database",
+			stmt: createDatabaseStmt{"tideline"},
+			sql:  "CREATE DATABASE IF NOT EXISTS tideline",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sql, args := tc.stmt.toSQL()
+			require.Equal(t, tc.sql, sql)
+			require.Equal(t, tc.args, args)
+			// Client-side binding fills one `?` per argument.
+			require.Equal(t, len(tc.args), strings.Count(sql, "?"))
+		})
+	}
+}
+
+// The inserts' column lists must match the tables: a renamed column in a
+// migration without the list (or the reverse) is caught here without a
+// server, and TestWriteBlockRoundTrip catches the Append order.
+func TestInsertColumnsMatchMigrations(t *testing.T) {
+	ms, err := loadMigrations(migrationFiles, "migrations")
+	require.NoError(t, err)
+	ddl := map[string]string{}
+	for _, m := range ms {
+		for _, table := range []string{tableBlocks, tableTransactions, tableLogs, tableIndexedHeights, tableChainState} {
+			if strings.Contains(m.stmt, "CREATE TABLE IF NOT EXISTS "+table+"\n") {
+				ddl[table] = m.stmt
+			}
+		}
+	}
+	for table, cols := range map[string][]string{
+		tableBlocks:         blockColumns,
+		tableTransactions:   transactionColumns,
+		tableLogs:           logColumns,
+		tableIndexedHeights: indexedHeightColumns,
+		tableChainState:     chainStateColumns,
+	} {
+		stmt, ok := ddl[table]
+		require.True(t, ok, "no migration creates %s", table)
+		for _, col := range cols {
+			require.Regexp(t, `\n\s+`+col+`\s+[A-Z]`, stmt, "table %s has no column %s", table, col)
+		}
+		require.Contains(t, stmt, "ENGINE = ReplacingMergeTree(version)", table)
+	}
+}
+
+// Features 18.16 lacks must not appear in any statement or migration.
+func TestNoFeaturesMissingFrom1816(t *testing.T) {
+	ms, err := loadMigrations(migrationFiles, "migrations")
+	require.NoError(t, err)
+	var texts []string
+	for _, m := range ms {
+		texts = append(texts, m.stmt)
+	}
+	for _, s := range []statement{
+		insertStmt{tableBlocks, blockColumns}, indexedCountQuery{}, lastIndexedQuery{},
+		chunkCountsQuery{}, indexedNumbersQuery{}, blockHashesQuery{}, countFinalQuery{tableBlocks, ""},
+		loadStateQuery{}, databaseExistsQuery{}, createSchemaMigrationsStmt{}, appliedMigrationsQuery{},
+	} {
+		sql, _ := s.toSQL()
+		texts = append(texts, sql)
+	}
+	for _, text := range texts {
+		upper := strings.ToUpper(text)
+		for _, banned := range []string{
+			"DATETIME64", "UINT256", "MAP(", "JSON", "OVER (", "OVER(", "NEIGHBOR(",
+			"LOWCARDINALITY", "TTL", "CODEC", "DELETE FROM", " INDEX ", " VALUES",
+		} {
+			require.NotContains(t, upper, banned, text)
+		}
+	}
+}

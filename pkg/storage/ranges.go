@@ -1,0 +1,57 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
+)
+
+// rangeCountQuery counts the distinct indexed heights of one range.
+type rangeCountQuery struct {
+	chainID  string
+	from, to uint64
+}
+
+func (q rangeCountQuery) toSQL() (string, []any) {
+	return "SELECT uniqExact(number) FROM indexed_heights WHERE chain_id = ? AND number BETWEEN ? AND ?",
+		[]any{q.chainID, q.from, q.to}
+}
+
+// CountIndexed returns, per range, how many of its heights are indexed: the
+// scheduler's in-flight window asks it about the batches it started.
+func (c *ClickHouse) CountIndexed(ctx context.Context, chainID string, ranges []types.HeightRange) ([]uint64, error) {
+	out := make([]uint64, len(ranges))
+	for i, r := range ranges {
+		if r.To < r.From {
+			continue
+		}
+		if err := c.queryRow(ctx, rangeCountQuery{chainID, r.From, r.To}, &out[i]); err != nil {
+			return nil, fmt.Errorf("storage: counting %s for chain %q in [%d, %d]: %w", tableIndexedHeights, chainID, r.From, r.To, err)
+		}
+	}
+	return out, nil
+}
+
+// MissingRanges lists the holes of [from, to] as ascending ranges, covering
+// at most maxHeights heights (the lowest ones).
+func (c *ClickHouse) MissingRanges(ctx context.Context, chainID string, from, to uint64, maxHeights int) ([]types.HeightRange, error) {
+	hs, err := c.MissingHeights(ctx, chainID, from, to, maxHeights)
+	if err != nil {
+		return nil, err
+	}
+	return ToRanges(hs), nil
+}
+
+// ToRanges folds ascending heights into ascending disjoint ranges.
+func ToRanges(hs []uint64) []types.HeightRange {
+	var out []types.HeightRange
+	for _, h := range hs {
+		if n := len(out); n > 0 && out[n-1].To+1 == h {
+			out[n-1].To = h
+			continue
+		}
+		out = append(out, types.HeightRange{From: h, To: h})
+	}
+	return out
+}
