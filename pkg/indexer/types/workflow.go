@@ -60,14 +60,17 @@ type StartIndexInput struct {
 	ChainID string        `json:"chain_id"`
 	Heights []uint64      `json:"heights"`
 	Level   PriorityLevel `json:"level"`
+	// SkipIndexed asks to leave out heights already indexed (a catch-up
+	// range may hold some); HeadScan's heights come from a missing-heights
+	// query and need no second look.
+	SkipIndexed bool `json:"skip_indexed"`
 }
 
 // StartIndexResult counts what a StartIndex call did.
 type StartIndexResult struct {
 	Started int `json:"started"`
-	// AlreadyRunning counts heights whose workflow was already running;
-	// the start was a no-op for them.
-	AlreadyRunning int `json:"already_running"`
+	// Skipped counts heights left out because they were indexed already.
+	Skipped int `json:"skipped"`
 }
 
 // WatermarkResult is the contiguous progress of a chain.
@@ -82,4 +85,17 @@ type MissingInput struct {
 	ChainID string      `json:"chain_id"`
 	Range   HeightRange `json:"range"`
 	Limit   int         `json:"limit"`
+}
+
+// GapScanInput is the input of one GapScan run (the Schedule's argument).
+type GapScanInput struct {
+	ChainID string `json:"chain_id"`
+}
+
+// GapScanResult says what one GapScan run found and did.
+type GapScanResult struct {
+	Head             uint64 `json:"head"`
+	Missing          uint64 `json:"missing"`
+	Started          int    `json:"started"`
+	SchedulerStarted bool   `json:"scheduler_started"`
 }

@@ -124,20 +124,36 @@ func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activities) {
 	w.RegisterWorkflowWithOptions(wfs.HeadScan, sdkworkflow.RegisterOptions{Name: temporal.HeadScanWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.IndexBlock, sdkworkflow.RegisterOptions{Name: temporal.IndexBlockWorkflow})
+	w.RegisterWorkflowWithOptions(wfs.Scheduler, sdkworkflow.RegisterOptions{Name: temporal.SchedulerWorkflow})
+	w.RegisterWorkflowWithOptions(wfs.GapScan, sdkworkflow.RegisterOptions{Name: temporal.GapScanWorkflow})
 	w.RegisterActivity(acts)
 }
 
 // EnsureSchedules keeps the chain's periodic workflows scheduled.
 func EnsureSchedules(ctx context.Context, c client.Client, chainID string, ch config.Chain) error {
-	return temporal.EnsureSchedule(ctx, c, temporal.PeriodicWorkflow{
+	timeout := temporal.NewOptions(chainID, ch).ScanTimeout()
+	for _, p := range []temporal.PeriodicWorkflow{{
 		ScheduleID: temporal.HeadScanScheduleID(chainID),
 		WorkflowID: temporal.HeadScanWorkflowID(chainID),
 		Workflow:   temporal.HeadScanWorkflow,
 		TaskQueue:  temporal.AdminQueue(chainID),
 		Every:      ch.HeadScan.Interval,
-		Timeout:    temporal.NewOptions(chainID, ch).ScanTimeout(),
+		Timeout:    timeout,
 		Args:       []any{types.HeadScanInput{ChainID: chainID}},
-	})
+	}, {
+		ScheduleID: temporal.GapScanScheduleID(chainID),
+		WorkflowID: temporal.GapScanWorkflowID(chainID),
+		Workflow:   temporal.GapScanWorkflow,
+		TaskQueue:  temporal.AdminQueue(chainID),
+		Every:      ch.GapScan.Interval,
+		Timeout:    timeout,
+		Args:       []any{types.GapScanInput{ChainID: chainID}},
+	}} {
+		if err := temporal.EnsureSchedule(ctx, c, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // OpenStore connects to ClickHouse as configured.

@@ -8,16 +8,33 @@ import (
 )
 
 // HeadScan runs every few seconds from a Temporal Schedule (overlap: skip).
-// It reads the head and the contiguous watermark and starts an
-// IndexBlockWorkflow, at the top priority, for each missing height above
-// the watermark, in batches of one local activity each.
+// It reads the head and the contiguous watermark and decides the mode:
+//   - normal: the backlog is below the catch-up threshold, so every missing
+//     height above the watermark is started directly at the top priority,
+//     in batches of one local activity each;
+//   - catchup: the backlog reaches the threshold, so a SchedulerWorkflow
+//     takes it (started here unless one runs), and HeadScan keeps starting
+//     only the heights above the scheduler's range, so live blocks never
+//     wait behind the backlog.
 func (w *Workflows) HeadScan(ctx workflow.Context, in types.HeadScanInput) (types.HeadScanResult, error) {
 	o, err := w.options(in.ChainID)
 	if err != nil {
 		return types.HeadScanResult{}, err
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, o.LocalActivity())
+	res, err := headScan(ctx, lctx, o, in)
+	if err == nil && res.Mode != "" {
+		// Metrics only: a failure to report must not fail the scan.
+		_ = workflow.ExecuteLocalActivity(lctx, a.ReportScan, in.ChainID, res).Get(lctx, nil)
+	}
+	return res, err
+}
+
+func headScan(ctx, lctx workflow.Context, o temporal.Options, in types.HeadScanInput) (types.HeadScanResult, error) {
+	log := workflow.GetLogger(ctx)
+	actx := workflow.WithActivityOptions(ctx, o.AdminActivity())
 	var res types.HeadScanResult
+	var err error
 	if err := workflow.ExecuteLocalActivity(lctx, a.HeadHeight, in.ChainID).Get(lctx, &res.Head); err != nil {
 		return res, err
 	}
@@ -31,21 +48,53 @@ func (w *Workflows) HeadScan(ctx workflow.Context, in types.HeadScanInput) (type
 		next = wm.Height + 1
 	}
 	res.Mode = types.ModeNormal
-	if res.Head < next {
+	if res.Head >= next {
+		res.Pending = res.Head - next + 1
+	}
+	threshold := uint64(o.Chain.HeadScan.CatchupThreshold)
+	if res.Pending >= threshold {
+		res.Mode = types.ModeCatchup
+	}
+	if res.Pending == 0 {
 		return res, nil
 	}
-	res.Pending = res.Head - next + 1
-	var missing []uint64
-	in2 := types.MissingInput{
-		ChainID: in.ChainID,
-		Range:   types.HeightRange{From: next, To: res.Head},
-		Limit:   o.Chain.HeadScan.CatchupThreshold,
-	}
-	if err := workflow.ExecuteLocalActivity(lctx, a.MissingHeights, in2).Get(lctx, &missing); err != nil {
+
+	// A running scheduler owns its range, whatever the backlog now is.
+	var sched types.SchedulerStatus
+	if err := workflow.ExecuteActivity(actx, a.CheckScheduler, in.ChainID).Get(actx, &sched); err != nil {
 		return res, err
 	}
-	started, err := startInBatches(lctx, o, in.ChainID, missing, types.UltraHigh)
-	res.Started = started
+	if sched.Running {
+		res.Mode = types.ModeCatchup
+		log.Info("scheduler running; scheduling only above its range",
+			"chain_id", in.ChainID, "owned_from", sched.Owned.From, "owned_to", sched.Owned.To, "head", res.Head)
+		next = max(next, sched.Owned.To+1)
+	} else if res.Pending >= threshold {
+		var started types.StartSchedulerResult
+		err := workflow.ExecuteActivity(actx, a.StartScheduler, types.SchedulerInput{
+			ChainID:   in.ChainID,
+			Head:      res.Head,
+			Remaining: []types.HeightRange{{From: next, To: res.Head}},
+		}).Get(actx, &started)
+		if err != nil {
+			return res, err
+		}
+		res.SchedulerStarted = started.Started
+		if started.AlreadyRunning {
+			log.Info("scheduler already running; skipped starting another", "chain_id", in.ChainID)
+		}
+		// The scheduler owns everything up to the head just read.
+		return res, nil
+	}
+	if next > res.Head {
+		return res, nil
+	}
+	var missing []uint64
+	q := types.MissingInput{ChainID: in.ChainID, Range: types.HeightRange{From: next, To: res.Head}, Limit: int(threshold)}
+	if err := workflow.ExecuteLocalActivity(lctx, a.MissingHeights, q).Get(lctx, &missing); err != nil {
+		return res, err
+	}
+	res.Started, err = startInBatches(lctx, o, in.ChainID, missing, types.UltraHigh)
 	return res, err
 }
 

@@ -1,0 +1,267 @@
+package workflow
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
+
+// windowPoll is how long the scheduler waits before asking again how many
+// of its started heights are done, when the in-flight window is full.
+const windowPoll = 2 * time.Second
+
+// Scheduler catches a chain up over a large backlog. It walks its ranges
+// from the newest height down, which serves the seed's buckets in order
+// (High, then Medium, Low, UltraLow; newest first within each), starting
+// one batch of IndexBlockWorkflows per local activity at the bucket's
+// priority. Three bounds keep Temporal and the node from flooding: the
+// start rate (a workflow timer between batches), the in-flight window
+// (started and not yet indexed, checked against the database), and the
+// history size (ContinueAsNew every few thousand heights, carrying what is
+// left so that no height is scheduled twice or dropped).
+func (w *Workflows) Scheduler(ctx workflow.Context, in types.SchedulerInput) (types.SchedulerResult, error) {
+	o, err := w.options(in.ChainID)
+	if err != nil {
+		return types.SchedulerResult{}, err
+	}
+	s := newSchedulerRun(ctx, o, in)
+	if err := workflow.SetQueryHandler(ctx, temporal.SchedulerProgressQuery, func() (types.SchedulerProgress, error) {
+		return s.progress(ctx), nil
+	}); err != nil {
+		return types.SchedulerResult{}, err
+	}
+	return s.run(ctx)
+}
+
+// schedulerRun is the state of one run.
+type schedulerRun struct {
+	opts      temporal.Options
+	chainID   string
+	head      uint64
+	remaining []types.HeightRange
+	state     types.SchedulerState
+	spans     []types.LevelSpan
+
+	began     time.Time
+	thisRun   uint64
+	nextBatch time.Time
+}
+
+func newSchedulerRun(ctx workflow.Context, o temporal.Options, in types.SchedulerInput) *schedulerRun {
+	s := &schedulerRun{
+		opts:      o,
+		chainID:   in.ChainID,
+		head:      in.Head,
+		remaining: append([]types.HeightRange(nil), in.Remaining...),
+		state:     in.State,
+		began:     workflow.Now(ctx),
+	}
+	first := s.state.Buckets == nil
+	if first {
+		s.state.Owned = types.Span(s.remaining)
+	}
+	s.spans = types.LevelSpans(s.head, s.state.Owned.From, o.Chain.BlockTime)
+	if first {
+		for _, sp := range s.spans {
+			s.state.Buckets = append(s.state.Buckets, types.BucketProgress{
+				Level: sp.Level, Name: sp.Level.String(), Total: overlap(s.remaining, sp.Range),
+			})
+		}
+		// Heights above the reference head count as the newest bucket.
+		if above := overlap(s.remaining, types.HeightRange{From: s.head + 1, To: ^uint64(0)}); above > 0 && len(s.state.Buckets) > 0 {
+			s.state.Buckets[0].Total += above
+		}
+		workflow.GetLogger(ctx).Info("scheduler started",
+			"chain_id", s.chainID, "from", s.state.Owned.From, "to", s.state.Owned.To, "head", s.head,
+			"heights", types.TotalLen(s.remaining), "buckets", s.state.Buckets)
+	}
+	return s
+}
+
+func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) {
+	cfg := s.opts.Chain.Scheduler
+	lctx := workflow.WithLocalActivityOptions(ctx, s.opts.LocalActivity())
+	interval := time.Duration(float64(cfg.BatchSize) / cfg.RateLimit * float64(time.Second))
+	log := workflow.GetLogger(ctx)
+	for len(s.remaining) > 0 {
+		if s.thisRun >= uint64(cfg.ContinueAsNewAfter) {
+			s.state.Runs++
+			log.Info("scheduler continues as new", "chain_id", s.chainID, "runs", s.state.Runs,
+				"scheduled", s.state.Scheduled, "remaining", types.TotalLen(s.remaining), "buckets", s.state.Buckets)
+			return types.SchedulerResult{}, workflow.NewContinueAsNewError(ctx, temporal.SchedulerWorkflow, types.SchedulerInput{
+				ChainID: s.chainID, Head: s.head, Remaining: s.remaining, State: s.state,
+			})
+		}
+		batch, level := s.nextBatchRange(cfg.BatchSize)
+		if err := s.waitForWindow(ctx, lctx, batch.Len()); err != nil {
+			return types.SchedulerResult{}, err
+		}
+		if err := s.waitForRate(ctx); err != nil {
+			return types.SchedulerResult{}, err
+		}
+		var r types.StartIndexResult
+		err := workflow.ExecuteLocalActivity(lctx, a.StartIndex, types.StartIndexInput{
+			ChainID: s.chainID, Heights: descending(batch), Level: level, SkipIndexed: true,
+		}).Get(lctx, &r)
+		if err != nil {
+			return types.SchedulerResult{}, err
+		}
+		// Only now, with the batch started, does it leave `remaining`: a
+		// failure above retries the same heights, never skips them.
+		s.take(batch, level)
+		s.nextBatch = s.nextBatch.Add(interval)
+	}
+	// Wait out the last interval too, so that a next scheduler (or the next
+	// run) never starts two batches closer than the rate allows.
+	if err := s.waitForRate(ctx); err != nil {
+		return types.SchedulerResult{}, err
+	}
+	s.state.Runs++
+	log.Info("scheduler finished", "chain_id", s.chainID, "runs", s.state.Runs,
+		"scheduled", s.state.Scheduled, "buckets", s.state.Buckets)
+	return types.SchedulerResult{Scheduled: s.state.Scheduled, Runs: s.state.Runs, Buckets: s.state.Buckets}, nil
+}
+
+// nextBatchRange is the next heights to start: from the top of the newest
+// remaining range, at most size, never crossing a level boundary.
+func (s *schedulerRun) nextBatchRange(size int) (types.HeightRange, types.PriorityLevel) {
+	top := s.remaining[len(s.remaining)-1]
+	level := s.levelOf(top.To)
+	from := top.From
+	if top.To-top.From >= uint64(size) {
+		from = top.To - uint64(size) + 1
+	}
+	for _, sp := range s.spans {
+		if sp.Level == level && sp.Range.From > from && sp.Range.From <= top.To {
+			from = sp.Range.From
+		}
+	}
+	return types.HeightRange{From: from, To: top.To}, level
+}
+
+func (s *schedulerRun) levelOf(h uint64) types.PriorityLevel {
+	for _, sp := range s.spans {
+		if h >= sp.Range.From && h <= sp.Range.To {
+			return sp.Level
+		}
+	}
+	return types.High // above the reference head
+}
+
+// take removes a started batch from the top of `remaining` and counts it.
+func (s *schedulerRun) take(batch types.HeightRange, level types.PriorityLevel) {
+	last := len(s.remaining) - 1
+	if batch.From == s.remaining[last].From {
+		s.remaining = s.remaining[:last]
+	} else {
+		s.remaining[last].To = batch.From - 1
+	}
+	n := batch.Len()
+	s.thisRun += n
+	s.state.Scheduled += n
+	s.state.Pending = append(s.state.Pending, batch)
+	s.state.InFlight += n
+	for i := range s.state.Buckets {
+		if s.state.Buckets[i].Level == level {
+			s.state.Buckets[i].Done += n
+		}
+	}
+}
+
+// waitForRate sleeps until the next batch is due (workflow time).
+func (s *schedulerRun) waitForRate(ctx workflow.Context) error {
+	now := workflow.Now(ctx)
+	if s.nextBatch.IsZero() || !s.nextBatch.After(now) {
+		if s.nextBatch.IsZero() || s.nextBatch.Before(now) {
+			s.nextBatch = now
+		}
+		return nil
+	}
+	if err := workflow.Sleep(ctx, s.nextBatch.Sub(now)); err != nil {
+		return err
+	}
+	s.nextBatch = workflow.Now(ctx)
+	return nil
+}
+
+// waitForWindow blocks while starting n more heights would put more than
+// max_in_flight started-but-unindexed heights on Temporal. The database is
+// the progress tracker: a started height leaves the window once indexed.
+func (s *schedulerRun) waitForWindow(ctx, lctx workflow.Context, n uint64) error {
+	limit := uint64(s.opts.Chain.Scheduler.MaxInFlight)
+	for s.state.InFlight+n > limit {
+		var indexed []uint64
+		err := workflow.ExecuteLocalActivity(lctx, a.CountIndexed, types.CountIndexedInput{
+			ChainID: s.chainID, Ranges: s.state.Pending,
+		}).Get(lctx, &indexed)
+		if err != nil {
+			return err
+		}
+		var still []types.HeightRange
+		s.state.InFlight = 0
+		for i, r := range s.state.Pending {
+			done := uint64(0)
+			if i < len(indexed) {
+				done = min(indexed[i], r.Len())
+			}
+			if done == r.Len() {
+				continue
+			}
+			still = append(still, r)
+			s.state.InFlight += r.Len() - done
+		}
+		s.state.Pending = still
+		if s.state.InFlight+n <= limit {
+			return nil
+		}
+		if err := workflow.Sleep(ctx, windowPoll); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *schedulerRun) progress(ctx workflow.Context) types.SchedulerProgress {
+	elapsed := workflow.Now(ctx).Sub(s.began)
+	p := types.SchedulerProgress{
+		ChainID:   s.chainID,
+		Head:      s.head,
+		Owned:     s.state.Owned,
+		Remaining: types.TotalLen(s.remaining),
+		Scheduled: s.state.Scheduled,
+		Buckets:   s.state.Buckets,
+		Runs:      s.state.Runs + 1,
+		InFlight:  s.state.InFlight,
+		Elapsed:   elapsed,
+	}
+	if elapsed > 0 {
+		p.Rate = float64(s.thisRun) / elapsed.Seconds()
+	}
+	return p
+}
+
+// overlap counts the heights of rs inside r.
+func overlap(rs []types.HeightRange, r types.HeightRange) uint64 {
+	var n uint64
+	for _, x := range rs {
+		lo, hi := max(x.From, r.From), min(x.To, r.To)
+		if lo <= hi {
+			n += hi - lo + 1
+		}
+	}
+	return n
+}
+
+// descending lists a range's heights newest first.
+func descending(r types.HeightRange) []uint64 {
+	out := make([]uint64, 0, r.Len())
+	for h := r.To; ; h-- {
+		out = append(out, h)
+		if h == r.From {
+			return out
+		}
+	}
+}
