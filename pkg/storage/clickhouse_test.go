@@ -466,8 +466,8 @@ func TestSchedulerQueriesOnEmptyChain(t *testing.T) {
 	require.ErrorContains(t, err, "limit must be positive")
 }
 
-// A long contiguous run is answered from chunk counts alone: this pins the
-// cost claim (no row-by-row read of full chunks) as well as the answer.
+// A run long enough to span several windows and many chunks, with one
+// hole in the middle: the scan must carry its position across both.
 func TestWatermarkOverLongRun(t *testing.T) {
 	c := openTest(t)
 	ctx := testContext(t)
