@@ -15,6 +15,9 @@ type Metrics struct {
 	LogsIndexed   *prometheus.CounterVec
 	IndexDuration *prometheus.HistogramVec
 	IndexErrors   *prometheus.CounterVec
+	// PoisonedHeights counts heights whose indexing keeps failing: they are
+	// still retried, but an operator should look.
+	PoisonedHeights *prometheus.GaugeVec
 
 	// Scheduling (names from the scheduler design).
 	SchedulerScheduled     *prometheus.CounterVec
@@ -58,6 +61,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "indexer_block_index_errors_total",
 			Help: "Failed attempts to index a block, by stage (fetch or write); the height is retried.",
 		}, []string{"chain_id", "stage"}),
+		PoisonedHeights: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "indexer_poisoned_heights",
+			Help: "Heights whose last indexing attempt failed after many attempts (alert on > 0); they keep being retried.",
+		}, chain),
 		SchedulerScheduled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "scheduler_blocks_scheduled_total",
 			Help: "IndexBlockWorkflows started, by priority level.",
@@ -85,7 +92,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, []string{"chain_id", "priority"}),
 	}
 	reg.MustRegister(m.Watermark, m.Head, m.BlocksIndexed, m.TxsIndexed, m.LogsIndexed,
-		m.IndexDuration, m.IndexErrors, m.SchedulerScheduled, m.SchedulerBatchDuration,
+		m.IndexDuration, m.IndexErrors, m.PoisonedHeights, m.SchedulerScheduled, m.SchedulerBatchDuration,
 		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority)
 	return m
 }
