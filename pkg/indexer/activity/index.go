@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
@@ -23,6 +24,11 @@ func (a *Activities) IsIndexed(ctx context.Context, in types.IndexBlockInput) (b
 	return ok, nil
 }
 
+// poisonAttempts is the attempt from which a height counts as poisoned: at
+// the activity's backoff (1 s doubling to 1 min) that is about five minutes
+// of failures, long past any transient outage of a node or the database.
+const poisonAttempts = 10
+
 // IndexBlock fetches one height (header, transactions, receipts, logs) and
 // writes it. Fetch and write are one activity so that the block's data
 // never enters the workflow's history. An error leaves the height unmarked;
@@ -33,17 +39,28 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 		return types.IndexBlockResult{}, err
 	}
 	began := time.Now()
-	log := a.logger(in.ChainID).With(zap.Uint64("height", in.Height))
+	attempt := activity.GetInfo(ctx).Attempt
+	log := a.logger(in.ChainID).With(zap.Uint64("height", in.Height), zap.Int32("attempt", attempt))
+	if attempt > poisonAttempts {
+		// Counted once, at poisonAttempts; cleared when the height succeeds.
+		defer a.Metrics.PoisonedHeights.WithLabelValues(in.ChainID).Dec()
+	}
+	fail := func(stage string, err error, typed func(string, error) error) error {
+		a.Metrics.IndexErrors.WithLabelValues(in.ChainID, stage).Inc()
+		if attempt == poisonAttempts {
+			a.Metrics.PoisonedHeights.WithLabelValues(in.ChainID).Inc()
+			log.Error("height keeps failing; still retrying, other heights go on", zap.String("stage", stage), zap.Error(err))
+		} else {
+			log.Warn(stage+" failed; will retry", zap.Error(err))
+		}
+		return typed(fmt.Sprintf("chain %s height %d: %s: %v", in.ChainID, in.Height, stage, err), err)
+	}
 	data, err := rpc.FetchBlock(ctx, c.RPC, in.Height)
 	if err != nil {
-		a.Metrics.IndexErrors.WithLabelValues(in.ChainID, "fetch").Inc()
-		log.Warn("fetch block failed; will retry", zap.Error(err))
-		return types.IndexBlockResult{}, fetchFailure(fmt.Sprintf("chain %s height %d: fetch: %v", in.ChainID, in.Height, err), err)
+		return types.IndexBlockResult{}, fail("fetch", err, fetchFailure)
 	}
 	if err := a.Store.WriteBlock(ctx, in.ChainID, data); err != nil {
-		a.Metrics.IndexErrors.WithLabelValues(in.ChainID, "write").Inc()
-		log.Warn("write block failed; will retry", zap.Error(err))
-		return types.IndexBlockResult{}, writeFailure(fmt.Sprintf("chain %s height %d: write: %v", in.ChainID, in.Height, err), err)
+		return types.IndexBlockResult{}, fail("write", err, writeFailure)
 	}
 	a.Metrics.BlocksIndexed.WithLabelValues(in.ChainID).Inc()
 	a.Metrics.TxsIndexed.WithLabelValues(in.ChainID).Add(float64(len(data.Transactions)))
