@@ -41,10 +41,6 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 	began := time.Now()
 	attempt := activity.GetInfo(ctx).Attempt
 	log := a.logger(in.ChainID).With(zap.Uint64("height", in.Height), zap.Int32("attempt", attempt))
-	if attempt > poisonAttempts {
-		// Counted once, at poisonAttempts; cleared when the height succeeds.
-		defer a.Metrics.PoisonedHeights.WithLabelValues(in.ChainID).Dec()
-	}
 	fail := func(stage string, err error, typed func(string, error) error) error {
 		a.Metrics.IndexErrors.WithLabelValues(in.ChainID, stage).Inc()
 		if attempt == poisonAttempts {
@@ -61,6 +57,11 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 	}
 	if err := a.Store.WriteBlock(ctx, in.ChainID, data); err != nil {
 		return types.IndexBlockResult{}, fail("write", err, writeFailure)
+	}
+	if attempt > poisonAttempts {
+		// It was counted when attempt poisonAttempts failed.
+		a.Metrics.PoisonedHeights.WithLabelValues(in.ChainID).Dec()
+		log.Info("poisoned height indexed at last")
 	}
 	a.Metrics.BlocksIndexed.WithLabelValues(in.ChainID).Inc()
 	a.Metrics.TxsIndexed.WithLabelValues(in.ChainID).Add(float64(len(data.Transactions)))
