@@ -55,3 +55,7 @@ func ToRanges(hs []uint64) []types.HeightRange {
 	}
 	return out
 }
+
+// StateWatermark is the chain_state key of the persisted contiguous
+// watermark: a restart reads it back instead of scanning from the start.
+const StateWatermark = "watermark"

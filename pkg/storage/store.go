@@ -32,6 +32,10 @@ type Store interface {
 	MissingRanges(ctx context.Context, chainID string, from, to uint64, maxHeights int) ([]types.HeightRange, error)
 	// CountIndexed returns, per range, how many of its heights are indexed.
 	CountIndexed(ctx context.Context, chainID string, ranges []types.HeightRange) ([]uint64, error)
+	// SaveState and LoadState keep a per-chain singleton value (e.g. the
+	// watermark under StateWatermark).
+	SaveState(ctx context.Context, chainID, key string, value uint64) error
+	LoadState(ctx context.Context, chainID, key string) (uint64, bool, error)
 	// Close releases the connection.
 	Close() error
 }
