@@ -24,16 +24,13 @@ func (a *Activities) CheckScheduler(ctx context.Context, chainID string) (types.
 	var notFound *serviceerror.NotFound
 	switch {
 	case errors.As(err, &notFound):
-		a.Metrics.SchedulerActive.WithLabelValues(chainID).Set(0)
+		a.schedulerIdle(chainID)
 		return types.SchedulerStatus{}, nil
 	case err != nil:
 		return types.SchedulerStatus{}, fmt.Errorf("chain %s: describe scheduler %s: %w", chainID, id, err)
 	}
 	if desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		a.Metrics.SchedulerActive.WithLabelValues(chainID).Set(0)
-		for _, lvl := range types.Levels {
-			a.Metrics.BlocksByPriority.WithLabelValues(chainID, lvl.String()).Set(0)
-		}
+		a.schedulerIdle(chainID)
 		return types.SchedulerStatus{}, nil
 	}
 	a.Metrics.SchedulerActive.WithLabelValues(chainID).Set(1)
@@ -49,6 +46,14 @@ func (a *Activities) CheckScheduler(ctx context.Context, chainID string) (types.
 		a.Metrics.BlocksByPriority.WithLabelValues(chainID, b.Level.String()).Set(float64(b.Total - b.Done))
 	}
 	return types.SchedulerStatus{Running: true, Owned: p.Owned}, nil
+}
+
+// schedulerIdle zeroes the scheduler's gauges when none runs.
+func (a *Activities) schedulerIdle(chainID string) {
+	a.Metrics.SchedulerActive.WithLabelValues(chainID).Set(0)
+	for _, lvl := range types.Levels {
+		a.Metrics.BlocksByPriority.WithLabelValues(chainID, lvl.String()).Set(0)
+	}
 }
 
 // StartScheduler starts the chain's SchedulerWorkflow through the client, so
