@@ -22,6 +22,7 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	errors   *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	healthy  *prometheus.GaugeVec
 }
 
 // NewMetrics creates the series and registers them with reg (nil: not
@@ -42,9 +43,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Duration of one JSON-RPC round trip (a batch counts once).",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"chain_id", "endpoint", "method"}),
+		healthy: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "rpc_endpoint_healthy",
+			Help: "Multi-endpoint clients: 1 if the endpoint's last outcome was good, 0 after a transport failure until it answers again.",
+		}, []string{"chain_id", "endpoint"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.errors, m.duration)
+		reg.MustRegister(m.requests, m.errors, m.duration, m.healthy)
 	}
 	return m
 }
@@ -62,6 +67,17 @@ func (m *Metrics) failure(chainID, endpoint, method, kind string) {
 		return
 	}
 	m.errors.WithLabelValues(chainID, endpoint, method, kind).Inc()
+}
+
+func (m *Metrics) endpointHealthy(chainID, endpoint string, ok bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if ok {
+		v = 1
+	}
+	m.healthy.WithLabelValues(chainID, endpoint).Set(v)
 }
 
 // errorKind maps a returned error to its rpc_errors_total kind.

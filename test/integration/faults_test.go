@@ -38,8 +38,9 @@ func buildIndexer(t *testing.T) string {
 	return out
 }
 
-// writeConfig writes a YAML config file for a worker process.
-func writeConfig(t *testing.T, chainID, rpcURL, metricsListen string) string {
+// writeConfig writes a YAML config file for a worker process; extra keys
+// are laid over the chain's settings.
+func writeConfig(t *testing.T, chainID, rpcURL, metricsListen string, extra map[string]any) string {
 	t.Helper()
 	doc := map[string]any{
 		"log":      map[string]any{"format": "json", "level": "warn"},
@@ -56,6 +57,10 @@ func writeConfig(t *testing.T, chainID, rpcURL, metricsListen string) string {
 			"headscan":   map[string]any{"interval": "1s"},
 			"index":      map[string]any{"activity_timeout": "10s"},
 		}},
+	}
+	chain := doc["chains"].(map[string]any)[chainID].(map[string]any)
+	for k, v := range extra {
+		chain[k] = v
 	}
 	b, err := yaml.Marshal(doc)
 	require.NoError(t, err)
@@ -82,7 +87,7 @@ func TestWorkerSIGKILLLosesNothing(t *testing.T) {
 	port, err := localstack.FreePort()
 	require.NoError(t, err)
 	metricsAddr := fmt.Sprintf("127.0.0.1:%d", port)
-	cfgPath := writeConfig(t, chainID, node.HTTPURL, metricsAddr)
+	cfgPath := writeConfig(t, chainID, node.HTTPURL, metricsAddr, nil)
 	logDir := t.TempDir()
 	store := openStore(t)
 

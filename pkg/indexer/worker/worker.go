@@ -172,38 +172,53 @@ func OpenStore(ctx context.Context, cfg config.ClickHouse, log *zap.Logger) (*st
 	return store, nil
 }
 
-// DialChain connects to the chain's first endpoint (by name order) and
-// checks that it answers.
+// DialChain connects to every endpoint of the chain and wraps them in one
+// client with failover, health and a sanity-checked head; it fails at start
+// if no endpoint answers, naming the keys.
 func DialChain(ctx context.Context, chainID string, ch config.Chain, log *zap.Logger, m *rpc.Metrics) (rpc.Client, error) {
 	names := make([]string, 0, len(ch.Endpoints))
 	for name := range ch.Endpoints {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	prefix := "chains." + chainID + ".endpoints"
 	if len(names) == 0 {
-		return nil, &config.KeyError{Key: "chains." + chainID + ".endpoints", Reason: "no endpoint configured"}
+		return nil, &config.KeyError{Key: prefix, Reason: "no endpoint configured"}
 	}
-	name := names[0]
-	key := "chains." + chainID + ".endpoints." + name
-	c, err := rpc.NewEthereum(ctx, rpc.EthereumConfig{
-		ChainID:        chainID,
-		EndpointName:   name,
-		URL:            ch.Endpoints[name],
-		Timeout:        ch.RPC.Timeout,
-		MaxAttempts:    ch.RPC.MaxAttempts,
-		BackoffInitial: ch.RPC.BackoffInitial,
-		BackoffMax:     ch.RPC.BackoffMax,
-		RateLimit:      ch.RPC.RateLimit,
-		Burst:          ch.RPC.Burst,
-	}, log, m)
+	var endpoints []rpc.NamedClient
+	closeAll := func() {
+		for _, e := range endpoints {
+			e.Client.Close()
+		}
+	}
+	for _, name := range names {
+		c, err := rpc.NewEthereum(ctx, rpc.EthereumConfig{
+			ChainID:        chainID,
+			EndpointName:   name,
+			URL:            ch.Endpoints[name],
+			Timeout:        ch.RPC.Timeout,
+			MaxAttempts:    ch.RPC.MaxAttempts,
+			BackoffInitial: ch.RPC.BackoffInitial,
+			BackoffMax:     ch.RPC.BackoffMax,
+			RateLimit:      ch.RPC.RateLimit,
+			Burst:          ch.RPC.Burst,
+		}, log, m)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("%s.%s: %w", prefix, name, err)
+		}
+		endpoints = append(endpoints, rpc.NamedClient{Name: name, Client: c})
+	}
+	multi, err := rpc.NewMulti(chainID, endpoints, rpc.MultiOptions{}, log, m)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", key, err)
+		closeAll()
+		return nil, fmt.Errorf("%s: %w", prefix, err)
 	}
-	if _, err := c.HeadHeight(ctx); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("%s: unreachable: %w", key, err)
+	if _, err := multi.HeadHeight(ctx); err != nil {
+		multi.Close()
+		return nil, fmt.Errorf("%s: no endpoint answers: %w", prefix, err)
 	}
-	return c, nil
+	return multi, nil
 }
 
 func serveMetrics(addr string, reg *prometheus.Registry, errc chan<- error) (*http.Server, error) {
