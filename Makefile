@@ -6,7 +6,7 @@ CONFIG ?= config.example.yaml
 # Integration tests start real services; give the whole run room but a bound.
 TEST_TIMEOUT ?= 45m
 
-.PHONY: all tools build run worker migrate test vet bench-scheduler clean
+.PHONY: all tools build run worker migrate test vet bench-scheduler clean bench-e2e
 
 all: build
 
@@ -41,3 +41,8 @@ bench-scheduler:
 
 clean:
 	rm -rf bin .tideline/dev
+
+## bench-e2e: normal-operation scan latency and catch-up throughput on the real local stack
+bench-e2e: tools
+	$(GO) test -run '^$$' -bench HeadScanLiveBlocks -benchtime 20x -timeout 30m ./test/integration/
+	$(GO) test -run '^$$' -bench CatchupEndToEnd -benchtime 1x -timeout 30m ./test/integration/

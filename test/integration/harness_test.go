@@ -92,20 +92,26 @@ func chainConfig(chainID, rpcURL string) *config.Config {
 }
 
 // runWorker runs the worker in-process until the test ends.
-func runWorker(t *testing.T, cfg *config.Config) {
+func runWorker(t testing.TB, cfg *config.Config) {
+	t.Helper()
+	t.Cleanup(startWorker(t, cfg))
+}
+
+// startWorker runs the worker in-process until the returned stop is called.
+func startWorker(t testing.TB, cfg *config.Config) (stop func()) {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- worker.Run(ctx, cfg, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))) }()
-	t.Cleanup(func() {
+	return func() {
 		cancel()
 		require.NoError(t, <-done)
-	})
+	}
 }
 
 // openStore opens the test database through the production store.
-func openStore(t *testing.T) *storage.ClickHouse {
+func openStore(t testing.TB) *storage.ClickHouse {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -120,7 +126,7 @@ func openStore(t *testing.T) *storage.ClickHouse {
 }
 
 // rawConn is a plain ClickHouse connection for checks the store does not offer.
-func rawConn(t *testing.T) driver.Conn {
+func rawConn(t testing.TB) driver.Conn {
 	t.Helper()
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Addr: []string{stack.ch.Addr},
@@ -131,7 +137,7 @@ func rawConn(t *testing.T) driver.Conn {
 	return conn
 }
 
-func temporalClient(t *testing.T) client.Client {
+func temporalClient(t testing.TB) client.Client {
 	t.Helper()
 	c, err := client.Dial(client.Options{HostPort: stack.temporal.HostPort, Namespace: "default"})
 	require.NoError(t, err)
@@ -139,7 +145,7 @@ func temporalClient(t *testing.T) client.Client {
 	return c
 }
 
-func nodeClient(t *testing.T, url string) *gethrpc.Client {
+func nodeClient(t testing.TB, url string) *gethrpc.Client {
 	t.Helper()
 	c, err := gethrpc.Dial(url)
 	require.NoError(t, err)
@@ -149,7 +155,7 @@ func nodeClient(t *testing.T, url string) *gethrpc.Client {
 
 // waitFor polls cond until it holds or the deadline passes; polling a
 // condition, not sleeping a guessed time.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var last string
@@ -165,7 +171,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 }
 
 // waitIndexed waits until the chain's watermark reaches height.
-func waitIndexed(t *testing.T, s *storage.ClickHouse, chainID string, height uint64, timeout time.Duration) {
+func waitIndexed(t testing.TB, s *storage.ClickHouse, chainID string, height uint64, timeout time.Duration) {
 	t.Helper()
 	waitFor(t, timeout, fmt.Sprintf("%s indexed up to %d", chainID, height), func() (bool, string) {
 		wm, found, err := s.Watermark(context.Background(), chainID, 0)
