@@ -88,6 +88,12 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 	log := workflow.GetLogger(ctx)
 	for len(s.remaining) > 0 {
 		if s.thisRun >= uint64(cfg.ContinueAsNewAfter) {
+			// The next run starts its first batch at once: wait out this
+			// run's last interval first, or the hand-over bursts two
+			// batches within one interval.
+			if err := s.waitForRate(ctx); err != nil {
+				return types.SchedulerResult{}, err
+			}
 			s.state.Runs++
 			log.Info("scheduler continues as new", "chain_id", s.chainID, "runs", s.state.Runs,
 				"scheduled", s.state.Scheduled, "remaining", types.TotalLen(s.remaining), "buckets", s.state.Buckets)

@@ -1,0 +1,39 @@
+package workflow_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
+
+func TestIndexBlock(t *testing.T) {
+	for _, indexed := range []bool{false, true} {
+		env := newEnv(newWorkflows(chain(nil)), t0)
+		in := types.IndexBlockInput{ChainID: chainID, Height: 42}
+		env.OnActivity(acts.IsIndexed, mock.Anything, in).Return(indexed, nil).Once()
+		writes := 0
+		env.OnActivity(acts.IndexBlock, mock.Anything, in).Return(
+			func(_ context.Context, in types.IndexBlockInput) (types.IndexBlockResult, error) {
+				writes++
+				return types.IndexBlockResult{Hash: "0xabc", TxCount: 3, LogCount: 7}, nil
+			}).Maybe()
+		env.ExecuteWorkflow(temporal.IndexBlockWorkflow, in)
+		require.True(t, env.IsWorkflowCompleted())
+		require.NoError(t, env.GetWorkflowError())
+		var res types.IndexBlockResult
+		require.NoError(t, env.GetWorkflowResult(&res))
+		if indexed {
+			require.Equal(t, types.IndexBlockResult{AlreadyIndexed: true}, res)
+			require.Zero(t, writes, "an indexed height is not fetched again")
+		} else {
+			require.Equal(t, types.IndexBlockResult{Hash: "0xabc", TxCount: 3, LogCount: 7}, res)
+			require.Equal(t, 1, writes)
+		}
+		env.AssertExpectations(t)
+	}
+}
