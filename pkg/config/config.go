@@ -69,6 +69,12 @@ type Chain struct {
 	BlockTime time.Duration `mapstructure:"block_time"`
 	// StartHeight is the first height indexed; nothing below it is a gap.
 	StartHeight uint64 `mapstructure:"start_height"`
+	// ConfirmationDepth is how far below the head a reorganisation is
+	// looked for: a block indexed within this many heights of the head is
+	// checked against the stored blocks below it, and on a mismatch the
+	// indexer walks back (at most this far) to the common ancestor and
+	// re-indexes the canonical blocks. 0 turns the check off.
+	ConfirmationDepth int `mapstructure:"confirmation_depth"`
 	// Endpoints maps an endpoint name (what logs and metrics show) to its
 	// URL (kept out of logs, metrics and workflow histories).
 	Endpoints map[string]string `mapstructure:"endpoints"`
@@ -142,8 +148,9 @@ func Defaults(v *viper.Viper) {
 // values), before the file's settings are laid over it.
 func DefaultChain() Chain {
 	return Chain{
-		Type:      ChainTypeEthereum,
-		BlockTime: 20 * time.Second,
+		Type:              ChainTypeEthereum,
+		BlockTime:         20 * time.Second,
+		ConfirmationDepth: 64,
 		RPC: RPC{
 			Timeout:        10 * time.Second,
 			MaxAttempts:    5,
@@ -314,6 +321,9 @@ func (ch Chain) validate(prefix, id string) []error {
 	}
 	if ch.BlockTime <= 0 {
 		bad(".block_time", "must be positive")
+	}
+	if ch.ConfirmationDepth < 0 {
+		bad(".confirmation_depth", "must not be negative (0 = no reorganisation check)")
 	}
 	if len(ch.Endpoints) == 0 {
 		bad(".endpoints", "no endpoint configured")

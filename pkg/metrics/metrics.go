@@ -18,6 +18,10 @@ type Metrics struct {
 	// PoisonedHeights counts heights whose indexing keeps failing: they are
 	// still retried, but an operator should look.
 	PoisonedHeights *prometheus.GaugeVec
+	// Reorgs counts chain reorganisations found near the head and
+	// repaired; ReorgDepth observes how many heights each one replaced.
+	Reorgs     *prometheus.CounterVec
+	ReorgDepth *prometheus.HistogramVec
 
 	// Scheduling (names from the scheduler design).
 	SchedulerScheduled     *prometheus.CounterVec
@@ -65,6 +69,15 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "indexer_poisoned_heights",
 			Help: "Heights whose last indexing attempt failed after many attempts (alert on > 0); they keep being retried.",
 		}, chain),
+		Reorgs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "indexer_reorgs_total",
+			Help: "Chain reorganisations found near the head; their orphaned rows were superseded and the canonical blocks re-indexed.",
+		}, chain),
+		ReorgDepth: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "indexer_reorg_depth",
+			Help:    "Heights replaced or removed per chain reorganisation (from the fork point up to the highest orphaned height).",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 10), // 1 … 512
+		}, chain),
 		SchedulerScheduled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "scheduler_blocks_scheduled_total",
 			Help: "IndexBlockWorkflows started, by priority level.",
@@ -92,7 +105,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, []string{"chain_id", "priority"}),
 	}
 	reg.MustRegister(m.Watermark, m.Head, m.BlocksIndexed, m.TxsIndexed, m.LogsIndexed,
-		m.IndexDuration, m.IndexErrors, m.PoisonedHeights, m.SchedulerScheduled, m.SchedulerBatchDuration,
+		m.IndexDuration, m.IndexErrors, m.PoisonedHeights, m.Reorgs, m.ReorgDepth, m.SchedulerScheduled, m.SchedulerBatchDuration,
 		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority)
 	return m
 }

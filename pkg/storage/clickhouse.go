@@ -212,7 +212,8 @@ func (c *ClickHouse) Close() error {
 //
 // A rewrite with fewer transactions or logs than before (a reorg) leaves
 // the old rows at the higher positions: ReplacingMergeTree only replaces
-// rows with the same key. Readers that care join on block_hash.
+// rows with the same key. A height that may hold another block is written
+// with RewriteBlock, which supersedes those rows too.
 func (c *ClickHouse) WriteBlock(ctx context.Context, chainID string, data *types.BlockData) error {
 	if chainID == "" {
 		return errors.New("storage: WriteBlock: empty chain id")
@@ -226,11 +227,7 @@ func (c *ClickHouse) WriteBlock(ctx context.Context, chainID string, data *types
 	}
 	version := c.clock.next()
 
-	rows := [][]any{{
-		chainID, b.Number, b.Hash, b.ParentHash, time.Unix(int64(b.Timestamp), 0).UTC(), b.Miner,
-		b.GasUsed, b.GasLimit, b.BaseFeePerGas, b.Size, b.TxCount,
-		b.LogCount, b.Raw, version,
-	}}
+	rows := [][]any{blockRow(chainID, b, version)}
 	if err := c.insert(ctx, insertStmt{tableBlocks, blockColumns}, rows); err != nil {
 		return writeErr(tableBlocks, chainID, b.Number, err)
 	}
@@ -238,13 +235,7 @@ func (c *ClickHouse) WriteBlock(ctx context.Context, chainID string, data *types
 	if len(data.Transactions) > 0 {
 		rows = rows[:0]
 		for i := range data.Transactions {
-			t := &data.Transactions[i]
-			rows = append(rows, []any{
-				chainID, t.BlockNumber, t.BlockHash, t.Index, t.Hash, t.Type,
-				t.From, t.To, t.Value, t.Nonce, t.Gas, t.GasPrice,
-				t.Status, t.GasUsed, t.EffectiveGasPrice, t.ContractAddress,
-				t.LogCount, t.Raw, t.ReceiptRaw, version,
-			})
+			rows = append(rows, txRow(chainID, &data.Transactions[i], version))
 		}
 		if err := c.insert(ctx, insertStmt{tableTransactions, transactionColumns}, rows); err != nil {
 			return writeErr(tableTransactions, chainID, b.Number, err)
@@ -254,14 +245,7 @@ func (c *ClickHouse) WriteBlock(ctx context.Context, chainID string, data *types
 	if len(data.Logs) > 0 {
 		rows = rows[:0]
 		for i := range data.Logs {
-			l := &data.Logs[i]
-			var topics [4]string
-			copy(topics[:], l.Topics)
-			rows = append(rows, []any{
-				chainID, l.BlockNumber, l.BlockHash, l.TxHash, l.TxIndex,
-				l.LogIndex, l.Address, topics[0], topics[1], topics[2], topics[3],
-				uint8(len(l.Topics)), l.Data, l.Raw, version,
-			})
+			rows = append(rows, logRow(chainID, &data.Logs[i], version))
 		}
 		if err := c.insert(ctx, insertStmt{tableLogs, logColumns}, rows); err != nil {
 			return writeErr(tableLogs, chainID, b.Number, err)
@@ -273,6 +257,35 @@ func (c *ClickHouse) WriteBlock(ctx context.Context, chainID string, data *types
 		return writeErr(tableIndexedHeights, chainID, b.Number, err)
 	}
 	return nil
+}
+
+// blockRow, txRow and logRow are one row each in the order of
+// blockColumns, transactionColumns and logColumns.
+func blockRow(chainID string, b *types.Block, version uint64) []any {
+	return []any{
+		chainID, b.Number, b.Hash, b.ParentHash, time.Unix(int64(b.Timestamp), 0).UTC(), b.Miner,
+		b.GasUsed, b.GasLimit, b.BaseFeePerGas, b.Size, b.TxCount,
+		b.LogCount, b.Raw, version,
+	}
+}
+
+func txRow(chainID string, t *types.Transaction, version uint64) []any {
+	return []any{
+		chainID, t.BlockNumber, t.BlockHash, t.Index, t.Hash, t.Type,
+		t.From, t.To, t.Value, t.Nonce, t.Gas, t.GasPrice,
+		t.Status, t.GasUsed, t.EffectiveGasPrice, t.ContractAddress,
+		t.LogCount, t.Raw, t.ReceiptRaw, version,
+	}
+}
+
+func logRow(chainID string, l *types.Log, version uint64) []any {
+	var topics [4]string
+	copy(topics[:], l.Topics)
+	return []any{
+		chainID, l.BlockNumber, l.BlockHash, l.TxHash, l.TxIndex,
+		l.LogIndex, l.Address, topics[0], topics[1], topics[2], topics[3],
+		uint8(len(l.Topics)), l.Data, l.Raw, version,
+	}
 }
 
 // checkBlockData refuses data that would be stored under the wrong key or

@@ -562,6 +562,12 @@ func TestCancelledContextReturnsPromptly(t *testing.T) {
 			return err
 		},
 		"BlockHashes": func() error { _, err := c.BlockHashes(ctx, "1", 0, 10); return err },
+		"StoredBlocks": func() error {
+			_, err := c.StoredBlocks(ctx, "1", 0, 10)
+			return err
+		},
+		"RewriteBlock": func() error { return c.RewriteBlock(ctx, "1", sampleBlock(1)) },
+		"RemoveBlock":  func() error { return c.RemoveBlock(ctx, "1", 1) },
 		"CountRows": func() error {
 			_, _, _, err := c.CountRows(ctx, "1")
 			return err

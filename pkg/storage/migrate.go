@@ -157,7 +157,8 @@ func isSpace(c byte) bool {
 //
 // ClickHouse DDL is not transactional, so a crash between a file and its
 // record runs that file again next time; every file must therefore be safe
-// to repeat (CREATE … IF NOT EXISTS, ADD COLUMN IF NOT EXISTS). A recorded
+// to repeat (CREATE … IF NOT EXISTS; a plain ADD COLUMN is skipped when the
+// column exists, since 18.16 has no ADD COLUMN IF NOT EXISTS). A recorded
 // file whose content changed is an error: migrations are append-only.
 func (c *ClickHouse) Migrate(ctx context.Context) error {
 	ms, err := loadMigrations(migrationFiles, "migrations")
@@ -185,7 +186,7 @@ func (c *ClickHouse) migrate(ctx context.Context, ms []migration) ([]string, err
 			}
 			continue
 		}
-		if err := c.execSQL(ctx, m.stmt); err != nil {
+		if err := c.applyMigration(ctx, m); err != nil {
 			return done, fmt.Errorf("storage: migration %s: %w", m.file, err)
 		}
 		if err := c.recordMigration(ctx, m); err != nil {
@@ -206,6 +207,47 @@ func (c *ClickHouse) migrate(ctx context.Context, ms []migration) ([]string, err
 		}
 	}
 	return done, nil
+}
+
+// addColumnRE matches a migration that adds one column. 18.16 has no
+// ADD COLUMN IF NOT EXISTS, so such a file is made safe to run twice here:
+// it is skipped when the column exists.
+var addColumnRE = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+([A-Za-z_][A-Za-z0-9_]*)\s+ADD\s+COLUMN\s+([A-Za-z_][A-Za-z0-9_]*)\s`)
+
+// applyMigration runs one file's statement. An ADD COLUMN whose column
+// exists (a crash between the file and its record, or another process
+// migrating at the same time) counts as applied.
+func (c *ClickHouse) applyMigration(ctx context.Context, m migration) error {
+	sub := addColumnRE.FindStringSubmatch(m.stmt)
+	if sub == nil {
+		return c.execSQL(ctx, m.stmt)
+	}
+	table, column := sub[1], sub[2]
+	exists, err := c.columnExists(ctx, table, column)
+	if err != nil {
+		return err
+	}
+	if exists {
+		c.log.Info("column already exists; migration counted as applied",
+			zap.String("migration", m.file), zap.String("table", table), zap.String("column", column))
+		return nil
+	}
+	if err := c.execSQL(ctx, m.stmt); err != nil {
+		// Another process may have added it in between.
+		if exists, cerr := c.columnExists(ctx, table, column); cerr == nil && exists {
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+func (c *ClickHouse) columnExists(ctx context.Context, table, column string) (bool, error) {
+	var n uint64
+	if err := c.queryRow(ctx, columnExistsQuery{c.cfg.Database, table, column}, &n); err != nil {
+		return false, fmt.Errorf("checking for column %s.%s: %w", table, column, err)
+	}
+	return n > 0, nil
 }
 
 func (c *ClickHouse) appliedMigrations(ctx context.Context) (map[uint32]string, error) {

@@ -63,7 +63,7 @@ func TestLoadMigrationsChecksNames(t *testing.T) {
 func TestEmbeddedMigrationsLoad(t *testing.T) {
 	ms, err := loadMigrations(migrationFiles, "migrations")
 	require.NoError(t, err)
-	require.Len(t, ms, 5)
+	require.Len(t, ms, 8)
 }
 
 func TestMigrateIsIdempotent(t *testing.T) {

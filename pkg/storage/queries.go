@@ -115,7 +115,8 @@ func (q indexedNumbersQuery) toSQL() (string, []any) {
 
 // blockHashesQuery picks, per height, the hash of the newest write:
 // argMax over version is exact whether or not the parts have merged, and
-// cheaper than FINAL on a range.
+// cheaper than FINAL on a range. A height whose newest row is a tombstone
+// (the node no longer has the block) is left out.
 type blockHashesQuery struct {
 	chainID  string
 	from, to uint64
@@ -123,19 +124,21 @@ type blockHashesQuery struct {
 
 func (q blockHashesQuery) toSQL() (string, []any) {
 	return "SELECT number, argMax(hash, version) FROM blocks" +
-			" WHERE chain_id = ? AND number BETWEEN ? AND ? GROUP BY number",
+			" WHERE chain_id = ? AND number BETWEEN ? AND ? GROUP BY number" +
+			" HAVING argMax(is_canonical, version) = 1",
 		[]any{q.chainID, q.from, q.to}
 }
 
 // countFinalQuery counts logical rows: FINAL collapses the versions of a
-// key that merges have not collapsed yet.
+// key that merges have not collapsed yet, and the WHERE on is_canonical
+// (applied after FINAL; never as PREWHERE) drops tombstones.
 type countFinalQuery struct {
 	table   string
 	chainID string
 }
 
 func (q countFinalQuery) toSQL() (string, []any) {
-	return fmt.Sprintf("SELECT count() FROM %s FINAL WHERE chain_id = ?", q.table),
+	return fmt.Sprintf("SELECT count() FROM %s FINAL WHERE chain_id = ? AND is_canonical = 1", q.table),
 		[]any{q.chainID}
 }
 
@@ -159,6 +162,16 @@ type databaseExistsQuery struct {
 
 func (q databaseExistsQuery) toSQL() (string, []any) {
 	return "SELECT count() FROM system.databases WHERE name = ?", []any{q.name}
+}
+
+// columnExistsQuery lets Migrate skip an ADD COLUMN that already ran.
+type columnExistsQuery struct {
+	database, table, column string
+}
+
+func (q columnExistsQuery) toSQL() (string, []any) {
+	return "SELECT count() FROM system.columns WHERE database = ? AND table = ? AND name = ?",
+		[]any{q.database, q.table, q.column}
 }
 
 // identifierRE is what Config.Validate accepts as a database name. A name

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,14 +56,42 @@ func TestStatementsToSQL(t *testing.T) {
 		{
 			name: "block hashes",
 			stmt: blockHashesQuery{"1", 0, 9},
-			sql:  "SELECT number, argMax(hash, version) FROM blocks WHERE chain_id = ? AND number BETWEEN ? AND ? GROUP BY number",
+			sql: "SELECT number, argMax(hash, version) FROM blocks WHERE chain_id = ? AND number BETWEEN ? AND ? GROUP BY number" +
+				" HAVING argMax(is_canonical, version) = 1",
 			args: []any{"1", uint64(0), uint64(9)},
 		},
 		{
 			name: "count final",
 			stmt: countFinalQuery{tableLogs, "1"},
-			sql:  "SELECT count() FROM logs FINAL WHERE chain_id = ?",
+			sql:  "SELECT count() FROM logs FINAL WHERE chain_id = ? AND is_canonical = 1",
 			args: []any{"1"},
+		},
+		{
+			name: "stored blocks",
+			stmt: storedBlocksQuery{"1", 3, 7},
+			sql: "SELECT number, argMax(hash, version), argMax(parent_hash, version), argMax(is_canonical, version)" +
+				" FROM blocks WHERE chain_id = ? AND number BETWEEN ? AND ? GROUP BY number ORDER BY number",
+			args: []any{"1", uint64(3), uint64(7)},
+		},
+		{
+			name: "canonical positions",
+			stmt: canonicalPositionsQuery{tableLogs, "log_index", "1", 5},
+			sql: "SELECT log_index, argMax(block_hash, version) FROM logs WHERE chain_id = ? AND block_number = ?" +
+				" GROUP BY log_index HAVING argMax(is_canonical, version) = 1 ORDER BY log_index",
+			args: []any{"1", uint64(5)},
+		},
+		{
+			name: "rewrite transactions names is_canonical",
+			stmt: insertStmt{tableTransactions, transactionRewriteColumns},
+			sql: "INSERT INTO transactions (chain_id, block_number, block_hash, tx_index, hash, type, from_address," +
+				" to_address, value, nonce, gas, gas_price, status, gas_used, effective_gas_price, contract_address," +
+				" log_count, raw, receipt_raw, version, is_canonical)",
+		},
+		{
+			name: "column exists",
+			stmt: columnExistsQuery{"tideline", "logs", "is_canonical"},
+			sql:  "SELECT count() FROM system.columns WHERE database = ? AND table = ? AND name = ?",
+			args: []any{"tideline", "logs", "is_canonical"},
 		},
 		{
 			name: "load state",
@@ -100,26 +129,36 @@ func TestInsertColumnsMatchMigrations(t *testing.T) {
 	ms, err := loadMigrations(migrationFiles, "migrations")
 	require.NoError(t, err)
 	ddl := map[string]string{}
+	added := map[string][]string{} // table → columns of ALTER TABLE … ADD COLUMN files
 	for _, m := range ms {
 		for _, table := range []string{tableBlocks, tableTransactions, tableLogs, tableIndexedHeights, tableChainState} {
 			if strings.Contains(m.stmt, "CREATE TABLE IF NOT EXISTS "+table+"\n") {
 				ddl[table] = m.stmt
 			}
 		}
+		if sub := addColumnRE.FindStringSubmatch(m.stmt); sub != nil {
+			added[sub[1]] = append(added[sub[1]], sub[2])
+		}
 	}
 	for table, cols := range map[string][]string{
-		tableBlocks:         blockColumns,
-		tableTransactions:   transactionColumns,
-		tableLogs:           logColumns,
+		tableBlocks:         blockRewriteColumns,
+		tableTransactions:   transactionRewriteColumns,
+		tableLogs:           logRewriteColumns,
 		tableIndexedHeights: indexedHeightColumns,
 		tableChainState:     chainStateColumns,
 	} {
 		stmt, ok := ddl[table]
 		require.True(t, ok, "no migration creates %s", table)
 		for _, col := range cols {
+			if slices.Contains(added[table], col) {
+				continue
+			}
 			require.Regexp(t, `\n\s+`+col+`\s+[A-Z]`, stmt, "table %s has no column %s", table, col)
 		}
 		require.Contains(t, stmt, "ENGINE = ReplacingMergeTree(version)", table)
+	}
+	for _, table := range []string{tableBlocks, tableTransactions, tableLogs} {
+		require.Equal(t, []string{"is_canonical"}, added[table], table)
 	}
 }
 
@@ -135,6 +174,8 @@ func TestNoFeaturesMissingFrom1816(t *testing.T) {
 		insertStmt{tableBlocks, blockColumns}, indexedCountQuery{}, lastIndexedQuery{},
 		chunkCountsQuery{}, indexedNumbersQuery{}, blockHashesQuery{}, countFinalQuery{tableBlocks, ""},
 		loadStateQuery{}, databaseExistsQuery{}, createSchemaMigrationsStmt{}, appliedMigrationsQuery{},
+		storedBlocksQuery{}, canonicalPositionsQuery{tableLogs, "log_index", "", 0}, columnExistsQuery{},
+		insertStmt{tableLogs, logRewriteColumns},
 	} {
 		sql, _ := s.toSQL()
 		texts = append(texts, sql)

@@ -16,6 +16,17 @@ type Store interface {
 	// the height indexed. The mark is written last, so a crash in between
 	// leaves the height unmarked and it is indexed again.
 	WriteBlock(ctx context.Context, chainID string, data *types.BlockData) error
+	// RewriteBlock writes a height that may hold another block (a
+	// reorganisation): as WriteBlock, and every transaction or log position
+	// of the old block that the new one lacks is superseded by a tombstone
+	// (is_canonical = 0). The block row is written after them, the mark last.
+	RewriteBlock(ctx context.Context, chainID string, data *types.BlockData) error
+	// RemoveBlock supersedes every row of a height with tombstones, for a
+	// height the node no longer has. The mark stays.
+	RemoveBlock(ctx context.Context, chainID string, height uint64) error
+	// StoredBlocks returns, ascending, the newest block row of each height
+	// in [from, to] that has one: hash, parent hash, canonical or not.
+	StoredBlocks(ctx context.Context, chainID string, from, to uint64) ([]types.StoredBlock, error)
 	// IsIndexed reports whether the height is marked indexed.
 	IsIndexed(ctx context.Context, chainID string, height uint64) (bool, error)
 	// LastIndexed returns the highest indexed height; found is false when

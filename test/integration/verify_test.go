@@ -65,7 +65,7 @@ func storedBlocks(t *testing.T, conn driver.Conn, chainID string) (map[uint64]no
 	out := map[uint64]nodeBlock{}
 	copies := map[uint64]uint64{}
 	rows, err := conn.Query(ctx, `SELECT number, hash, parent_hash, tx_count, log_count
-		FROM blocks FINAL WHERE chain_id = ?`, chainID)
+		FROM blocks FINAL WHERE chain_id = ? AND is_canonical = 1`, chainID)
 	require.NoError(t, err)
 	for rows.Next() {
 		var n uint64
@@ -82,9 +82,9 @@ func storedBlocks(t *testing.T, conn driver.Conn, chainID string) (map[uint64]no
 		sql string
 		set func(b *nodeBlock, n uint64)
 	}{
-		{`SELECT block_number, count() FROM transactions FINAL WHERE chain_id = ? GROUP BY block_number`,
+		{`SELECT block_number, count() FROM transactions FINAL WHERE chain_id = ? AND is_canonical = 1 GROUP BY block_number`,
 			func(b *nodeBlock, n uint64) { require.Equal(t, b.Txs, n, "transaction rows vs tx_count") }},
-		{`SELECT block_number, count() FROM logs FINAL WHERE chain_id = ? GROUP BY block_number`,
+		{`SELECT block_number, count() FROM logs FINAL WHERE chain_id = ? AND is_canonical = 1 GROUP BY block_number`,
 			func(b *nodeBlock, n uint64) { require.Equal(t, b.Logs, n, "log rows vs log_count") }},
 	} {
 		rows, err := conn.Query(ctx, q.sql, chainID)

@@ -30,6 +30,8 @@ type Activities struct {
 	Temporal client.Client
 	Metrics  *metrics.Metrics
 	Log      *zap.Logger
+
+	reorg reorgTracker
 }
 
 // ErrUnknownChain is returned for a chain ID this worker is not configured for.

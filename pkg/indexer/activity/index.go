@@ -2,6 +2,7 @@ package activity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -32,7 +33,9 @@ const poisonAttempts = 10
 // IndexBlock fetches one height (header, transactions, receipts, logs) and
 // writes it. Fetch and write are one activity so that the block's data
 // never enters the workflow's history. An error leaves the height unmarked;
-// Temporal retries the activity.
+// Temporal retries the activity. Within the chain's confirmation depth of
+// the head the write checks the stored blocks around the height first and
+// repairs a reorganisation in place (reorg.go).
 func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (types.IndexBlockResult, error) {
 	c, err := a.chain(in.ChainID)
 	if err != nil {
@@ -55,8 +58,13 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 	if err != nil {
 		return types.IndexBlockResult{}, fail("fetch", err, fetchFailure)
 	}
-	if err := a.Store.WriteBlock(ctx, in.ChainID, data); err != nil {
-		return types.IndexBlockResult{}, fail("write", err, writeFailure)
+	reorg, err := a.writeChecked(ctx, in.ChainID, c, data, log)
+	if err != nil {
+		var se *stageError
+		if errors.As(err, &se) && se.stage == stageFetch {
+			return types.IndexBlockResult{}, fail(stageFetch, se.err, fetchFailure)
+		}
+		return types.IndexBlockResult{}, fail(stageWrite, err, writeFailure)
 	}
 	if attempt > poisonAttempts {
 		// It was counted when attempt poisonAttempts failed.
@@ -71,5 +79,6 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 		Hash:     data.Block.Hash,
 		TxCount:  uint32(len(data.Transactions)),
 		LogCount: uint32(len(data.Logs)),
+		Reorg:    reorg,
 	}, nil
 }

@@ -53,6 +53,9 @@ type IndexBlockResult struct {
 	TxCount        uint32 `json:"tx_count"`
 	LogCount       uint32 `json:"log_count"`
 	AlreadyIndexed bool   `json:"already_indexed"`
+	// Reorg is set when indexing this height found a reorganisation near
+	// the head and re-indexed the canonical blocks below it.
+	Reorg *ReorgResult `json:"reorg,omitempty"`
 }
 
 // StartIndexInput asks for IndexBlockWorkflows for the given heights.

@@ -1,0 +1,386 @@
+package activity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/rpc"
+)
+
+// Reorganisations near the head.
+//
+// A block indexed within the chain's confirmation_depth of the head is not
+// written blindly: the stored blocks around it (its window, confirmation
+// depth on either side) are read first, with the new block laid over them,
+// and the stored chain is checked for consistency:
+//
+//   - every stored block's parent hash equals the stored hash of the height
+//     below (where both are stored);
+//   - no stored block is a tombstone (a height the node did not have);
+//   - the height itself does not hold another block.
+//
+// If all holds, the block is written as usual. Otherwise the heights from
+// the lowest suspect up to the top of the window are compared with the
+// node, then heights below it one by one until the stored block is the
+// node's (the common ancestor; at most confirmation_depth below the block).
+// Every height whose stored block is not the node's is re-indexed in place
+// with RewriteBlock (the orphaned block's rows are replaced or superseded
+// by tombstones), heights the node no longer has are removed, and the block
+// itself is written last. The check reads only the stored window, so the
+// repair also heals a late write of an orphaned block by another activity:
+// the next block indexed near the head sees the broken link.
+//
+// Repairs of one chain in this process take turns, and each re-reads the
+// window once it has its turn, so several heights that see the same
+// reorganisation repair it once.
+
+// reorgTracker is per-process state of the reorg check, per chain.
+type reorgTracker struct {
+	mu sync.Mutex
+	// heads is the highest head height seen per chain: read from the node
+	// once, then raised by every block indexed above it. The head only
+	// grows (a shorter reorganisation lowers it by a few blocks at most),
+	// so a height that is far below a value seen once stays far.
+	heads map[string]uint64
+	// turns serialises repairs per chain: a 1-slot semaphore, so that a
+	// wait ends with the activity's context.
+	turns map[string]chan struct{}
+}
+
+// nearHead tells whether height is within depth of the chain's head. When
+// the head cannot be read it answers true: the check costs one query, a
+// missed reorganisation costs orphaned rows.
+func (a *Activities) nearHead(ctx context.Context, chainID string, c Chain, height, depth uint64) bool {
+	key := chainID
+	a.reorg.mu.Lock()
+	head, ok := a.reorg.heads[key]
+	a.reorg.mu.Unlock()
+	if !ok {
+		h, err := c.RPC.HeadHeight(ctx)
+		if err != nil {
+			return true
+		}
+		head = h
+	}
+	head = max(head, height)
+	a.reorg.mu.Lock()
+	if a.reorg.heads == nil {
+		a.reorg.heads = map[string]uint64{}
+	}
+	head = max(head, a.reorg.heads[key])
+	a.reorg.heads[key] = head
+	a.reorg.mu.Unlock()
+	return height+depth >= head
+}
+
+// repairTurn waits for the chain's repair turn; release gives it back.
+func (a *Activities) repairTurn(ctx context.Context, chainID string) (release func(), err error) {
+	key := chainID
+	a.reorg.mu.Lock()
+	if a.reorg.turns == nil {
+		a.reorg.turns = map[string]chan struct{}{}
+	}
+	turn, ok := a.reorg.turns[key]
+	if !ok {
+		turn = make(chan struct{}, 1)
+		a.reorg.turns[key] = turn
+	}
+	a.reorg.mu.Unlock()
+	select {
+	case turn <- struct{}{}:
+		return func() { <-turn }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Stages of a failed write, for the index errors metric and the error type.
+const (
+	stageFetch = "fetch"
+	stageWrite = "write"
+)
+
+// stageError says which stage of writeChecked failed.
+type stageError struct {
+	stage string
+	err   error
+}
+
+func (e *stageError) Error() string { return e.err.Error() }
+func (e *stageError) Unwrap() error { return e.err }
+
+func fetchErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &stageError{stageFetch, err}
+}
+
+func writeErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &stageError{stageWrite, err}
+}
+
+// writeChecked writes a fetched block; near the head it first checks the
+// stored blocks around it and repairs a reorganisation (see above). The
+// result is non-nil when a reorganisation was repaired.
+func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, data *types.BlockData, log *zap.Logger) (*types.ReorgResult, error) {
+	depth := uint64(max(c.Options.Chain.ConfirmationDepth, 0))
+	n := data.Block.Number
+	if depth == 0 || !a.nearHead(ctx, chainID, c, n, depth) {
+		return nil, writeErr(a.Store.WriteBlock(ctx, chainID, data))
+	}
+	lo, hi := c.StartHeight, n+depth
+	if n >= lo+depth {
+		lo = n - depth
+	}
+	if hi < n {
+		hi = ^uint64(0)
+	}
+	view, err := a.storedView(ctx, chainID, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	if _, suspect := firstSuspect(view, &data.Block); !suspect {
+		return nil, writeErr(a.Store.WriteBlock(ctx, chainID, data))
+	}
+
+	release, err := a.repairTurn(ctx, chainID)
+	if err != nil {
+		return nil, writeErr(err)
+	}
+	defer release()
+	// Another repair may have fixed it while this one waited.
+	if view, err = a.storedView(ctx, chainID, lo, hi); err != nil {
+		return nil, err
+	}
+	from, suspect := firstSuspect(view, &data.Block)
+	if !suspect {
+		return nil, writeErr(a.Store.WriteBlock(ctx, chainID, data))
+	}
+	res, err := a.repair(ctx, chainID, c, data, view, from, lo)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, nil
+	}
+	a.Metrics.Reorgs.WithLabelValues(chainID).Inc()
+	a.Metrics.ReorgDepth.WithLabelValues(chainID).Observe(float64(res.Depth))
+	fields := []zap.Field{
+		zap.Uint64("fork_point", res.ForkPoint), zap.Uint64("depth", res.Depth),
+		zap.Uint64s("reindexed", res.Reindexed), zap.Uint64s("removed", res.Removed),
+		zap.Uint64("confirmation_depth", depth),
+	}
+	if res.Deep {
+		log.Error("chain reorganisation deeper than confirmation_depth: re-indexed what the window covers; rows below the window may still be orphaned", fields...)
+	} else {
+		log.Warn("chain reorganisation: orphaned blocks superseded, canonical blocks re-indexed", fields...)
+	}
+	return res, nil
+}
+
+// storedView reads the stored blocks of [lo, hi], ascending.
+func (a *Activities) storedView(ctx context.Context, chainID string, lo, hi uint64) ([]types.StoredBlock, error) {
+	stored, err := a.Store.StoredBlocks(ctx, chainID, lo, hi)
+	if err != nil {
+		return nil, writeErr(fmt.Errorf("read stored blocks [%d, %d]: %w", lo, hi, err))
+	}
+	return stored, nil
+}
+
+// firstSuspect returns the lowest height of the window whose stored block
+// may be off the chain, with b (the block being written, taken as
+// canonical) in place of the stored block at its height: a tombstone, a
+// stored block at b's height other than b, or either side of a parent link
+// that does not hold.
+func firstSuspect(stored []types.StoredBlock, b *types.Block) (uint64, bool) {
+	view := overlay(stored, b)
+	for i, s := range view {
+		if !s.Canonical {
+			return s.Number, true
+		}
+		if s.Number == b.Number {
+			if j, ok := slices.BinarySearchFunc(stored, b.Number, cmpNumber); ok && stored[j].Hash != b.Hash {
+				return s.Number, true
+			}
+		}
+		if i > 0 {
+			p := view[i-1]
+			if p.Number+1 == s.Number && s.ParentHash != p.Hash {
+				return p.Number, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func cmpNumber(s types.StoredBlock, n uint64) int {
+	switch {
+	case s.Number < n:
+		return -1
+	case s.Number > n:
+		return 1
+	}
+	return 0
+}
+
+// overlay returns stored with b in place of (or inserted at) its height.
+func overlay(stored []types.StoredBlock, b *types.Block) []types.StoredBlock {
+	nb := types.StoredBlock{Number: b.Number, Hash: b.Hash, ParentHash: b.ParentHash, Canonical: true}
+	j, found := slices.BinarySearchFunc(stored, b.Number, cmpNumber)
+	out := slices.Clone(stored)
+	if found {
+		out[j] = nb
+		return out
+	}
+	return slices.Insert(out, j, nb)
+}
+
+// repair compares the stored blocks from the suspect `from` upwards, then
+// below it down to the common ancestor (not below lo), with the node, and
+// re-indexes every height whose stored block is not the node's. The block
+// being indexed is written last. A nil result means nothing stored was off
+// the chain (the suspect was a tombstone of a height the node still lacks).
+func (a *Activities) repair(ctx context.Context, chainID string, c Chain, data *types.BlockData, stored []types.StoredBlock, from, lo uint64) (*types.ReorgResult, error) {
+	n := data.Block.Number
+	// The block being written must still be the node's: otherwise the
+	// comparison below would be against a chain that moved on.
+	now, err := c.RPC.BlockByHeight(ctx, n)
+	if err != nil {
+		return nil, fetchErr(fmt.Errorf("re-read block %d: %w", n, err))
+	}
+	if now.Block.Hash != data.Block.Hash {
+		return nil, fetchErr(fmt.Errorf("block %d changed on the node from %s to %s while checking for a reorganisation", n, data.Block.Hash, now.Block.Hash))
+	}
+
+	// canonical[h] is the node's block at h, nil when the node lacks h.
+	canonical := map[uint64]*types.BlockData{}
+	nodeBlock := func(h uint64) (*types.BlockData, error) {
+		d, err := c.RPC.BlockByHeight(ctx, h)
+		if errors.Is(err, rpc.ErrBlockNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fetchErr(fmt.Errorf("read block %d for the reorganisation check: %w", h, err))
+		}
+		canonical[h] = d
+		return d, nil
+	}
+	var orphaned, removed []uint64
+	// offChain compares one stored height with the node; matched is true
+	// when the stored block is the node's.
+	offChain := func(s types.StoredBlock) (matched bool, err error) {
+		d, err := nodeBlock(s.Number)
+		if err != nil {
+			return false, err
+		}
+		switch {
+		case d == nil && s.Canonical:
+			removed = append(removed, s.Number)
+		case d == nil:
+			// A tombstone of a height the node still lacks.
+		case !s.Canonical || s.Hash != d.Block.Hash:
+			orphaned = append(orphaned, s.Number)
+		default:
+			return true, nil
+		}
+		return false, nil
+	}
+
+	for _, s := range stored {
+		if s.Number < from || s.Number == n {
+			continue
+		}
+		if _, err := offChain(s); err != nil {
+			return nil, err
+		}
+	}
+	var (
+		fork      uint64
+		forkFound bool
+	)
+	for i := len(stored) - 1; i >= 0; i-- {
+		s := stored[i]
+		if s.Number >= from || s.Number < lo {
+			continue
+		}
+		if s.Number == n {
+			// Compared with the node already; a different block stored
+			// here is handled below.
+			if s.Canonical && s.Hash == data.Block.Hash {
+				fork, forkFound = n, true
+				break
+			}
+			continue
+		}
+		matched, err := offChain(s)
+		if err != nil {
+			return nil, err
+		}
+		if matched {
+			fork, forkFound = s.Number, true
+			break
+		}
+	}
+	// The height being written had another block stored under it.
+	if j, ok := slices.BinarySearchFunc(stored, n, cmpNumber); ok && (stored[j].Hash != data.Block.Hash || !stored[j].Canonical) {
+		orphaned = append(orphaned, n)
+	}
+
+	slices.Sort(orphaned)
+	slices.Sort(removed)
+	for _, h := range orphaned {
+		if h == n {
+			continue
+		}
+		d := canonical[h]
+		if err := c.RPC.Receipts(ctx, d); err != nil {
+			return nil, fetchErr(fmt.Errorf("receipts of canonical block %d %s: %w", h, d.Block.Hash, err))
+		}
+		if err := a.Store.RewriteBlock(ctx, chainID, d); err != nil {
+			return nil, writeErr(err)
+		}
+	}
+	for _, h := range removed {
+		if err := a.Store.RemoveBlock(ctx, chainID, h); err != nil {
+			return nil, writeErr(err)
+		}
+	}
+	if err := a.Store.RewriteBlock(ctx, chainID, data); err != nil {
+		return nil, writeErr(err)
+	}
+
+	if len(orphaned) == 0 && len(removed) == 0 {
+		return nil, nil
+	}
+	lowest, highest := ^uint64(0), uint64(0)
+	for _, hs := range [][]uint64{orphaned, removed} {
+		if len(hs) > 0 {
+			lowest, highest = min(lowest, hs[0]), max(highest, hs[len(hs)-1])
+		}
+	}
+	res := &types.ReorgResult{Reindexed: orphaned, Removed: removed}
+	switch {
+	case forkFound && fork < lowest:
+		res.ForkPoint = fork
+	default:
+		// Every stored height from lowest down to lo was compared: none
+		// matched, the rest are holes. Only when the orphans reach the
+		// bottom of the window may more lie below it.
+		res.Deep = lowest <= lo && lo > c.StartHeight
+		if lowest > 0 {
+			res.ForkPoint = lowest - 1
+		}
+	}
+	res.Depth = highest - res.ForkPoint
+	return res, nil
+}

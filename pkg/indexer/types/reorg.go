@@ -1,0 +1,31 @@
+package types
+
+// StoredBlock is what the database holds for one height: the newest block
+// row's hash and parent hash, and whether that row is canonical (false for
+// a tombstone: the node no longer had the block when it was last checked).
+type StoredBlock struct {
+	Number     uint64
+	Hash       string
+	ParentHash string
+	Canonical  bool
+}
+
+// ReorgResult describes a chain reorganisation that an IndexBlock activity
+// found near the head and repaired before returning.
+type ReorgResult struct {
+	// ForkPoint is the common ancestor: the highest height below the
+	// orphaned ones whose stored block is the node's. When Deep is set no
+	// such height was found within the confirmation depth, and ForkPoint is
+	// the height just below the lowest orphaned one.
+	ForkPoint uint64 `json:"fork_point"`
+	// Depth is how many heights above ForkPoint were replaced or removed,
+	// up to the highest orphaned one.
+	Depth uint64 `json:"depth"`
+	// Reindexed are the heights rewritten with the node's canonical block;
+	// Removed the heights the node no longer has (their rows superseded).
+	Reindexed []uint64 `json:"reindexed"`
+	Removed   []uint64 `json:"removed,omitempty"`
+	// Deep is true when the walk back reached the confirmation depth
+	// without finding the common ancestor: rows below may be orphaned.
+	Deep bool `json:"deep,omitempty"`
+}

@@ -1,0 +1,14 @@
+-- is_canonical is 1 for a row of the canonical chain and 0 for a tombstone:
+-- a row written, with a newer version, over a row of a block that a chain
+-- reorganisation took off the chain. A tombstone replaces the old row at
+-- its key (ReplacingMergeTree keeps the newest version), so readers filter
+-- `is_canonical = 1` after FINAL or argMax(…, version). Never PREWHERE on it
+-- with FINAL: 18.16 would filter before collapsing and show the old row.
+--
+-- DEFAULT 1: rows written before this column existed, and inserts that do
+-- not name it, are canonical. Adding a column with a default is a metadata
+-- change on MergeTree (old parts read the default), not a mutation.
+--
+-- 18.16 has no ADD COLUMN IF NOT EXISTS; Migrate skips this statement when
+-- the column is already there, so the file is still safe to run twice.
+ALTER TABLE transactions ADD COLUMN is_canonical UInt8 DEFAULT 1;

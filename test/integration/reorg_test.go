@@ -1,0 +1,229 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	gethrpc "github.com/ethereum/go-ethereum/rpc"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/tideline-dev/tideline/pkg/loadgen"
+	"github.com/tideline-dev/tideline/pkg/localstack"
+)
+
+// reorgStored reads the canonical chain as readers must: FINAL, then
+// is_canonical = 1. Transaction and log rows are counted per height and
+// must all carry their block's hash, so an orphaned row left visible at a
+// higher position shows as a wrong count or a second hash.
+func reorgStored(t *testing.T, conn driver.Conn, chainID string) (map[uint64]nodeBlock, string) {
+	t.Helper()
+	ctx := context.Background()
+	out := map[uint64]nodeBlock{}
+	rows, err := conn.Query(ctx, `SELECT number, hash, parent_hash FROM blocks FINAL
+		WHERE chain_id = ? AND is_canonical = 1`, chainID)
+	require.NoError(t, err)
+	for rows.Next() {
+		var n uint64
+		var hash, parent string
+		require.NoError(t, rows.Scan(&n, &hash, &parent))
+		if _, dup := out[n]; dup {
+			return nil, fmt.Sprintf("height %d has two canonical block rows", n)
+		}
+		out[n] = nodeBlock{Hash: hash, ParentHash: parent}
+	}
+	require.NoError(t, rows.Err())
+	require.NoError(t, rows.Close())
+
+	for _, q := range []struct {
+		table, column string
+		set           func(*nodeBlock, uint64)
+	}{
+		{"transactions", "tx_index", func(b *nodeBlock, n uint64) { b.Txs = n }},
+		{"logs", "log_index", func(b *nodeBlock, n uint64) { b.Logs = n }},
+	} {
+		rows, err := conn.Query(ctx, `SELECT block_number, block_hash, count(), uniqExact(`+q.column+`)
+			FROM `+q.table+` FINAL WHERE chain_id = ? AND is_canonical = 1
+			GROUP BY block_number, block_hash`, chainID)
+		require.NoError(t, err)
+		for rows.Next() {
+			var h, n, distinct uint64
+			var hash string
+			require.NoError(t, rows.Scan(&h, &hash, &n, &distinct))
+			b, ok := out[h]
+			switch {
+			case !ok:
+				rows.Close()
+				return nil, fmt.Sprintf("canonical %s rows at height %d without a canonical block", q.table, h)
+			case hash != b.Hash:
+				rows.Close()
+				return nil, fmt.Sprintf("%d canonical %s rows at height %d belong to block %s, not %s", n, q.table, h, hash, b.Hash)
+			case n != distinct:
+				rows.Close()
+				return nil, fmt.Sprintf("height %d: %d %s rows for %d positions", h, n, q.table, distinct)
+			}
+			q.set(&b, n)
+			out[h] = b
+		}
+		require.NoError(t, rows.Err())
+		require.NoError(t, rows.Close())
+	}
+	return out, ""
+}
+
+// reorgDiff compares the stored canonical chain with the node's 0..head;
+// "" means equal, heights above head included (there must be none).
+func reorgDiff(t *testing.T, conn driver.Conn, node *gethrpc.Client, chainID string, head uint64) string {
+	t.Helper()
+	got, bad := reorgStored(t, conn, chainID)
+	if bad != "" {
+		return bad
+	}
+	want := readNode(t, node, 0, head)
+	for h := uint64(0); h <= head; h++ {
+		g, ok := got[h]
+		if !ok {
+			return fmt.Sprintf("height %d missing", h)
+		}
+		if g != want[h] {
+			return fmt.Sprintf("height %d: stored %+v, node %+v", h, g, want[h])
+		}
+	}
+	if len(got) != int(head+1) {
+		return fmt.Sprintf("%d canonical heights stored for a chain of %d", len(got), head+1)
+	}
+	return ""
+}
+
+// metricValue reads one series from a Prometheus text exposition.
+func metricValue(text, series string) float64 {
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindStringSubmatch(text)
+	if m == nil {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	return v
+}
+
+func nodeCall(t *testing.T, c *gethrpc.Client, result any, method string, args ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, c.CallContext(ctx, result, method, args...), method)
+}
+
+func blockHash(t *testing.T, c *gethrpc.Client, h uint64) string {
+	t.Helper()
+	var b struct {
+		Hash string `json:"hash"`
+	}
+	nodeCall(t, c, &b, "eth_getBlockByNumber", hexutil.Uint64(h), false)
+	return b.Hash
+}
+
+// Reorganisations of depth 3 and 20 on a real anvil, below a chain the
+// worker has indexed to the head: once new blocks arrive, the stored
+// canonical chain is again exactly the node's, the orphaned blocks' rows
+// are superseded (the new blocks hold fewer transactions and logs), and
+// the reorg metrics count both with their depths.
+func TestReorgNearHeadIsRepaired(t *testing.T) {
+	const chainID = "it-reorg"
+	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
+	require.NoError(t, err)
+	t.Cleanup(node.Stop)
+	rc := nodeClient(t, node.HTTPURL)
+
+	// Blocks of three transactions (and 2 or 4 logs) each: automine off,
+	// three sends, one evm_mine.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	gen, err := loadgen.New(ctx, node.HTTPURL, zap.NewNop(), loadgen.Config{PrivateKey: localstack.AnvilDefaultKey})
+	require.NoError(t, err)
+	defer gen.Close()
+	contract, err := gen.Deploy(ctx)
+	require.NoError(t, err)
+	nodeCall(t, rc, nil, "evm_setAutomine", false)
+	for range 30 {
+		hashes, err := gen.SendBatch(ctx, 3)
+		require.NoError(t, err)
+		nodeCall(t, rc, nil, "evm_mine")
+		_, err = gen.WaitReceipts(ctx, hashes)
+		require.NoError(t, err)
+	}
+	nodeCall(t, rc, nil, "evm_setAutomine", true)
+
+	cfg := chainConfig(chainID, node.HTTPURL)
+	ch := cfg.Chains[chainID]
+	ch.ConfirmationDepth = 64
+	cfg.Chains[chainID] = ch
+	port, err := localstack.FreePort()
+	require.NoError(t, err)
+	cfg.Metrics.Listen = fmt.Sprintf("127.0.0.1:%d", port)
+	store := openStore(t)
+	conn := rawConn(t)
+	runWorker(t, cfg)
+
+	head := nodeHead(t, node.HTTPURL)
+	require.GreaterOrEqual(t, head, uint64(31))
+	waitIndexed(t, store, chainID, head, time.Minute)
+	require.Empty(t, reorgDiff(t, conn, rc, chainID, head))
+
+	reorgs := fmt.Sprintf(`indexer_reorgs_total{chain_id=%q}`, chainID)
+	depthSum := fmt.Sprintf(`indexer_reorg_depth_sum{chain_id=%q}`, chainID)
+	var totalDepth uint64
+	for i, depth := range []uint64{3, 20} {
+		before := nodeHead(t, node.HTTPURL)
+		fork := before - depth
+		forkHash, orphanHash := blockHash(t, rc, fork), blockHash(t, rc, fork+1)
+
+		// The new branch: one emitter call (1 transaction, 2 logs) in its
+		// second block, the others empty, where the orphaned blocks held
+		// three transactions each.
+		call := map[string]any{
+			"from": gen.From(), "to": contract, "gas": hexutil.Uint64(100_000),
+			"data": hexutil.Bytes([]byte{0xca, 0xfe, byte(i)}),
+		}
+		nodeCall(t, rc, nil, "anvil_reorg", depth, []any{[]any{call, 1}})
+		require.Equal(t, before, nodeHead(t, node.HTTPURL), "anvil_reorg keeps the height")
+		require.Equal(t, forkHash, blockHash(t, rc, fork), "the fork point stays")
+		require.NotEqual(t, orphanHash, blockHash(t, rc, fork+1), "the blocks above it are replaced")
+
+		// New blocks on top: only they are indexed, and they find the fork.
+		nodeCall(t, rc, nil, "evm_mine")
+		nodeCall(t, rc, nil, "evm_mine")
+		head = nodeHead(t, node.HTTPURL)
+		totalDepth += depth
+		waitFor(t, time.Minute, fmt.Sprintf("depth-%d reorganisation repaired", depth), func() (bool, string) {
+			if diff := reorgDiff(t, conn, rc, chainID, head); diff != "" {
+				return false, diff
+			}
+			text := scrape(t, cfg.Metrics.Listen)
+			n, sum := metricValue(text, reorgs), metricValue(text, depthSum)
+			return n == float64(i+1) && sum == float64(totalDepth), fmt.Sprintf("reorgs=%v depth_sum=%v", n, sum)
+		})
+		t.Logf("depth %d below head %d: fork at %d, repaired; chain equal to the node up to %d", depth, before, fork, head)
+	}
+
+	// Superseded rows exist (tombstones), and none is visible.
+	var tombstones uint64
+	require.NoError(t, conn.QueryRow(context.Background(),
+		"SELECT count() FROM transactions FINAL WHERE chain_id = ? AND is_canonical = 0", chainID).Scan(&tombstones))
+	require.Greater(t, tombstones, uint64(0))
+	text := scrape(t, cfg.Metrics.Listen)
+	require.Equal(t, 1.0, metricValue(text, fmt.Sprintf(`indexer_reorg_depth_bucket{chain_id=%q,le="4"}`, chainID)), "the depth-3 one")
+	require.Equal(t, 1.0, metricValue(text, fmt.Sprintf(`indexer_reorg_depth_bucket{chain_id=%q,le="16"}`, chainID)))
+	require.Equal(t, 2.0, metricValue(text, fmt.Sprintf(`indexer_reorg_depth_bucket{chain_id=%q,le="32"}`, chainID)), "and the depth-20 one")
+	blocks, txs, logs, err := store.CountRows(context.Background(), chainID)
+	require.NoError(t, err)
+	t.Logf("final: %d blocks, %d transactions, %d logs canonical; %d transaction tombstones; %s",
+		blocks, txs, logs, tombstones, strings.TrimSpace(strings.Join(regexp.MustCompile(`(?m)^indexer_reorg.*it-reorg.*$`).FindAllString(text, -1), "; ")))
+	require.Empty(t, reorgDiff(t, conn, rc, chainID, head))
+}
