@@ -78,6 +78,10 @@ func (a *app) runDev(ctx context.Context, txInterval time.Duration) error {
 	cfg.Temporal.HostPort = tmp.HostPort
 	cfg.ClickHouse.Addr = chs.Addr
 	ch.Endpoints = map[string]string{"local": node.HTTPURL}
+	if ch.PushEnabled() {
+		// The push endpoint, whatever its name, is the node's websocket.
+		ch.Endpoints[ch.Push.Endpoint] = node.WSURL
+	}
 	cfg.Chains[devChainID] = ch
 
 	gen, err := loadgen.New(ctx, node.HTTPURL, log.Named("loadgen"), loadgen.Config{PrivateKey: localstack.AnvilDefaultKey})
@@ -92,10 +96,10 @@ tideline dev stack is up (state in %s):
   Temporal Web UI   %s/namespaces/default/workflows
   metrics           http://%s/metrics
   ClickHouse        clickhouse-client --host 127.0.0.1 --port %s --database %s
-  anvil JSON-RPC    %s
+  anvil JSON-RPC    %s (websocket %s)
 Ctrl-C stops everything.
 
-`, dir, tmp.UIURL, cfg.Metrics.Listen, portOf(chs.Addr), cfg.ClickHouse.Database, node.HTTPURL)
+`, dir, tmp.UIURL, cfg.Metrics.Listen, portOf(chs.Addr), cfg.ClickHouse.Database, node.HTTPURL, node.WSURL)
 	return worker.Run(ctx, cfg, log)
 }
 

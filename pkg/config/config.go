@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -83,6 +84,36 @@ type Chain struct {
 	Scheduler Scheduler         `mapstructure:"scheduler"`
 	GapScan   GapScan           `mapstructure:"gapscan"`
 	Index     Index             `mapstructure:"index"`
+	Push      Push              `mapstructure:"push"`
+}
+
+// Push configures the push source: the node's websocket stream of new
+// heads, which indexes each announced height at once and wakes HeadScan.
+// Pull (HeadScan's IndexBlockWorkflows) then fetches a height only when
+// push lags behind it by more than LagThreshold, or push is unhealthy.
+type Push struct {
+	// Endpoint is the name of one of the chain's endpoints whose URL is
+	// ws:// or wss://; "" disables push.
+	Endpoint string `mapstructure:"endpoint"`
+	// LagThreshold is how many heights above the last one push delivered
+	// are left to push: 0 is pull-only (push only wakes HeadScan), a huge
+	// value is push-only while push is healthy.
+	LagThreshold uint64 `mapstructure:"lag_threshold"`
+	// StallAfter is how long push may go without delivering a head before
+	// it counts as unhealthy and pull takes every height; 0 means three
+	// block times (see Chain.PushStallAfter).
+	StallAfter time.Duration `mapstructure:"stall_after"`
+}
+
+// PushEnabled tells whether the chain has a push source.
+func (ch Chain) PushEnabled() bool { return ch.Push.Endpoint != "" }
+
+// PushStallAfter is push.stall_after, or three block times when unset.
+func (ch Chain) PushStallAfter() time.Duration {
+	if ch.Push.StallAfter > 0 {
+		return ch.Push.StallAfter
+	}
+	return 3 * ch.BlockTime
 }
 
 // RPC tunes the chain client.
@@ -175,6 +206,7 @@ func DefaultChain() Chain {
 			ActivityTimeout:   2 * time.Minute,
 			WorkerConcurrency: 16,
 		},
+		Push: Push{LagThreshold: 2},
 	}
 }
 
@@ -230,12 +262,39 @@ func decode(in any, out any) error {
 		Result:           out,
 		WeaklyTypedInput: true,
 		ErrorUnused:      true,
-		DecodeHook:       mapstructure.StringToTimeDurationHookFunc(),
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(
+			mapstructure.StringToTimeDurationHookFunc(), refuseNegativeUnsigned),
 	})
 	if err != nil {
 		return err
 	}
 	return dec.Decode(in)
+}
+
+// refuseNegativeUnsigned stops a negative number from wrapping around into
+// an unsigned key (weakly typed input would turn -1 into 2^64-1).
+func refuseNegativeUnsigned(from, to reflect.Type, data any) (any, error) {
+	switch to.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	default:
+		return data, nil
+	}
+	v := reflect.ValueOf(data)
+	switch from.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if v.Int() < 0 {
+			return nil, fmt.Errorf("%d is negative; must be 0 or more", v.Int())
+		}
+	case reflect.Float32, reflect.Float64:
+		if v.Float() < 0 {
+			return nil, fmt.Errorf("%v is negative; must be 0 or more", v.Float())
+		}
+	case reflect.String:
+		if strings.HasPrefix(strings.TrimSpace(v.String()), "-") {
+			return nil, fmt.Errorf("%q is negative; must be 0 or more", v.String())
+		}
+	}
+	return data, nil
 }
 
 // KeyError is a configuration value that is not acceptable.
@@ -385,6 +444,23 @@ func (ch Chain) validate(prefix, id string) []error {
 	}
 	if ch.Index.WorkerConcurrency < 1 {
 		bad(".index.worker_concurrency", "must be at least 1")
+	}
+	if ch.Push.Endpoint != "" {
+		raw, ok := ch.Endpoints[ch.Push.Endpoint]
+		if !ok {
+			names := make([]string, 0, len(ch.Endpoints))
+			for name := range ch.Endpoints {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			bad(".push.endpoint", "%q is not one of endpoints (%s)", ch.Push.Endpoint, strings.Join(names, ", "))
+		} else if u, err := url.Parse(raw); err == nil && u.Host != "" && u.Scheme != "ws" && u.Scheme != "wss" {
+			// An invalid URL is reported under endpoints already.
+			bad(".push.endpoint", "endpoint %q is %s://; push needs a ws:// or wss:// endpoint", ch.Push.Endpoint, u.Scheme)
+		}
+	}
+	if ch.Push.StallAfter < 0 {
+		bad(".push.stall_after", "must not be negative (0 = three block times)")
 	}
 	return errs
 }

@@ -30,7 +30,21 @@ type Metrics struct {
 	HeadScanMode           *prometheus.GaugeVec
 	HeadScanPending        *prometheus.GaugeVec
 	BlocksByPriority       *prometheus.GaugeVec
+
+	// Push source (names from the push design). DuplicateDeliveries counts
+	// heights a source delivered after the other had indexed them (label
+	// source: push or pull); they are dropped, not written again.
+	DuplicateDeliveries *prometheus.CounterVec
+	PushHeadHeight      *prometheus.GaugeVec
+	PushHealthy         *prometheus.GaugeVec
+	PushBlocksIndexed   *prometheus.CounterVec
 }
+
+// Sources of a delivered height: the source label of DuplicateDeliveries.
+const (
+	SourcePush = "push"
+	SourcePull = "pull"
+)
 
 // New creates the metrics and registers them on reg.
 func New(reg prometheus.Registerer) *Metrics {
@@ -103,9 +117,26 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "blocks_by_priority_bucket",
 			Help: "Heights of the current catch-up range, by priority level.",
 		}, []string{"chain_id", "priority"}),
+		DuplicateDeliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "duplicate_deliveries_total",
+			Help: "Heights a source (push or pull) delivered when they were indexed already; dropped without writing.",
+		}, []string{"chain_id", "source"}),
+		PushHeadHeight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "push_head_height",
+			Help: "Highest head height the push source (newHeads stream) has delivered: indexed, found indexed, or failed and left to pull.",
+		}, chain),
+		PushHealthy: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "push_healthy",
+			Help: "1 while the push source is subscribed and delivered a head within stall_after, else 0 (pull then takes every height).",
+		}, chain),
+		PushBlocksIndexed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "push_blocks_indexed_total",
+			Help: "Blocks fetched and written by the push source (also counted in indexer_blocks_indexed_total).",
+		}, chain),
 	}
 	reg.MustRegister(m.Watermark, m.Head, m.BlocksIndexed, m.TxsIndexed, m.LogsIndexed,
 		m.IndexDuration, m.IndexErrors, m.PoisonedHeights, m.Reorgs, m.ReorgDepth, m.SchedulerScheduled, m.SchedulerBatchDuration,
-		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority)
+		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority,
+		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy, m.PushBlocksIndexed)
 	return m
 }

@@ -66,3 +66,17 @@ func EnsureSchedule(ctx context.Context, c client.Client, p PeriodicWorkflow) er
 	}
 	return nil
 }
+
+// TriggerSchedule runs the schedule's action now, once, with overlap
+// policy buffer-one: if a run is in progress the new one starts when it
+// ends, and triggers meanwhile add no more than that one buffered run.
+// The push source wakes HeadScan with it at each new head.
+func TriggerSchedule(ctx context.Context, c client.Client, scheduleID string) error {
+	err := c.ScheduleClient().GetHandle(ctx, scheduleID).Trigger(ctx, client.ScheduleTriggerOptions{
+		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE,
+	})
+	if err != nil {
+		return fmt.Errorf("trigger schedule %s: %w", scheduleID, err)
+	}
+	return nil
+}

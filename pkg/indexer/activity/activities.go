@@ -6,6 +6,7 @@ package activity
 
 import (
 	"fmt"
+	"sync"
 
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
@@ -30,8 +31,14 @@ type Activities struct {
 	Temporal client.Client
 	Metrics  *metrics.Metrics
 	Log      *zap.Logger
+	// Push holds the push source of each chain that has one in this
+	// process; nil or absent means pull only. Set before the workers
+	// start, read-only afterwards.
+	Push map[string]PushSource
 
-	reorg reorgTracker
+	reorg     reorgTracker
+	turnsOnce sync.Once
+	turns     *heightTurns
 }
 
 // ErrUnknownChain is returned for a chain ID this worker is not configured for.

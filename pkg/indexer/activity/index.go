@@ -10,10 +10,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
 
-// IsIndexed is the cheap check an IndexBlockWorkflow makes first.
+// IsIndexed is the cheap check an IndexBlockWorkflow makes first. A height
+// found indexed is a duplicate delivery of the pull source (push, or an
+// earlier run, delivered it first): counted, and the workflow ends.
 func (a *Activities) IsIndexed(ctx context.Context, in types.IndexBlockInput) (bool, error) {
 	if _, err := a.chain(in.ChainID); err != nil {
 		return false, err
@@ -21,6 +24,9 @@ func (a *Activities) IsIndexed(ctx context.Context, in types.IndexBlockInput) (b
 	ok, err := a.Store.IsIndexed(ctx, in.ChainID, in.Height)
 	if err != nil {
 		return false, fmt.Errorf("chain %s height %d: is indexed: %w", in.ChainID, in.Height, err)
+	}
+	if ok {
+		a.Metrics.DuplicateDeliveries.WithLabelValues(in.ChainID, metrics.SourcePull).Inc()
 	}
 	return ok, nil
 }
@@ -35,13 +41,14 @@ const poisonAttempts = 10
 // never enters the workflow's history. An error leaves the height unmarked;
 // Temporal retries the activity. Within the chain's confirmation depth of
 // the head the write checks the stored blocks around the height first and
-// repairs a reorganisation in place (reorg.go).
+// repairs a reorganisation in place (reorg.go). The work is deliver's,
+// shared with the push source: a height push wrote meanwhile is a
+// duplicate, dropped (AlreadyIndexed).
 func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (types.IndexBlockResult, error) {
 	c, err := a.chain(in.ChainID)
 	if err != nil {
 		return types.IndexBlockResult{}, err
 	}
-	began := time.Now()
 	attempt := activity.GetInfo(ctx).Attempt
 	log := a.logger(in.ChainID).With(zap.Uint64("height", in.Height), zap.Int32("attempt", attempt))
 	fail := func(stage string, err error, typed func(string, error) error) error {
@@ -54,11 +61,7 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 		}
 		return typed(fmt.Sprintf("chain %s height %d: %s: %v", in.ChainID, in.Height, stage, err), err)
 	}
-	data, err := rpc.FetchBlock(ctx, c.RPC, in.Height)
-	if err != nil {
-		return types.IndexBlockResult{}, fail("fetch", err, fetchFailure)
-	}
-	reorg, err := a.writeChecked(ctx, in.ChainID, c, data, log)
+	res, err := a.deliver(ctx, in.ChainID, c, in.Height, metrics.SourcePull, log)
 	if err != nil {
 		var se *stageError
 		if errors.As(err, &se) && se.stage == stageFetch {
@@ -71,10 +74,90 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 		a.Metrics.PoisonedHeights.WithLabelValues(in.ChainID).Dec()
 		log.Info("poisoned height indexed at last")
 	}
-	a.Metrics.BlocksIndexed.WithLabelValues(in.ChainID).Inc()
-	a.Metrics.TxsIndexed.WithLabelValues(in.ChainID).Add(float64(len(data.Transactions)))
-	a.Metrics.LogsIndexed.WithLabelValues(in.ChainID).Add(float64(len(data.Logs)))
-	a.Metrics.IndexDuration.WithLabelValues(in.ChainID).Observe(time.Since(began).Seconds())
+	return res, nil
+}
+
+// IndexPushed indexes a height the push source announced, by the path of
+// the IndexBlock activity (deliver). A height already indexed is a
+// duplicate delivery of push: counted, dropped, res.AlreadyIndexed. It is a
+// function rather than a method so that it is not registered as an
+// activity. Errors are not retried here: pull takes a height push failed.
+func IndexPushed(ctx context.Context, a *Activities, chainID string, height uint64) (types.IndexBlockResult, error) {
+	c, err := a.chain(chainID)
+	if err != nil {
+		return types.IndexBlockResult{}, err
+	}
+	log := a.logger(chainID).With(zap.Uint64("height", height), zap.String("source", metrics.SourcePush))
+	res, err := a.deliver(ctx, chainID, c, height, metrics.SourcePush, log)
+	if err != nil {
+		stage := stageWrite
+		var se *stageError
+		if errors.As(err, &se) {
+			stage = se.stage
+		}
+		a.Metrics.IndexErrors.WithLabelValues(chainID, stage).Inc()
+		return types.IndexBlockResult{}, fmt.Errorf("chain %s height %d: push: %s: %w", chainID, height, stage, err)
+	}
+	if !res.AlreadyIndexed {
+		a.Metrics.PushBlocksIndexed.WithLabelValues(chainID).Inc()
+	}
+	return res, nil
+}
+
+// deliver is the one path by which both sources index a height:
+//
+//  1. push only: a height already indexed is a duplicate (pull's workflow
+//     has asked IsIndexed already);
+//  2. fetch the block;
+//  3. when the chain has a push source, the two sources race: take the
+//     height's turn in this process and look again, since the other one
+//     may have written it during the fetch (a duplicate then);
+//  4. write, with the reorg check near the head (writeChecked).
+//
+// A duplicate is counted under source and returned as AlreadyIndexed,
+// nothing written. Errors are *stageError (fetch) or storage errors.
+func (a *Activities) deliver(ctx context.Context, chainID string, c Chain, height uint64, source string, log *zap.Logger) (types.IndexBlockResult, error) {
+	began := time.Now()
+	duplicate := func() (types.IndexBlockResult, error) {
+		a.Metrics.DuplicateDeliveries.WithLabelValues(chainID, source).Inc()
+		log.Debug("height indexed already by the other source; dropped")
+		return types.IndexBlockResult{AlreadyIndexed: true}, nil
+	}
+	if source == metrics.SourcePush {
+		done, err := a.Store.IsIndexed(ctx, chainID, height)
+		if err != nil {
+			return types.IndexBlockResult{}, writeErr(fmt.Errorf("is indexed: %w", err))
+		}
+		if done {
+			return duplicate()
+		}
+	}
+	data, err := rpc.FetchBlock(ctx, c.RPC, height)
+	if err != nil {
+		return types.IndexBlockResult{}, fetchErr(err)
+	}
+	if a.racing(chainID) {
+		release, err := a.heightTurn(ctx, chainID, height)
+		if err != nil {
+			return types.IndexBlockResult{}, writeErr(err)
+		}
+		defer release()
+		done, err := a.Store.IsIndexed(ctx, chainID, height)
+		if err != nil {
+			return types.IndexBlockResult{}, writeErr(fmt.Errorf("is indexed: %w", err))
+		}
+		if done {
+			return duplicate()
+		}
+	}
+	reorg, err := a.writeChecked(ctx, chainID, c, data, log)
+	if err != nil {
+		return types.IndexBlockResult{}, err
+	}
+	a.Metrics.BlocksIndexed.WithLabelValues(chainID).Inc()
+	a.Metrics.TxsIndexed.WithLabelValues(chainID).Add(float64(len(data.Transactions)))
+	a.Metrics.LogsIndexed.WithLabelValues(chainID).Add(float64(len(data.Logs)))
+	a.Metrics.IndexDuration.WithLabelValues(chainID).Observe(time.Since(began).Seconds())
 	return types.IndexBlockResult{
 		Hash:     data.Block.Hash,
 		TxCount:  uint32(len(data.Transactions)),

@@ -33,6 +33,24 @@ type HeadScanResult struct {
 	Started      int    `json:"started"` // IndexBlockWorkflows started directly
 	// SchedulerStarted is true when this run started the SchedulerWorkflow.
 	SchedulerStarted bool `json:"scheduler_started"`
+	// LeftToPush counts missing heights not started because the push
+	// source is expected to deliver them (see PushStatus).
+	LeftToPush int `json:"left_to_push,omitempty"`
+}
+
+// PushStatus is what HeadScan reads of the chain's push source in the
+// worker process (through a local activity, so it is in the history).
+type PushStatus struct {
+	// Enabled is false when the chain has no push source here.
+	Enabled bool `json:"enabled"`
+	// Healthy: subscribed, and a head delivered within stall_after.
+	Healthy bool `json:"healthy"`
+	// Latest is the highest height push has delivered (indexed, found
+	// indexed, or failed and left to pull).
+	Latest uint64 `json:"latest"`
+	// LagThreshold is push.lag_threshold: heights in (Latest, Latest +
+	// LagThreshold] are left to push while it is healthy.
+	LagThreshold uint64 `json:"lag_threshold"`
 }
 
 // HeadScan modes.

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
+	"github.com/tideline-dev/tideline/pkg/indexer/push"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/indexer/workflow"
 	"github.com/tideline-dev/tideline/pkg/metrics"
@@ -35,8 +37,20 @@ import (
 // unreachable address fails fast with the key named.
 const StartupTimeout = 15 * time.Second
 
+// Options are hooks for tests; the binary passes none.
+type Options struct {
+	// WrapHeads, when set, wraps each chain's push source (a test double
+	// delaying or stopping the real stream).
+	WrapHeads func(chainID string, src rpc.HeadSource) rpc.HeadSource
+}
+
 // Run runs the workers of every configured chain until ctx ends.
 func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
+	return RunWith(ctx, cfg, log, Options{})
+}
+
+// RunWith is Run with test hooks.
+func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Options) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg)
@@ -66,8 +80,10 @@ func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		Temporal: tc,
 		Metrics:  m,
 		Log:      log,
+		Push:     map[string]activity.PushSource{},
 	}
 	wfs := &workflow.Workflows{Chains: map[string]temporal.Options{}}
+	var followers []*push.Follower
 	for _, id := range cfg.ChainIDs() {
 		ch := cfg.Chains[id]
 		client, err := DialChain(startCtx, id, ch, log, rpcMetrics)
@@ -75,9 +91,27 @@ func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 			return err
 		}
 		defer client.Close()
-		opts := temporal.NewOptions(id, ch)
-		acts.Chains[id] = activity.Chain{RPC: client, Options: opts, StartHeight: ch.StartHeight}
-		wfs.Chains[id] = opts
+		o := temporal.NewOptions(id, ch)
+		acts.Chains[id] = activity.Chain{RPC: client, Options: o, StartHeight: ch.StartHeight}
+		wfs.Chains[id] = o
+		if !ch.PushEnabled() {
+			continue
+		}
+		src, err := DialPush(startCtx, id, ch, log, rpcMetrics)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		var heads rpc.HeadSource = src
+		if opts.WrapHeads != nil {
+			heads = opts.WrapHeads(id, heads)
+		}
+		f, err := NewFollower(id, ch, heads, acts, tc, log)
+		if err != nil {
+			return err
+		}
+		acts.Push[id] = f
+		followers = append(followers, f)
 	}
 
 	var workers []worker.Worker
@@ -100,6 +134,18 @@ func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		}
 		log.Info("chain worker started", zap.String("chain_id", id),
 			zap.String("admin_queue", temporal.AdminQueue(id)), zap.String("index_queue", temporal.IndexQueue(id)))
+	}
+
+	// The followers start once the HeadScan Schedules they wake exist, and
+	// stop before the workers and clients (defers run in reverse).
+	pushCtx, stopPush := context.WithCancel(ctx)
+	var pushRunning sync.WaitGroup
+	defer func() {
+		stopPush()
+		pushRunning.Wait()
+	}()
+	for _, f := range followers {
+		pushRunning.Go(func() { f.Run(pushCtx) })
 	}
 
 	errc := make(chan error, 1)
@@ -154,6 +200,55 @@ func EnsureSchedules(ctx context.Context, c client.Client, chainID string, ch co
 		}
 	}
 	return nil
+}
+
+// DialPush connects to the chain's push endpoint (a ws:// or wss:// entry
+// of endpoints, named by push.endpoint).
+func DialPush(ctx context.Context, chainID string, ch config.Chain, log *zap.Logger, m *rpc.Metrics) (*rpc.Ethereum, error) {
+	key := "chains." + chainID + ".push.endpoint"
+	url, ok := ch.Endpoints[ch.Push.Endpoint]
+	if !ok {
+		return nil, &config.KeyError{Key: key, Reason: fmt.Sprintf("%q is not one of endpoints", ch.Push.Endpoint)}
+	}
+	src, err := rpc.NewEthereum(ctx, rpc.EthereumConfig{
+		ChainID:      chainID,
+		EndpointName: ch.Push.Endpoint,
+		URL:          url,
+		Timeout:      ch.RPC.Timeout,
+	}, log, m)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", key, ch.Push.Endpoint, err)
+	}
+	return src, nil
+}
+
+// NewFollower builds the chain's push follower: it indexes each head
+// through the activities (unless push.lag_threshold is 0: pull-only) and
+// wakes the chain's HeadScan Schedule.
+func NewFollower(chainID string, ch config.Chain, heads rpc.HeadSource, acts *activity.Activities, tc client.Client, log *zap.Logger) (*push.Follower, error) {
+	var index func(context.Context, uint64) (bool, error)
+	if ch.Push.LagThreshold > 0 {
+		index = func(ctx context.Context, height uint64) (bool, error) {
+			res, err := activity.IndexPushed(ctx, acts, chainID, height)
+			return res.AlreadyIndexed, err
+		}
+	}
+	f, err := push.New(push.Config{
+		ChainID: chainID,
+		Source:  heads,
+		Index:   index,
+		Wake: func(ctx context.Context) error {
+			return temporal.TriggerSchedule(ctx, tc, temporal.HeadScanScheduleID(chainID))
+		},
+		StallAfter:   ch.PushStallAfter(),
+		IndexTimeout: ch.Index.ActivityTimeout,
+		Metrics:      acts.Metrics,
+		Log:          log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chain %s: %w", chainID, err)
+	}
+	return f, nil
 }
 
 // OpenStore connects to ClickHouse as configured.

@@ -16,7 +16,8 @@ const maxGapHeights = 1_000_000
 // including a leading gap below the first indexed height and a trailing one,
 // and hands them to the same scheduling path as HeadScan: a few are started
 // directly, at the priority their age gives; many go to a SchedulerWorkflow
-// as ranges. Heights that a running scheduler owns are left to it.
+// as ranges. Heights that a running scheduler owns are left to it, and
+// those the push source is about to deliver to push (see pushWindow).
 func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.GapScanResult, error) {
 	o, err := w.options(in.ChainID)
 	if err != nil {
@@ -51,6 +52,17 @@ func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.
 	}
 	if sched.Running {
 		gaps = subtract(gaps, sched.Owned)
+	}
+	if len(gaps) > 0 {
+		// The heights just above push's last one are not gaps yet: push
+		// is about to deliver them.
+		w, ok, err := pushWindow(ctx, lctx, in.ChainID)
+		if err != nil {
+			return res, err
+		}
+		if ok {
+			gaps = subtract(gaps, w)
+		}
 	}
 	res.Missing = types.TotalLen(gaps)
 	if res.Missing == 0 {

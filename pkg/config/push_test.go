@@ -1,0 +1,81 @@
+package config_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tideline-dev/tideline/pkg/config"
+)
+
+const withWS = `
+chains:
+  eth:
+    block_time: 12s
+    endpoints:
+      primary: https://rpc.example.invalid/secret-key-123
+      stream: wss://rpc.example.invalid/secret-key-123
+`
+
+func TestPushDefaults(t *testing.T) {
+	cfg, err := config.Load(config.New(), writeFile(t, withWS))
+	require.NoError(t, err)
+	ch := cfg.Chains["eth"]
+	require.False(t, ch.PushEnabled(), "push is off unless an endpoint is named")
+	require.Equal(t, uint64(2), ch.Push.LagThreshold)
+	require.Equal(t, 36*time.Second, ch.PushStallAfter(), "three block times")
+
+	cfg, err = config.Load(config.New(), writeFile(t, withWS+`
+    push:
+      endpoint: stream
+      lag_threshold: 0
+      stall_after: 5s
+`))
+	require.NoError(t, err)
+	ch = cfg.Chains["eth"]
+	require.True(t, ch.PushEnabled())
+	require.Equal(t, "stream", ch.Push.Endpoint)
+	require.Equal(t, uint64(0), ch.Push.LagThreshold, "0 (pull-only) is kept, not defaulted")
+	require.Equal(t, 5*time.Second, ch.PushStallAfter())
+}
+
+func TestExampleConfigEnablesPush(t *testing.T) {
+	cfg, err := config.Load(config.New(), "../../config.example.yaml")
+	require.NoError(t, err)
+	ch := cfg.Chains["anvil"]
+	require.True(t, ch.PushEnabled())
+	require.Equal(t, "ws://127.0.0.1:8545", ch.Endpoints[ch.Push.Endpoint])
+}
+
+func TestBadPushValuesNameTheKey(t *testing.T) {
+	cases := []struct {
+		name, body, key, reason string
+	}{
+		{"unknown endpoint", withWS + "    push:\n      endpoint: nope\n", "chains.eth.push.endpoint", `"nope" is not one of endpoints (primary, stream)`},
+		{"http endpoint", withWS + "    push:\n      endpoint: primary\n", "chains.eth.push.endpoint", "needs a ws:// or wss:// endpoint"},
+		{"negative stall", withWS + "    push:\n      endpoint: stream\n      stall_after: -1s\n", "chains.eth.push.stall_after", "must not be negative"},
+		{"negative threshold", withWS + "    push:\n      endpoint: stream\n      lag_threshold: -1\n", "chains.eth", "lag_threshold"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := config.Load(config.New(), writeFile(t, c.body))
+			require.Error(t, err)
+			require.Contains(t, err.Error(), c.key)
+			require.Contains(t, err.Error(), c.reason)
+			require.NotContains(t, err.Error(), "secret-key-123")
+		})
+	}
+	_, err := config.Load(config.New(), writeFile(t, withWS+"    push:\n      endpoint: primary\n"))
+	var ke *config.KeyError
+	require.True(t, errors.As(err, &ke))
+	require.Equal(t, "chains.eth.push.endpoint", ke.Key)
+}
+
+func TestNegativeUnsignedIsRefused(t *testing.T) {
+	_, err := config.Load(config.New(), writeFile(t, minimal+"    start_height: -1\n"))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "start_height")
+	require.Contains(t, err.Error(), "negative")
+}

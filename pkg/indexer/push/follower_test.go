@@ -1,0 +1,353 @@
+package push_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/tideline-dev/tideline/pkg/indexer/push"
+	"github.com/tideline-dev/tideline/pkg/metrics"
+	"github.com/tideline-dev/tideline/pkg/rpc"
+)
+
+const chainID = "test"
+
+func gaugeValue(t *testing.T, g prometheus.Gauge) float64 {
+	var m dto.Metric
+	require.NoError(t, g.Write(&m))
+	return m.GetGauge().GetValue()
+}
+
+// fakeSub is one subscription of fakeSource, driven by the test. It keeps
+// the HeadSource contract: the reason goes on errs before heads closes, and
+// the caller's context ends it.
+type fakeSub struct {
+	ctx   context.Context
+	heads chan rpc.Head
+	errs  chan error
+	once  sync.Once
+}
+
+func (s *fakeSub) end(err error) {
+	s.once.Do(func() {
+		s.errs <- err
+		close(s.heads)
+	})
+}
+
+func (s *fakeSub) send(t *testing.T, n uint64) {
+	t.Helper()
+	select {
+	case s.heads <- rpc.Head{Number: n}:
+	case <-s.ctx.Done():
+		t.Fatalf("head %d: subscription ended", n)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("head %d not taken within 10s", n)
+	}
+}
+
+// fakeSource fails its first failFirst subscriptions, then hands each new
+// subscription to the test on subs.
+type fakeSource struct {
+	mu        sync.Mutex
+	failFirst int
+	calls     int
+	subs      chan *fakeSub
+}
+
+func newSource(failFirst int) *fakeSource {
+	return &fakeSource{failFirst: failFirst, subs: make(chan *fakeSub, 100)}
+}
+
+func (s *fakeSource) SubscribeHeads(ctx context.Context) (<-chan rpc.Head, <-chan error, error) {
+	s.mu.Lock()
+	s.calls++
+	n := s.calls
+	s.mu.Unlock()
+	if n <= s.failFirst {
+		return nil, nil, errors.New("connection refused")
+	}
+	sub := &fakeSub{ctx: ctx, heads: make(chan rpc.Head), errs: make(chan error, 1)}
+	go func() {
+		<-ctx.Done()
+		sub.end(ctx.Err())
+	}()
+	s.subs <- sub
+	return sub.heads, sub.errs, nil
+}
+
+func (s *fakeSource) next(t *testing.T) *fakeSub {
+	t.Helper()
+	select {
+	case sub := <-s.subs:
+		return sub
+	case <-time.After(10 * time.Second):
+		t.Fatal("no subscription within 10s")
+	}
+	return nil
+}
+
+// recorder is the fake of indexing and waking.
+type recorder struct {
+	mu      sync.Mutex
+	indexed []uint64
+	fail    map[uint64]bool
+	wakes   int
+	// hold, when set, blocks each Wake until a value is received from it.
+	hold chan struct{}
+}
+
+func (r *recorder) index(_ context.Context, h uint64) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.indexed = append(r.indexed, h)
+	if r.fail[h] {
+		return false, errors.New("node said no")
+	}
+	return false, nil
+}
+
+func (r *recorder) wake(ctx context.Context) error {
+	r.mu.Lock()
+	r.wakes++
+	hold := r.hold
+	r.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func (r *recorder) counts() (indexed, wakes int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.indexed), r.wakes
+}
+
+// clock is a settable clock for health.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+type harness struct {
+	f   *push.Follower
+	src *fakeSource
+	rec *recorder
+	clk *clock
+	m   *metrics.Metrics
+}
+
+// start runs a follower until the test ends.
+func start(t *testing.T, src *fakeSource, rec *recorder, tweak func(*push.Config)) *harness {
+	t.Helper()
+	h := &harness{src: src, rec: rec, clk: &clock{now: time.Unix(1_700_000_000, 0)}, m: metrics.New(prometheus.NewRegistry())}
+	cfg := push.Config{
+		ChainID:        chainID,
+		Source:         src,
+		Index:          rec.index,
+		Wake:           rec.wake,
+		StallAfter:     time.Minute,
+		BackoffInitial: time.Millisecond,
+		BackoffMax:     5 * time.Millisecond,
+		Metrics:        h.m,
+		Log:            zaptest.NewLogger(t),
+		Now:            h.clk.Now,
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	f, err := push.New(cfg)
+	require.NoError(t, err)
+	h.f = f
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		f.Run(ctx)
+		close(done)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("Run did not return within 10s of its context ending")
+		}
+	})
+	return h
+}
+
+func (h *harness) waitStatus(t *testing.T, latest uint64, healthy bool) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		l, ok := h.f.Status()
+		return l == latest && ok == healthy
+	}, 10*time.Second, time.Millisecond, "status (%d, %v)", latest, healthy)
+}
+
+// Heads are indexed in order; each delivery advances Latest, makes push
+// healthy and wakes HeadScan; the metrics follow.
+func TestFollowerIndexesAndWakes(t *testing.T) {
+	h := start(t, newSource(0), &recorder{}, nil)
+	l, healthy := h.f.Status()
+	require.Zero(t, l)
+	require.False(t, healthy, "nothing delivered yet")
+	sub := h.src.next(t)
+	for n := uint64(10); n <= 12; n++ {
+		sub.send(t, n)
+		h.waitStatus(t, n, true)
+	}
+	require.Eventually(t, func() bool { _, w := h.rec.counts(); return w >= 1 }, 10*time.Second, time.Millisecond)
+	h.rec.mu.Lock()
+	require.Equal(t, []uint64{10, 11, 12}, h.rec.indexed)
+	h.rec.mu.Unlock()
+	require.Equal(t, 12.0, gaugeValue(t, h.m.PushHeadHeight.WithLabelValues(chainID)))
+	require.Eventually(t, func() bool { return gaugeValue(t, h.m.PushHealthy.WithLabelValues(chainID)) == 1 },
+		10*time.Second, time.Millisecond)
+
+	// A head below Latest (a reorganisation) is indexed; Latest stays.
+	sub.send(t, 11)
+	require.Eventually(t, func() bool { n, _ := h.rec.counts(); return n == 4 }, 10*time.Second, time.Millisecond)
+	h.waitStatus(t, 12, true)
+}
+
+// While a Wake call is in flight, any number of heads leave one wake-up
+// pending: bursts coalesce into at most one more call.
+func TestFollowerWakeCoalesces(t *testing.T) {
+	rec := &recorder{hold: make(chan struct{})}
+	h := start(t, newSource(0), rec, nil)
+	sub := h.src.next(t)
+	sub.send(t, 1)
+	require.Eventually(t, func() bool { _, w := rec.counts(); return w == 1 }, 10*time.Second, time.Millisecond)
+	// The first call is held; ten more heads arrive and are indexed.
+	for n := uint64(2); n <= 11; n++ {
+		sub.send(t, n)
+	}
+	h.waitStatus(t, 11, true)
+	n, w := rec.counts()
+	require.Equal(t, 11, n, "every head is indexed while the wake-up waits")
+	require.Equal(t, 1, w)
+	rec.hold <- struct{}{} // the first call returns; the pending one is made
+	require.Eventually(t, func() bool { _, w := rec.counts(); return w == 2 }, 10*time.Second, time.Millisecond)
+	rec.hold <- struct{}{}
+	require.Never(t, func() bool { _, w := rec.counts(); return w > 2 }, 200*time.Millisecond, 5*time.Millisecond,
+		"ten heads during one call left more than one wake-up pending")
+}
+
+// Healthy needs a delivery within StallAfter and an open subscription.
+func TestFollowerHealth(t *testing.T) {
+	h := start(t, newSource(0), &recorder{}, func(c *push.Config) { c.StallAfter = time.Hour })
+	sub := h.src.next(t)
+	sub.send(t, 5)
+	h.waitStatus(t, 5, true)
+	h.clk.add(59 * time.Minute)
+	_, healthy := h.f.Status()
+	require.True(t, healthy)
+	h.clk.add(time.Minute)
+	_, healthy = h.f.Status()
+	require.False(t, healthy, "stalled: no head for stall_after")
+	sub.send(t, 6)
+	h.waitStatus(t, 6, true)
+
+	// A dropped subscription is unhealthy at once, until the next head
+	// arrives on the new one.
+	sub.end(errors.New("connection reset"))
+	h.waitStatus(t, 6, false)
+	sub = h.src.next(t)
+	sub.send(t, 7)
+	h.waitStatus(t, 7, true)
+}
+
+// Failed subscriptions are retried with backoff until one works; a
+// subscription that ends is renewed.
+func TestFollowerResubscribes(t *testing.T) {
+	src := newSource(3)
+	h := start(t, src, &recorder{}, nil)
+	sub := src.next(t)
+	src.mu.Lock()
+	require.Equal(t, 4, src.calls, "three failures, then a subscription")
+	src.mu.Unlock()
+	sub.send(t, 1)
+	h.waitStatus(t, 1, true)
+	sub.end(errors.New("connection reset"))
+	sub = src.next(t)
+	sub.send(t, 2)
+	h.waitStatus(t, 2, true)
+}
+
+// A subscription silent for StallAfter (a half-open connection shows no
+// error) is cancelled and made again.
+func TestFollowerRenewsSilentSubscription(t *testing.T) {
+	src := newSource(0)
+	start(t, src, &recorder{}, func(c *push.Config) { c.StallAfter = 50 * time.Millisecond })
+	first := src.next(t)
+	second := src.next(t)
+	require.Error(t, first.ctx.Err(), "the silent subscription was cancelled")
+	require.NoError(t, second.ctx.Err())
+}
+
+// Without Index (lag threshold 0: pull-only) heads only advance Latest and
+// wake HeadScan.
+func TestFollowerPullOnlyDoesNotIndex(t *testing.T) {
+	rec := &recorder{}
+	h := start(t, newSource(0), rec, func(c *push.Config) { c.Index = nil })
+	sub := h.src.next(t)
+	sub.send(t, 3)
+	h.waitStatus(t, 3, true)
+	require.Eventually(t, func() bool { _, w := rec.counts(); return w == 1 }, 10*time.Second, time.Millisecond)
+	n, _ := rec.counts()
+	require.Zero(t, n)
+}
+
+// A height push fails to index still counts as delivered: Latest passes
+// it, so HeadScan (woken at once) starts it by pull.
+func TestFollowerFailedIndexLeavesHeightToPull(t *testing.T) {
+	rec := &recorder{fail: map[uint64]bool{8: true}}
+	h := start(t, newSource(0), rec, nil)
+	sub := h.src.next(t)
+	sub.send(t, 8)
+	h.waitStatus(t, 8, true)
+	require.Eventually(t, func() bool { _, w := rec.counts(); return w == 1 }, 10*time.Second, time.Millisecond)
+}
+
+func TestNewChecksConfig(t *testing.T) {
+	m := metrics.New(prometheus.NewRegistry())
+	ok := push.Config{ChainID: chainID, Source: newSource(0), Wake: (&recorder{}).wake, StallAfter: time.Second, Metrics: m}
+	_, err := push.New(ok)
+	require.NoError(t, err)
+	for name, broken := range map[string]func(*push.Config){
+		"chain":   func(c *push.Config) { c.ChainID = "" },
+		"source":  func(c *push.Config) { c.Source = nil },
+		"wake":    func(c *push.Config) { c.Wake = nil },
+		"stall":   func(c *push.Config) { c.StallAfter = 0 },
+		"metrics": func(c *push.Config) { c.Metrics = nil },
+	} {
+		c := ok
+		broken(&c)
+		_, err := push.New(c)
+		require.Error(t, err, name)
+	}
+}

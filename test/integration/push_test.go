@@ -1,0 +1,559 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/indexer/worker"
+	"github.com/tideline-dev/tideline/pkg/loadgen"
+	"github.com/tideline-dev/tideline/pkg/localstack"
+	"github.com/tideline-dev/tideline/pkg/rpc"
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
+
+// The push source racing the pull source, on a real anvil mining a block
+// a second, a real worker, Temporal and ClickHouse. The wrappers around
+// the real newHeads subscription only shape its timing (stop, delay).
+
+// pushConfig: the chain's http endpoint for pull, its websocket for push,
+// and /metrics on a free port (returned).
+func pushConfig(t *testing.T, chainID string, node *localstack.Node, threshold uint64, tweak func(*config.Chain)) (*config.Config, string) {
+	t.Helper()
+	cfg := chainConfig(chainID, node.HTTPURL)
+	ch := cfg.Chains[chainID]
+	ch.Endpoints["ws"] = node.WSURL
+	ch.Push = config.Push{Endpoint: "ws", LagThreshold: threshold}
+	if tweak != nil {
+		tweak(&ch)
+	}
+	cfg.Chains[chainID] = ch
+	port, err := localstack.FreePort()
+	require.NoError(t, err)
+	cfg.Metrics.Listen = fmt.Sprintf("127.0.0.1:%d", port)
+	return cfg, cfg.Metrics.Listen
+}
+
+// runWorkerWith runs the worker in-process, with hooks, until the test ends.
+func runWorkerWith(t *testing.T, cfg *config.Config, opts worker.Options) {
+	t.Helper()
+	require.NoError(t, cfg.Validate())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- worker.RunWith(ctx, cfg, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), opts) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
+// pushMetrics is what /metrics says of the race.
+type pushMetrics struct {
+	DupPush, DupPull, PushIndexed, Indexed, Healthy, PushHead, FetchErrors, WriteErrors float64
+}
+
+// readPushMetrics scrapes /metrics; before the worker serves it, every
+// value reads 0.
+func readPushMetrics(t *testing.T, addr, chainID string) pushMetrics {
+	t.Helper()
+	var text string
+	if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		text = string(b)
+	}
+	c := fmt.Sprintf(`chain_id=%q`, chainID)
+	return pushMetrics{
+		DupPush:     metricValue(text, `duplicate_deliveries_total{`+c+`,source="push"}`),
+		DupPull:     metricValue(text, `duplicate_deliveries_total{`+c+`,source="pull"}`),
+		PushIndexed: metricValue(text, `push_blocks_indexed_total{`+c+`}`),
+		Indexed:     metricValue(text, `indexer_blocks_indexed_total{`+c+`}`),
+		Healthy:     metricValue(text, `push_healthy{`+c+`}`),
+		PushHead:    metricValue(text, `push_head_height{`+c+`}`),
+		FetchErrors: metricValue(text, `indexer_block_index_errors_total{`+c+`,stage="fetch"}`),
+		WriteErrors: metricValue(text, `indexer_block_index_errors_total{`+c+`,stage="write"}`),
+	}
+}
+
+// requireStoredOnce checks, beyond requireSameChain's FINAL view, that no
+// height was delivered twice: one raw indexed mark per height (a mark is
+// the last insert of a complete write). Extra raw rows in blocks are only
+// logged: an attempt that failed after its first insert is retried, and
+// ReplacingMergeTree folds the rows (FINAL shows one, as checked).
+func requireStoredOnce(t *testing.T, chainID string, head uint64, metricsAddr string) {
+	t.Helper()
+	conn := rawConn(t)
+	for _, table := range []string{"blocks", "indexed_heights"} {
+		var raw, logical uint64
+		require.NoError(t, conn.QueryRow(context.Background(),
+			`SELECT count(), uniqExact(number) FROM `+table+` WHERE chain_id = ? AND number <= ?`, chainID, head).Scan(&raw, &logical))
+		require.Equal(t, head+1, logical, "%s: heights 0..%d", table, head)
+		if raw == logical {
+			continue
+		}
+		t.Logf("%s: %d raw rows for %d heights; metrics %+v", table, raw, logical, readPushMetrics(t, metricsAddr, chainID))
+		rows, err := conn.Query(context.Background(), `SELECT number, groupArray(version) FROM `+table+
+			` WHERE chain_id = ? AND number <= ? GROUP BY number HAVING count() > 1 ORDER BY number`, chainID, head)
+		require.NoError(t, err)
+		for rows.Next() {
+			var n uint64
+			var versions []uint64
+			require.NoError(t, rows.Scan(&n, &versions))
+			t.Logf("%s: height %d written %d times, versions (ns) %v", table, n, len(versions), versions)
+		}
+		rows.Close()
+		require.NotEqual(t, "indexed_heights", table, "a height was delivered (completely written) more than once")
+	}
+}
+
+// headProbe is the test's own view of the chain: when its own newHeads
+// subscription saw each height, and when the height first showed up as
+// indexed (polled every 20ms).
+type headProbe struct {
+	mu        sync.Mutex
+	seen      map[uint64]time.Time
+	indexedAt map[uint64]time.Time
+}
+
+func startProbe(t *testing.T, wsURL, chainID string) *headProbe {
+	t.Helper()
+	p := &headProbe{seen: map[uint64]time.Time{}, indexedAt: map[uint64]time.Time{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+
+	heads := make(chan struct {
+		Number hexutil.Uint64 `json:"number"`
+	}, 64)
+	sub, err := nodeClient(t, wsURL).EthSubscribe(ctx, heads, "newHeads")
+	require.NoError(t, err)
+	wg.Go(func() {
+		defer sub.Unsubscribe()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-sub.Err():
+				return
+			case h := <-heads:
+				p.mu.Lock()
+				if _, ok := p.seen[uint64(h.Number)]; !ok {
+					p.seen[uint64(h.Number)] = time.Now()
+				}
+				p.mu.Unlock()
+			}
+		}
+	})
+	conn := rawConn(t)
+	wg.Go(func() {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		from := uint64(0)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			rows, err := conn.Query(ctx, `SELECT DISTINCT number FROM indexed_heights WHERE chain_id = ? AND number >= ?`, chainID, from)
+			if err != nil {
+				continue
+			}
+			now := time.Now()
+			p.mu.Lock()
+			for rows.Next() {
+				var n uint64
+				if rows.Scan(&n) == nil {
+					if _, ok := p.indexedAt[n]; !ok {
+						p.indexedAt[n] = now
+					}
+				}
+			}
+			for {
+				if _, ok := p.indexedAt[from]; !ok {
+					break
+				}
+				from++
+			}
+			p.mu.Unlock()
+			rows.Close()
+		}
+	})
+	return p
+}
+
+// latencies returns, ascending by height, the head latency (indexed minus
+// seen) of every height seen after `after` and indexed since.
+func (p *headProbe) latencies(after time.Time) map[uint64]time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[uint64]time.Duration{}
+	for h, seen := range p.seen {
+		if at, ok := p.indexedAt[h]; ok && seen.After(after) {
+			out[h] = max(at.Sub(seen), 0)
+		}
+	}
+	return out
+}
+
+func (p *headProbe) highestSeen() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var top uint64
+	for h := range p.seen {
+		top = max(top, h)
+	}
+	return top
+}
+
+func quantile(ds []time.Duration, q float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[int(q*float64(len(s)-1))]
+}
+
+// traffic keeps blocks non-empty (transfers and log-emitting calls, one
+// every 250 ms) until the test ends.
+func traffic(t *testing.T, url string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	gen, err := loadgen.New(ctx, url, zap.NewNop(), loadgen.Config{PrivateKey: localstack.AnvilDefaultKey})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait(); gen.Close() })
+	wg.Go(func() {
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				_, _ = gen.Step(ctx)
+			}
+		}
+	})
+}
+
+// measure waits until n heights seen from now on are indexed, and returns
+// their head latencies and the highest height seen.
+func measure(t *testing.T, probe *headProbe, n int) ([]time.Duration, uint64) {
+	t.Helper()
+	from := time.Now()
+	var lat map[uint64]time.Duration
+	waitFor(t, 40*time.Second, fmt.Sprintf("%d heights measured", n), func() (bool, string) {
+		lat = probe.latencies(from)
+		return len(lat) >= n, fmt.Sprintf("%d measured", len(lat))
+	})
+	var ds []time.Duration
+	for _, d := range lat {
+		ds = append(ds, d)
+	}
+	t.Logf("head latency over %d heights (seen by the test's own newHeads subscription -> indexed mark, polled every 20ms): p50 %v, p90 %v, max %v",
+		len(ds), quantile(ds, 0.5).Round(time.Millisecond), quantile(ds, 0.9).Round(time.Millisecond), quantile(ds, 1).Round(time.Millisecond))
+	return ds, probe.highestSeen()
+}
+
+// headScanActions is how many runs the chain's HeadScan Schedule started.
+func headScanActions(t *testing.T, chainID string) int {
+	t.Helper()
+	d, err := temporalClient(t).ScheduleClient().GetHandle(context.Background(), temporal.HeadScanScheduleID(chainID)).
+		Describe(context.Background())
+	require.NoError(t, err)
+	return d.Info.NumActions
+}
+
+// (a) Push leading: HeadScan runs every 10 s (the production default), so
+// only push (and the early HeadScan it wakes) can make head latency low.
+// Every height 0..head is indexed once, the measured heights by push, and
+// every head woke HeadScan.
+func TestPushLeadingIndexesHeadsFast(t *testing.T) {
+	const chainID = "it-push-lead"
+	const samples = 12
+	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{BlockTime: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(node.Stop)
+	traffic(t, node.HTTPURL)
+	cfg, metricsAddr := pushConfig(t, chainID, node, 2, func(ch *config.Chain) { ch.HeadScan.Interval = 10 * time.Second })
+	store := openStore(t)
+	probe := startProbe(t, node.WSURL, chainID)
+	runWorkerWith(t, cfg, worker.Options{})
+
+	waitFor(t, 30*time.Second, "push healthy", func() (bool, string) {
+		m := readPushMetrics(t, metricsAddr, chainID)
+		return m.Healthy == 1, fmt.Sprintf("%+v", m)
+	})
+	before := readPushMetrics(t, metricsAddr, chainID)
+	actionsBefore := headScanActions(t, chainID)
+	ds, head := measure(t, probe, samples)
+	waitIndexed(t, store, chainID, head, 30*time.Second)
+	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
+	requireStoredOnce(t, chainID, head, metricsAddr)
+
+	m := readPushMetrics(t, metricsAddr, chainID)
+	woken := headScanActions(t, chainID) - actionsBefore
+	t.Logf("metrics: %+v; during the measurement push indexed %v heights, HeadScan ran %d times (10 s period)",
+		m, m.PushIndexed-before.PushIndexed, woken)
+	require.Less(t, quantile(ds, 0.5), 3*time.Second, "median head latency")
+	require.Less(t, quantile(ds, 1), 8*time.Second, "every measured head well under the 10 s HeadScan period")
+	require.GreaterOrEqual(t, m.PushIndexed-before.PushIndexed, float64(len(ds)-2), "push, not pull, indexed the measured heads")
+	require.GreaterOrEqual(t, woken, samples/2, "new heads woke HeadScan between its 10 s runs")
+}
+
+// (d) Threshold 0 is pull-only: push indexes nothing and only wakes
+// HeadScan, which starts every head at once, so pull's head latency too
+// is well under the 10 s period.
+func TestPushZeroThresholdWakesPull(t *testing.T) {
+	const chainID = "it-push-zero"
+	const samples = 10
+	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{BlockTime: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(node.Stop)
+	traffic(t, node.HTTPURL)
+	cfg, metricsAddr := pushConfig(t, chainID, node, 0, func(ch *config.Chain) { ch.HeadScan.Interval = 10 * time.Second })
+	store := openStore(t)
+	probe := startProbe(t, node.WSURL, chainID)
+	runWorkerWith(t, cfg, worker.Options{})
+
+	waitFor(t, 30*time.Second, "push healthy", func() (bool, string) {
+		m := readPushMetrics(t, metricsAddr, chainID)
+		return m.Healthy == 1, fmt.Sprintf("%+v", m)
+	})
+	ds, head := measure(t, probe, samples)
+	waitIndexed(t, store, chainID, head, 30*time.Second)
+	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
+	requireStoredOnce(t, chainID, head, metricsAddr)
+
+	m := readPushMetrics(t, metricsAddr, chainID)
+	t.Logf("metrics: %+v", m)
+	require.Zero(t, m.PushIndexed, "pull-only: push writes nothing")
+	require.Zero(t, m.DupPush, "pull-only: push fetches nothing")
+	require.Less(t, quantile(ds, 0.5), 3*time.Second, "median head latency of pull, woken by push")
+	require.Less(t, quantile(ds, 1), 8*time.Second)
+}
+
+// stallingHeads passes the first `after` heads of the real stream (over
+// all subscriptions), then nothing: the subscription stays open but silent.
+type stallingHeads struct {
+	src   rpc.HeadSource
+	after int
+
+	mu    sync.Mutex
+	given int
+}
+
+func (s *stallingHeads) take() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.given >= s.after {
+		return false
+	}
+	s.given++
+	return true
+}
+
+func (s *stallingHeads) passed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.given
+}
+
+func (s *stallingHeads) SubscribeHeads(ctx context.Context) (<-chan rpc.Head, <-chan error, error) {
+	in, inErrs, err := s.src.SubscribeHeads(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, errs := make(chan rpc.Head), make(chan error, 1)
+	go func() {
+		defer close(out)
+		for h := range in {
+			if !s.take() {
+				continue // stalled: the real heads are drained and dropped
+			}
+			select {
+			case out <- h:
+			case <-ctx.Done():
+			}
+		}
+		errs <- <-inErrs
+	}()
+	return out, errs, nil
+}
+
+// (b) Push stalled: push-only (a huge threshold) while healthy; after five
+// heads the stream goes silent, push turns unhealthy after stall_after and
+// pull takes every height; all complete once.
+func TestPushStalledPullTakesOver(t *testing.T) {
+	const chainID = "it-push-stall"
+	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{BlockTime: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(node.Stop)
+	traffic(t, node.HTTPURL)
+	cfg, metricsAddr := pushConfig(t, chainID, node, 1<<40, func(ch *config.Chain) { ch.Push.StallAfter = 2 * time.Second })
+	store := openStore(t)
+	stall := &stallingHeads{after: 5}
+	runWorkerWith(t, cfg, worker.Options{WrapHeads: func(_ string, src rpc.HeadSource) rpc.HeadSource {
+		stall.src = src // before the follower runs
+		return stall
+	}})
+
+	waitFor(t, 30*time.Second, "five heads pushed", func() (bool, string) {
+		m := readPushMetrics(t, metricsAddr, chainID)
+		return stall.passed() == 5 && m.PushIndexed+m.DupPush >= 5, fmt.Sprintf("passed %d, %+v", stall.passed(), m)
+	})
+	stalledAt := nodeHead(t, node.HTTPURL)
+	waitFor(t, 15*time.Second, "push unhealthy", func() (bool, string) {
+		m := readPushMetrics(t, metricsAddr, chainID)
+		return m.Healthy == 0, fmt.Sprintf("%+v", m)
+	})
+	// Pull alone carries the chain well past the stall.
+	target := stalledAt + 8
+	waitFor(t, 30*time.Second, fmt.Sprintf("head %d", target), func() (bool, string) {
+		h := nodeHead(t, node.HTTPURL)
+		return h >= target, fmt.Sprintf("head %d", h)
+	})
+	head := nodeHead(t, node.HTTPURL)
+	waitIndexed(t, store, chainID, head, 30*time.Second)
+	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
+	requireStoredOnce(t, chainID, head, metricsAddr)
+
+	m := readPushMetrics(t, metricsAddr, chainID)
+	t.Logf("stalled after 5 heads at node head %d; indexed to %d; metrics %+v", stalledAt, head, m)
+	require.Equal(t, 0.0, m.Healthy)
+	require.LessOrEqual(t, m.PushIndexed, 5.0, "push indexed nothing after its stream stalled")
+	require.GreaterOrEqual(t, m.Indexed-m.PushIndexed, float64(head-stalledAt), "pull indexed the heights after the stall")
+}
+
+// delayedHeads passes every head of the real stream `delay` after it
+// arrived, in order.
+type delayedHeads struct {
+	src   rpc.HeadSource
+	delay time.Duration
+}
+
+func (d *delayedHeads) SubscribeHeads(ctx context.Context) (<-chan rpc.Head, <-chan error, error) {
+	in, inErrs, err := d.src.SubscribeHeads(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, errs := make(chan rpc.Head), make(chan error, 1)
+	type pending struct {
+		h  rpc.Head
+		at time.Time
+	}
+	go func() {
+		defer close(out)
+		var queue []pending
+		timer := time.NewTimer(time.Hour)
+		defer timer.Stop()
+		for {
+			var due <-chan time.Time
+			if len(queue) > 0 {
+				timer.Reset(time.Until(queue[0].at))
+				due = timer.C
+			}
+			select {
+			case h, ok := <-in:
+				if !ok {
+					errs <- <-inErrs
+					return
+				}
+				queue = append(queue, pending{h, time.Now().Add(d.delay)})
+			case <-due:
+				select {
+				case out <- queue[0].h:
+					queue = queue[1:]
+				case <-ctx.Done():
+					errs <- ctx.Err()
+					return
+				}
+			}
+		}
+	}()
+	return out, errs, nil
+}
+
+// (c) Push lagging: every head reaches push 5 s late, more than the
+// threshold of 2 one-second blocks, so pull fetches the heights first; the
+// late push deliveries are counted as duplicates and write nothing.
+func TestPushLaggingPullFetches(t *testing.T) {
+	const chainID = "it-push-lag"
+	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{BlockTime: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(node.Stop)
+	traffic(t, node.HTTPURL)
+	// stall_after above the delay: a stream that late is behind, not silent.
+	cfg, metricsAddr := pushConfig(t, chainID, node, 2, func(ch *config.Chain) { ch.Push.StallAfter = 8 * time.Second })
+	store := openStore(t)
+	runWorkerWith(t, cfg, worker.Options{WrapHeads: func(_ string, src rpc.HeadSource) rpc.HeadSource {
+		return &delayedHeads{src: src, delay: 5 * time.Second}
+	}})
+
+	waitFor(t, 45*time.Second, "late push deliveries dropped as duplicates", func() (bool, string) {
+		m := readPushMetrics(t, metricsAddr, chainID)
+		return m.DupPush >= 8, fmt.Sprintf("%+v", m)
+	})
+	head := nodeHead(t, node.HTTPURL)
+	waitIndexed(t, store, chainID, head, 30*time.Second)
+	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
+	requireStoredOnce(t, chainID, head, metricsAddr)
+
+	m := readPushMetrics(t, metricsAddr, chainID)
+	t.Logf("indexed to %d; push %v blocks behind; metrics %+v", head, float64(head)-m.PushHead, m)
+	require.Equal(t, 1.0, m.Healthy, "a late push is still healthy: delivering, just behind")
+	require.Greater(t, m.Indexed-m.PushIndexed, m.PushIndexed, "pull indexed most heights")
+	require.GreaterOrEqual(t, m.DupPush, 8.0)
+}
+
+// (c') The contrast: push 3 s late but within a threshold of 10 blocks.
+// Once push is healthy, HeadScan leaves the heights above its Latest to it:
+// pull starts nothing more, push indexes every new height (late), and is
+// never beaten to one.
+func TestPushLaggingWithinThresholdLeftToPush(t *testing.T) {
+	const chainID = "it-push-lag-ok"
+	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{BlockTime: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(node.Stop)
+	traffic(t, node.HTTPURL)
+	cfg, metricsAddr := pushConfig(t, chainID, node, 10, func(ch *config.Chain) { ch.Push.StallAfter = 8 * time.Second })
+	store := openStore(t)
+	runWorkerWith(t, cfg, worker.Options{WrapHeads: func(_ string, src rpc.HeadSource) rpc.HeadSource {
+		return &delayedHeads{src: src, delay: 3 * time.Second}
+	}})
+
+	waitFor(t, 30*time.Second, "push healthy", func() (bool, string) {
+		m := readPushMetrics(t, metricsAddr, chainID)
+		return m.Healthy == 1, fmt.Sprintf("%+v", m)
+	})
+	// Until push was healthy pull took every height; let what it started
+	// by then (up to the head of that moment, and one more for a scan
+	// running across the change) be indexed before counting.
+	settled := nodeHead(t, node.HTTPURL) + 1
+	waitIndexed(t, store, chainID, settled, 30*time.Second)
+	before := readPushMetrics(t, metricsAddr, chainID)
+	waitFor(t, 40*time.Second, "eight more heights pushed", func() (bool, string) {
+		m := readPushMetrics(t, metricsAddr, chainID)
+		return m.PushIndexed >= before.PushIndexed+8, fmt.Sprintf("%+v", m)
+	})
+	m := readPushMetrics(t, metricsAddr, chainID)
+	head := uint64(m.PushHead)
+	waitIndexed(t, store, chainID, head, 30*time.Second)
+	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
+	requireStoredOnce(t, chainID, head, metricsAddr)
+	t.Logf("indexed to %d; node head %d; before %+v; after %+v", head, nodeHead(t, node.HTTPURL), before, m)
+	require.Equal(t, before.Indexed-before.PushIndexed, m.Indexed-m.PushIndexed,
+		"pull indexed nothing while push, within the threshold, was healthy")
+	require.Equal(t, before.DupPush, m.DupPush, "push was not beaten to a height once healthy (earlier ones: pull's start)")
+}
