@@ -15,9 +15,12 @@ type Metrics struct {
 	LogsIndexed   *prometheus.CounterVec
 	IndexDuration *prometheus.HistogramVec
 	IndexErrors   *prometheus.CounterVec
-	// PoisonedHeights counts heights whose indexing keeps failing: they are
-	// still retried, but an operator should look.
-	PoisonedHeights *prometheus.GaugeVec
+	// PoisonedAttempts counts failed attempts of heights that already
+	// failed many times: they are still retried, but an operator should
+	// look. A counter (alert on its increase) rather than a gauge of
+	// heights, because Temporal's attempt count outlives worker restarts
+	// while a process's gauge would not.
+	PoisonedAttempts *prometheus.CounterVec
 	// Reorgs counts chain reorganisations found near the head and
 	// repaired; ReorgDepth observes how many heights each one replaced.
 	Reorgs     *prometheus.CounterVec
@@ -79,9 +82,9 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "indexer_block_index_errors_total",
 			Help: "Failed attempts to index a block, by stage (fetch or write); the height is retried.",
 		}, []string{"chain_id", "stage"}),
-		PoisonedHeights: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "indexer_poisoned_heights",
-			Help: "Heights whose last indexing attempt failed after many attempts (alert on > 0); they keep being retried.",
+		PoisonedAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "indexer_poisoned_attempts_total",
+			Help: "Failed indexing attempts of heights that had failed 10 or more times; alert on any increase. They keep being retried.",
 		}, chain),
 		Reorgs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "indexer_reorgs_total",
@@ -135,7 +138,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, chain),
 	}
 	reg.MustRegister(m.Watermark, m.Head, m.BlocksIndexed, m.TxsIndexed, m.LogsIndexed,
-		m.IndexDuration, m.IndexErrors, m.PoisonedHeights, m.Reorgs, m.ReorgDepth, m.SchedulerScheduled, m.SchedulerBatchDuration,
+		m.IndexDuration, m.IndexErrors, m.PoisonedAttempts, m.Reorgs, m.ReorgDepth, m.SchedulerScheduled, m.SchedulerBatchDuration,
 		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority,
 		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy, m.PushBlocksIndexed)
 	return m

@@ -53,8 +53,8 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 	log := a.logger(in.ChainID).With(zap.Uint64("height", in.Height), zap.Int32("attempt", attempt))
 	fail := func(stage string, err error, typed func(string, error) error) error {
 		a.Metrics.IndexErrors.WithLabelValues(in.ChainID, stage).Inc()
-		if attempt == poisonAttempts {
-			a.Metrics.PoisonedHeights.WithLabelValues(in.ChainID).Inc()
+		if attempt >= poisonAttempts {
+			a.Metrics.PoisonedAttempts.WithLabelValues(in.ChainID).Inc()
 			log.Error("height keeps failing; still retrying, other heights go on", zap.String("stage", stage), zap.Error(err))
 		} else {
 			log.Warn(stage+" failed; will retry", zap.Error(err))
@@ -70,8 +70,6 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 		return types.IndexBlockResult{}, fail(stageWrite, err, writeFailure)
 	}
 	if attempt > poisonAttempts {
-		// It was counted when attempt poisonAttempts failed.
-		a.Metrics.PoisonedHeights.WithLabelValues(in.ChainID).Dec()
 		log.Info("poisoned height indexed at last")
 	}
 	return res, nil
