@@ -158,6 +158,10 @@ type Index struct {
 	ActivityTimeout time.Duration `mapstructure:"activity_timeout"`
 	// WorkerConcurrency bounds how many blocks this process indexes at once.
 	WorkerConcurrency int `mapstructure:"worker_concurrency"`
+	// BlocksPerSecond caps block indexing over ALL workers of the chain
+	// (Temporal enforces it on the index task queue), so adding workers
+	// never multiplies the load on the chain's endpoints. 0 = no cap.
+	BlocksPerSecond float64 `mapstructure:"blocks_per_second"`
 }
 
 // Defaults sets the top-level defaults on v.
@@ -441,6 +445,9 @@ func (ch Chain) validate(prefix, id string) []error {
 	}
 	if ch.Index.ActivityTimeout <= 0 {
 		bad(".index.activity_timeout", "must be positive")
+	}
+	if ch.Index.BlocksPerSecond < 0 {
+		bad(".index.blocks_per_second", "must not be negative (0 = no cap)")
 	}
 	if ch.Index.WorkerConcurrency < 1 {
 		bad(".index.worker_concurrency", "must be at least 1")

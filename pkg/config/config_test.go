@@ -78,6 +78,7 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"bad chain id", "chains:\n  bad!id:\n    endpoints:\n      a: http://x/\n", "chains.bad!id"},
 		{"no chain", "log:\n  level: info\n", "chains"},
 		{"negative rate", minimal + "    scheduler:\n      rate_limit: -1\n", "chains.eth.scheduler.rate_limit"},
+		{"negative shared block rate", minimal + "    index:\n      blocks_per_second: -2\n", "chains.eth.index.blocks_per_second"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

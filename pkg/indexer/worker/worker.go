@@ -120,6 +120,9 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 		admin := worker.New(tc, temporal.AdminQueue(id), worker.Options{})
 		index := worker.New(tc, temporal.IndexQueue(id), worker.Options{
 			MaxConcurrentActivityExecutionSize: ch.Index.WorkerConcurrency,
+			// Enforced by the server over every worker of the queue: one
+			// shared budget for the chain's endpoints.
+			TaskQueueActivitiesPerSecond: ch.Index.BlocksPerSecond,
 		})
 		for _, w := range []worker.Worker{admin, index} {
 			Register(w, wfs, acts)
