@@ -43,6 +43,11 @@ type EthereumConfig struct {
 	// BatchSize caps the calls sent in one JSON-RPC batch (the per-receipt
 	// fallback); providers reject large batches. Default 100.
 	BatchSize int
+	// MaxResponseBytes caps one answer: a node (or a proxy in front of it)
+	// that streams an endless or absurd body is refused with a malformed
+	// error instead of exhausting memory. Default 256 MiB, far above any
+	// real block with receipts.
+	MaxResponseBytes int64
 }
 
 func (c *EthereumConfig) setDefaults() {
@@ -66,6 +71,9 @@ func (c *EthereumConfig) setDefaults() {
 	}
 	if c.BatchSize <= 0 {
 		c.BatchSize = 100
+	}
+	if c.MaxResponseBytes <= 0 {
+		c.MaxResponseBytes = 256 << 20
 	}
 }
 
@@ -115,7 +123,9 @@ func NewEthereum(ctx context.Context, cfg EthereumConfig, logger *zap.Logger, m 
 		// Workers fetch in parallel from one endpoint; the default of 2
 		// idle connections per host would churn TCP/TLS handshakes.
 		tr.MaxIdleConnsPerHost = 64
-		opts = append(opts, gethrpc.WithHTTPClient(&http.Client{Transport: tr}))
+		opts = append(opts, gethrpc.WithHTTPClient(&http.Client{Transport: limitedTransport{tr, cfg.MaxResponseBytes}}))
+	} else {
+		opts = append(opts, gethrpc.WithWebsocketMessageSizeLimit(cfg.MaxResponseBytes))
 	}
 	c, err := gethrpc.DialOptions(ctx, cfg.URL, opts...)
 	if err != nil {
@@ -443,6 +453,8 @@ func (e *Ethereum) classify(ctx context.Context, err error) failure {
 		f.malformed = "result"
 	case errors.Is(err, gethrpc.ErrMissingBatchResponse):
 		f.malformed = "batch"
+	case errors.Is(err, ErrResponseTooLarge):
+		f.malformed = "response size"
 	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
 		f.malformed = "response"
 	case errors.Is(err, gethrpc.ErrClientQuit):
@@ -559,4 +571,40 @@ func (r *redactor) clean(s string) string {
 		s = strings.ReplaceAll(s, sec, redacted)
 	}
 	return s
+}
+
+// ErrResponseTooLarge is the read error of an answer longer than
+// EthereumConfig.MaxResponseBytes; it surfaces as a *MalformedError.
+var ErrResponseTooLarge = errors.New("response larger than the configured limit")
+
+// limitedTransport cuts every response body at max bytes.
+type limitedTransport struct {
+	next http.RoundTripper
+	max  int64
+}
+
+func (t limitedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &limitedBody{ReadCloser: resp.Body, left: t.max}
+	return resp, nil
+}
+
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, ErrResponseTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }

@@ -1,12 +1,14 @@
 package rpc_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -605,4 +607,26 @@ func TestConfigRequiresEndpointName(t *testing.T) {
 	_, err := rpc.NewEthereum(t.Context(), rpc.EthereumConfig{URL: "http://127.0.0.1:1/secretkey123"}, nil, nil)
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "secretkey123")
+}
+
+// An answer longer than MaxResponseBytes is refused as malformed, once: it
+// is not retried as if the node were briefly unwell, and nothing is decoded.
+func TestOversizedResponseIsMalformed(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"number":"0x1","extraData":"0x`))
+		_, _ = w.Write(bytes.Repeat([]byte("ab"), 64<<10))
+		_, _ = w.Write([]byte(`"}}`))
+	}))
+	defer srv.Close()
+	cfg := fastConfig(srv.URL)
+	cfg.MaxResponseBytes = 32 << 10
+	c := newClient(t, cfg, nil)
+	_, err := c.BlockByHeight(t.Context(), 1)
+	var mal *rpc.MalformedError
+	require.ErrorAs(t, err, &mal)
+	assert.Equal(t, "response size", mal.Field)
+	assert.Equal(t, int32(1), calls.Load())
 }
