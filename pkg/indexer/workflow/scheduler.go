@@ -13,6 +13,14 @@ import (
 // of its started heights are done, when the in-flight window is full.
 const windowPoll = 2 * time.Second
 
+// maxDrain bounds how long a scheduler that has started everything waits
+// for its in-flight heights before it finishes anyway.
+const maxDrain = 10 * time.Minute
+
+// drainChange versions the wait for in-flight heights added at the end of a
+// scheduler, so that runs recorded before it still replay.
+const drainChange = "scheduler-drain"
+
 // Scheduler catches a chain up over a large backlog. It walks its ranges
 // from the newest height down, which serves the seed's buckets in order
 // (High, then Medium, Low, UltraLow; newest first within each), starting
@@ -120,6 +128,15 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 		s.take(batch, level)
 		s.nextBatch = s.nextBatch.Add(interval)
 	}
+	// Keep owning the range until the started heights are indexed. The last
+	// batches are the oldest heights, so until they land the watermark stays
+	// low, and a HeadScan seeing the backlog with no scheduler running would
+	// start another over the whole range again.
+	if workflow.GetVersion(ctx, drainChange, workflow.DefaultVersion, 1) == 1 {
+		if err := s.drain(ctx, lctx); err != nil {
+			return types.SchedulerResult{}, err
+		}
+	}
 	// Wait out the last interval too, so that a next scheduler (or the next
 	// run) never starts two batches closer than the rate allows.
 	if err := s.waitForRate(ctx); err != nil {
@@ -199,27 +216,9 @@ func (s *schedulerRun) waitForRate(ctx workflow.Context) error {
 func (s *schedulerRun) waitForWindow(ctx, lctx workflow.Context, n uint64) error {
 	limit := uint64(s.opts.Chain.Scheduler.MaxInFlight)
 	for s.state.InFlight+n > limit {
-		var indexed []uint64
-		err := workflow.ExecuteLocalActivity(lctx, a.CountIndexed, types.CountIndexedInput{
-			ChainID: s.chainID, Ranges: s.state.Pending,
-		}).Get(lctx, &indexed)
-		if err != nil {
+		if err := s.refreshInFlight(lctx); err != nil {
 			return err
 		}
-		var still []types.HeightRange
-		s.state.InFlight = 0
-		for i, r := range s.state.Pending {
-			done := uint64(0)
-			if i < len(indexed) {
-				done = min(indexed[i], r.Len())
-			}
-			if done == r.Len() {
-				continue
-			}
-			still = append(still, r)
-			s.state.InFlight += r.Len() - done
-		}
-		s.state.Pending = still
 		if s.state.InFlight+n <= limit {
 			return nil
 		}
@@ -227,6 +226,55 @@ func (s *schedulerRun) waitForWindow(ctx, lctx workflow.Context, n uint64) error
 			return err
 		}
 	}
+	return nil
+}
+
+// drain waits, at most maxDrain, until every started height is indexed.
+func (s *schedulerRun) drain(ctx, lctx workflow.Context) error {
+	deadline := workflow.Now(ctx).Add(maxDrain)
+	for len(s.state.Pending) > 0 {
+		if err := s.refreshInFlight(lctx); err != nil {
+			return err
+		}
+		if len(s.state.Pending) == 0 {
+			return nil
+		}
+		if !workflow.Now(ctx).Before(deadline) {
+			workflow.GetLogger(ctx).Warn("scheduler finishing with heights still in flight",
+				"chain_id", s.chainID, "in_flight", s.state.InFlight, "waited", maxDrain)
+			return nil
+		}
+		if err := workflow.Sleep(ctx, windowPoll); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refreshInFlight asks the database which pending heights are indexed and
+// drops the finished batches from the window.
+func (s *schedulerRun) refreshInFlight(lctx workflow.Context) error {
+	var indexed []uint64
+	err := workflow.ExecuteLocalActivity(lctx, a.CountIndexed, types.CountIndexedInput{
+		ChainID: s.chainID, Ranges: s.state.Pending,
+	}).Get(lctx, &indexed)
+	if err != nil {
+		return err
+	}
+	var still []types.HeightRange
+	s.state.InFlight = 0
+	for i, r := range s.state.Pending {
+		done := uint64(0)
+		if i < len(indexed) {
+			done = min(indexed[i], r.Len())
+		}
+		if done == r.Len() {
+			continue
+		}
+		still = append(still, r)
+		s.state.InFlight += r.Len() - done
+	}
+	s.state.Pending = still
 	return nil
 }
 
