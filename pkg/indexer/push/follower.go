@@ -121,7 +121,7 @@ func New(cfg Config) (*Follower, error) {
 
 // Status returns the highest height push has delivered (indexed, found
 // indexed, or failed and so left to pull) and whether push is healthy:
-// subscribed, and a head delivered within StallAfter.
+// subscribed, and a head delivered on this subscription within StallAfter.
 func (f *Follower) Status() (latest uint64, healthy bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -330,6 +330,11 @@ func (f *Follower) updateHealth() {
 func (f *Follower) setSubscribed(ok bool) {
 	f.mu.Lock()
 	f.subscribed = ok
+	if !ok {
+		// A renewed subscription is unproven until it delivers a head;
+		// until then pull covers everything.
+		f.delivered = false
+	}
 	f.mu.Unlock()
 	f.updateHealth()
 }
