@@ -48,7 +48,7 @@ var nonIdent = regexp.MustCompile(`[^A-Za-z0-9_]+`)
 // testConfig names a database after the test.
 func testConfig(t *testing.T) Config {
 	db := "t_" + strings.ToLower(nonIdent.ReplaceAllString(t.Name(), "_"))
-	return Config{Addr: testCH.Addr, Database: db, QueryTimeout: 20 * time.Second}
+	return Config{Addr: testCH.Addr, Database: db, QueryTimeout: time.Minute}
 }
 
 // openTest opens a migrated store on a database of its own. The server's

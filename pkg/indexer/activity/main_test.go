@@ -44,7 +44,7 @@ func newActivities(t *testing.T, chainID string, start uint64) (*activity.Activi
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	db := "a_" + strings.ToLower(strings.NewReplacer("/", "_", "-", "_").Replace(t.Name()))
-	store, err := storage.Open(ctx, storage.Config{Addr: clickhouse.Addr, Database: db, QueryTimeout: 20 * time.Second}, zap.NewNop())
+	store, err := storage.Open(ctx, storage.Config{Addr: clickhouse.Addr, Database: db, QueryTimeout: time.Minute}, zap.NewNop())
 	require.NoError(t, err)
 	require.NoError(t, store.Migrate(ctx))
 	t.Cleanup(func() { store.Close() })
