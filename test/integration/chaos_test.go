@@ -101,7 +101,7 @@ func TestServerRestartsMidRunConverge(t *testing.T) {
 	runWorker(t, cfg)
 
 	storedAtLeast := func(n uint64) {
-		waitFor(t, 2*time.Minute, fmt.Sprintf("%d blocks stored", n), func() (bool, string) {
+		waitFor(t, 5*time.Minute, fmt.Sprintf("%d blocks stored", n), func() (bool, string) {
 			got, _, _, err := store.CountRows(context.Background(), chainID)
 			if err != nil {
 				return false, err.Error()

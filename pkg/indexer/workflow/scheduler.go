@@ -117,9 +117,9 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 			return types.SchedulerResult{}, err
 		}
 		var r types.StartIndexResult
-		err := workflow.ExecuteLocalActivity(lctx, a.StartIndex, types.StartIndexInput{
+		err := s.untilDone(ctx, lctx, &r, a.StartIndex, types.StartIndexInput{
 			ChainID: s.chainID, Heights: descending(batch), Level: level, SkipIndexed: true,
-		}).Get(lctx, &r)
+		})
 		if err != nil {
 			return types.SchedulerResult{}, err
 		}
@@ -255,9 +255,9 @@ func (s *schedulerRun) drain(ctx, lctx workflow.Context) error {
 // drops the finished batches from the window.
 func (s *schedulerRun) refreshInFlight(lctx workflow.Context) error {
 	var indexed []uint64
-	err := workflow.ExecuteLocalActivity(lctx, a.CountIndexed, types.CountIndexedInput{
+	err := s.untilDone(lctx, lctx, &indexed, a.CountIndexed, types.CountIndexedInput{
 		ChainID: s.chainID, Ranges: s.state.Pending,
-	}).Get(lctx, &indexed)
+	})
 	if err != nil {
 		return err
 	}
@@ -316,6 +316,26 @@ func descending(r types.HeightRange) []uint64 {
 		out = append(out, h)
 		if h == r.From {
 			return out
+		}
+	}
+}
+
+// outageRetry is the pause before a scheduler retries a local activity that
+// used up its own attempts (the database or Temporal was down for a while).
+const outageRetry = 5 * time.Second
+
+// untilDone runs a local activity until it succeeds: an outage of the
+// database or the frontend pauses the catch-up instead of failing it, and
+// since a batch leaves `remaining` only once started, nothing is skipped.
+func (s *schedulerRun) untilDone(ctx, lctx workflow.Context, out any, fn any, arg any) error {
+	for {
+		err := workflow.ExecuteLocalActivity(lctx, fn, arg).Get(lctx, out)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		workflow.GetLogger(ctx).Warn("scheduler step failed; retrying", "chain_id", s.chainID, "error", err)
+		if err := workflow.Sleep(ctx, outageRetry); err != nil {
+			return err
 		}
 	}
 }
