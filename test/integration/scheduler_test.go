@@ -179,6 +179,27 @@ func catchupConfig(chainID, url string, threshold int, rate float64, maxInFlight
 	return cfg
 }
 
+// catchUpTimeout bounds a catch-up. On 2 shared cores the stack indexed
+// 9–17 heights/s with -race (13–28 without), so the backlogs here take
+// 1–3 min; the rest is room for a loaded machine and for the index
+// worker's pollers idling on the sticky queue (a stale sticky backlog hint
+// parks both SDK pollers there until the long poll expires, up to a
+// minute; waitCaughtUp logs it).
+const catchUpTimeout = 6 * time.Minute
+
+// deleteSchedulesAtEnd removes the chain's Schedules when the test ends, so
+// that its HeadScan and GapScan stop firing on the shared server.
+func deleteSchedulesAtEnd(t *testing.T, tc client.Client, chainID string) {
+	t.Helper()
+	t.Cleanup(func() {
+		for _, id := range []string{temporal.HeadScanScheduleID(chainID), temporal.GapScanScheduleID(chainID)} {
+			if err := tc.ScheduleClient().GetHandle(context.Background(), id).Delete(context.Background()); err != nil {
+				t.Logf("delete schedule %s: %v", id, err)
+			}
+		}
+	})
+}
+
 // continueAsNewAfter is the scheduler's run length in the tests.
 const continueAsNewAfter = 500
 
@@ -268,6 +289,7 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 	opts := temporal.NewOptions(chainID, cfg.Chains[chainID])
 	began := time.Now()
 	runWorker(t, cfg)
+	deleteSchedulesAtEnd(t, tc, chainID)
 
 	// The progress query answers mid-run, for the whole backlog.
 	var mid types.SchedulerProgress
@@ -300,7 +322,7 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	require.True(t, errors.As(err, &already), "second scheduler start: got %v", err)
 
-	waitCaughtUp(t, store, tc, chainID, head, 4*time.Minute)
+	waitCaughtUp(t, store, tc, chainID, head, catchUpTimeout)
 	elapsed := time.Since(began)
 	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
 
@@ -352,6 +374,7 @@ func TestSchedulerLeavesLiveBlocksToHeadScan(t *testing.T) {
 	ch.GapScan.Interval = time.Hour
 	cfg.Chains[chainID] = ch
 	runWorker(t, cfg)
+	deleteSchedulesAtEnd(t, tc, chainID)
 	var p types.SchedulerProgress
 	waitFor(t, time.Minute, "scheduler running", func() (bool, string) {
 		var ok bool
@@ -408,7 +431,7 @@ func TestSchedulerLeavesLiveBlocksToHeadScan(t *testing.T) {
 	}
 
 	head := newHeights[live-1]
-	waitCaughtUp(t, store, tc, chainID, head, 4*time.Minute)
+	waitCaughtUp(t, store, tc, chainID, head, catchUpTimeout)
 	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
 	waitFor(t, time.Minute, "scheduler finished", func() (bool, string) {
 		s := schedulerStatus(t, tc, chainID)
