@@ -200,15 +200,7 @@ func (p *faultyProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // answers, the chain still converges exactly, and the errors are counted.
 func TestFaultyNodeConverges(t *testing.T) {
 	const chainID = "it-chaos-proxy"
-	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
-	require.NoError(t, err)
-	t.Cleanup(node.Stop)
-	makeTraffic(t, node.HTTPURL, localstack.AnvilDefaultKey, 30)
-	gen, err := loadgen.New(context.Background(), node.HTTPURL, zap.NewNop(), loadgen.Config{PrivateKey: localstack.AnvilDefaultKey})
-	require.NoError(t, err)
-	require.NoError(t, gen.MineEmpty(context.Background(), 300))
-	gen.Close()
-	head := nodeHead(t, node.HTTPURL)
+	node, head := catchupBacklog(t, chainID, 300)
 
 	proxy := &faultyProxy{target: node.HTTPURL, errorRate: 0.10, maxLatency: 2 * time.Second, badRate: 0.03,
 		rng: rand.New(rand.NewPCG(1, 2))}

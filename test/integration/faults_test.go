@@ -19,11 +19,9 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.uber.org/zap"
 	"gopkg.in/yaml.v3"
 
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
-	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -73,15 +71,7 @@ func writeConfig(t *testing.T, chainID, rpcURL, metricsListen string, extra map[
 // height and duplicates none.
 func TestWorkerSIGKILLLosesNothing(t *testing.T) {
 	const chainID = "it-kill"
-	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
-	require.NoError(t, err)
-	t.Cleanup(node.Stop)
-	makeTraffic(t, node.HTTPURL, localstack.AnvilDefaultKey, 20)
-	gen, err := loadgen.New(context.Background(), node.HTTPURL, zap.NewNop(), loadgen.Config{PrivateKey: localstack.AnvilDefaultKey})
-	require.NoError(t, err)
-	require.NoError(t, gen.MineEmpty(context.Background(), 600))
-	gen.Close()
-	head := nodeHead(t, node.HTTPURL)
+	node, head := catchupBacklog(t, chainID, 600)
 
 	bin := buildIndexer(t)
 	port, err := localstack.FreePort()
