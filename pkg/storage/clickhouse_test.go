@@ -10,8 +10,9 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/stretchr/testify/require"
-	"github.com/tideline-dev/tideline/pkg/chain"
 	"go.uber.org/zap/zaptest"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
 func TestConfigValidateNamesKey(t *testing.T) {

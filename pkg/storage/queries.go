@@ -205,3 +205,14 @@ type appliedMigrationsQuery struct{}
 func (appliedMigrationsQuery) toSQL() (string, []any) {
 	return "SELECT version, any(name), any(checksum) FROM schema_migrations GROUP BY version ORDER BY version", nil
 }
+
+// rangeCountQuery counts the distinct indexed heights of one range.
+type rangeCountQuery struct {
+	chainID  string
+	from, to uint64
+}
+
+func (q rangeCountQuery) toSQL() (string, []any) {
+	return "SELECT uniqExact(number) FROM indexed_heights WHERE chain_id = ? AND number BETWEEN ? AND ?",
+		[]any{q.chainID, q.from, q.to}
+}

@@ -6,8 +6,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tideline-dev/tideline/pkg/chain"
 	"go.uber.org/zap/zaptest"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
 // openFresh is openTest on a database new to this run, so the tests also

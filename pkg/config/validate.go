@@ -1,0 +1,172 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+)
+
+// KeyError is a configuration value that is not acceptable.
+type KeyError struct {
+	Key    string
+	Reason string
+}
+
+func (e *KeyError) Error() string { return fmt.Sprintf("config: %s: %s", e.Key, e.Reason) }
+
+// Validate checks every value; the first problem of each key is reported.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &KeyError{Key: key, Reason: fmt.Sprintf(format, args...)})
+	}
+	switch c.Log.Format {
+	case "json", "console":
+	default:
+		bad("log.format", "%q is not json or console", c.Log.Format)
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "%q is not debug, info, warn or error", c.Log.Level)
+	}
+	if c.Metrics.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
+			bad("metrics.listen", "%q is not host:port", c.Metrics.Listen)
+		}
+	}
+	if _, _, err := net.SplitHostPort(c.Temporal.HostPort); err != nil {
+		bad("temporal.host_port", "%q is not host:port", c.Temporal.HostPort)
+	}
+	if c.Temporal.Namespace == "" {
+		bad("temporal.namespace", "must not be empty")
+	}
+	if _, _, err := net.SplitHostPort(c.ClickHouse.Addr); err != nil {
+		bad("clickhouse.addr", "%q is not host:port", c.ClickHouse.Addr)
+	}
+	if c.ClickHouse.Database == "" {
+		bad("clickhouse.database", "must not be empty")
+	}
+	if c.ClickHouse.DialTimeout <= 0 {
+		bad("clickhouse.dial_timeout", "must be positive")
+	}
+	if c.ClickHouse.QueryTimeout <= 0 {
+		bad("clickhouse.query_timeout", "must be positive")
+	}
+	if len(c.Chains) == 0 {
+		bad("chains", "no chain configured")
+	}
+	for _, id := range c.ChainIDs() {
+		errs = append(errs, c.Chains[id].validate("chains."+id, id)...)
+	}
+	return errors.Join(errs...)
+}
+
+func (ch Chain) validate(prefix, id string) []error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &KeyError{Key: prefix + key, Reason: fmt.Sprintf(format, args...)})
+	}
+	// The ID goes into task queue names, workflow IDs and table rows.
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			bad("", "chain ID %q may hold only a-z, 0-9, '-' and '_'", id)
+			break
+		}
+	}
+	if ch.Type != ChainTypeEthereum {
+		bad(".type", "unknown chain type %q (supported: %s)", ch.Type, ChainTypeEthereum)
+	}
+	if ch.BlockTime <= 0 {
+		bad(".block_time", "must be positive")
+	}
+	if ch.ConfirmationDepth < 0 {
+		bad(".confirmation_depth", "must not be negative (0 = no reorganisation check)")
+	}
+	if len(ch.Endpoints) == 0 {
+		bad(".endpoints", "no endpoint configured")
+	}
+	for name, raw := range ch.Endpoints {
+		u, err := url.Parse(raw)
+		// The URL itself may hold an API key: never echo it.
+		if err != nil || u.Host == "" {
+			bad(".endpoints."+name, "not a valid URL")
+			continue
+		}
+		switch u.Scheme {
+		case "http", "https", "ws", "wss":
+		default:
+			bad(".endpoints."+name, "scheme %q is not http, https, ws or wss", u.Scheme)
+		}
+	}
+	if ch.RPC.Timeout <= 0 {
+		bad(".rpc.timeout", "must be positive")
+	}
+	if ch.RPC.MaxAttempts < 1 {
+		bad(".rpc.max_attempts", "must be at least 1")
+	}
+	if ch.RPC.BackoffInitial <= 0 || ch.RPC.BackoffMax < ch.RPC.BackoffInitial {
+		bad(".rpc.backoff_initial", "must be positive and not above rpc.backoff_max")
+	}
+	if ch.RPC.RateLimit < 0 {
+		bad(".rpc.rate_limit", "must not be negative (0 = unlimited)")
+	}
+	if ch.RPC.Burst < 1 {
+		bad(".rpc.burst", "must be at least 1")
+	}
+	if ch.HeadScan.Interval < time.Second {
+		bad(".headscan.interval", "must be at least 1s")
+	}
+	if ch.HeadScan.CatchupThreshold < 1 {
+		bad(".headscan.catchup_threshold", "must be at least 1")
+	}
+	if ch.HeadScan.BatchSize < 1 {
+		bad(".headscan.batch_size", "must be at least 1")
+	}
+	if ch.Scheduler.RateLimit <= 0 {
+		bad(".scheduler.rate_limit", "must be positive")
+	}
+	if ch.Scheduler.BatchSize < 1 {
+		bad(".scheduler.batch_size", "must be at least 1")
+	}
+	if ch.Scheduler.MaxInFlight < ch.Scheduler.BatchSize {
+		bad(".scheduler.max_in_flight", "must be at least scheduler.batch_size")
+	}
+	if ch.Scheduler.ContinueAsNewAfter < ch.Scheduler.BatchSize {
+		bad(".scheduler.continue_as_new_after", "must be at least scheduler.batch_size")
+	}
+	if ch.GapScan.Interval < time.Second {
+		bad(".gapscan.interval", "must be at least 1s")
+	}
+	if ch.Index.ActivityTimeout <= 0 {
+		bad(".index.activity_timeout", "must be positive")
+	}
+	if ch.Index.BlocksPerSecond < 0 {
+		bad(".index.blocks_per_second", "must not be negative (0 = no cap)")
+	}
+	if ch.Index.WorkerConcurrency < 1 {
+		bad(".index.worker_concurrency", "must be at least 1")
+	}
+	if ch.Push.Endpoint != "" {
+		raw, ok := ch.Endpoints[ch.Push.Endpoint]
+		if !ok {
+			names := make([]string, 0, len(ch.Endpoints))
+			for name := range ch.Endpoints {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			bad(".push.endpoint", "%q is not one of endpoints (%s)", ch.Push.Endpoint, strings.Join(names, ", "))
+		} else if u, err := url.Parse(raw); err == nil && u.Host != "" && u.Scheme != "ws" && u.Scheme != "wss" {
+			// An invalid URL is reported under endpoints already.
+			bad(".push.endpoint", "endpoint %q is %s://; push needs a ws:// or wss:// endpoint", ch.Push.Endpoint, u.Scheme)
+		}
+	}
+	if ch.Push.StallAfter < 0 {
+		bad(".push.stall_after", "must not be negative (0 = three block times)")
+	}
+	return errs
+}
