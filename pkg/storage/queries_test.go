@@ -74,11 +74,16 @@ func TestStatementsToSQL(t *testing.T) {
 			args: []any{"1", uint64(3), uint64(7)},
 		},
 		{
-			name: "canonical positions",
-			stmt: canonicalPositionsQuery{tableLogs, "log_index", "1", 5},
-			sql: "SELECT log_index, argMax(block_hash, version) FROM logs WHERE chain_id = ? AND block_number = ?" +
-				" GROUP BY log_index HAVING argMax(is_canonical, version) = 1 ORDER BY log_index",
-			args: []any{"1", uint64(5)},
+			name: "canonical positions of transactions and logs in one query",
+			stmt: canonicalPositionsQuery{"1", 5, 1004},
+			sql: "SELECT 0, block_number, tx_index, argMax(block_hash, version) FROM transactions" +
+				" WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
+				" GROUP BY block_number, tx_index HAVING argMax(is_canonical, version) = 1" +
+				" UNION ALL" +
+				" SELECT 1, block_number, log_index, argMax(block_hash, version) FROM logs" +
+				" WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
+				" GROUP BY block_number, log_index HAVING argMax(is_canonical, version) = 1",
+			args: []any{"1", uint64(5), uint64(1004), "1", uint64(5), uint64(1004)},
 		},
 		{
 			name: "rewrite transactions names is_canonical",
@@ -174,7 +179,7 @@ func TestNoFeaturesMissingFrom1816(t *testing.T) {
 		insertStmt{tableBlocks, blockColumns}, indexedCountQuery{}, lastIndexedQuery{},
 		chunkCountsQuery{}, indexedNumbersQuery{}, blockHashesQuery{}, countFinalQuery{tableBlocks, ""},
 		loadStateQuery{}, databaseExistsQuery{}, createSchemaMigrationsStmt{}, appliedMigrationsQuery{},
-		storedBlocksQuery{}, canonicalPositionsQuery{tableLogs, "log_index", "", 0}, columnExistsQuery{},
+		storedBlocksQuery{}, canonicalPositionsQuery{}, columnExistsQuery{}, serverVersionQuery{},
 		insertStmt{tableLogs, logRewriteColumns},
 	} {
 		sql, _ := s.toSQL()
