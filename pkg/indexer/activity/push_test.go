@@ -40,7 +40,7 @@ func newPushActivities(t *testing.T, head uint64) (*activity.Activities, *fakeCh
 	ch.ConfirmationDepth = 0
 	ch.Push = config.Push{Endpoint: "ws", LagThreshold: 2}
 	acts := &activity.Activities{
-		Chains:  map[string]activity.Chain{chainID: {RPC: node, Options: temporal.NewOptions(chainID, ch)}},
+		Chains:  map[string]activity.Chain{chainID: activity.NewChain(node, temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch)},
 		Store:   store,
 		Metrics: metrics.New(prometheus.NewRegistry()),
 		Log:     zap.NewNop(),

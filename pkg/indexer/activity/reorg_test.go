@@ -138,7 +138,7 @@ func newReorgFixture(t *testing.T, depth int) *reorgFixture {
 	ch.ConfirmationDepth = depth
 	node := &fakeChain{calls: map[string]int{}}
 	acts := &activity.Activities{
-		Chains:  map[string]activity.Chain{chainID: {RPC: node, Options: temporal.NewOptions(chainID, ch)}},
+		Chains:  map[string]activity.Chain{chainID: activity.NewChain(node, temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch)},
 		Store:   store,
 		Metrics: metrics.New(prometheus.NewRegistry()),
 		Log:     zap.New(core),
