@@ -7,20 +7,23 @@ import (
 	"go.temporal.io/sdk/client"
 	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/tideline-dev/tideline/pkg/config"
 )
 
-// Options builds every workflow, activity and start option of one chain from
-// its config, so no workflow file holds an options literal.
+// Options builds every workflow, activity and start option of one chain, so
+// no workflow file holds an options literal. It holds what Temporal needs
+// to know of the chain and nothing else: the chain's settings reach
+// workflows and activities apart (pkg/indexer/workflow.Settings,
+// pkg/indexer/activity.Chain). Built once per chain by the worker.
 type Options struct {
 	ChainID string
-	Chain   config.Chain
+	// IndexTimeout is the start-to-close timeout of one IndexBlock
+	// activity (index.activity_timeout).
+	IndexTimeout time.Duration
 }
 
 // NewOptions returns the option builder of one chain.
-func NewOptions(chainID string, ch config.Chain) Options {
-	return Options{ChainID: chainID, Chain: ch}
+func NewOptions(chainID string, indexTimeout time.Duration) Options {
+	return Options{ChainID: chainID, IndexTimeout: indexTimeout}
 }
 
 // LocalActivity is for the fast calls a scan makes (head, watermark, starts):
@@ -58,7 +61,7 @@ func (o Options) AdminActivity() workflow.ActivityOptions {
 func (o Options) IndexActivity() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		TaskQueue:           IndexQueue(o.ChainID),
-		StartToCloseTimeout: o.Chain.Index.ActivityTimeout,
+		StartToCloseTimeout: o.IndexTimeout,
 		RetryPolicy: &sdktemporal.RetryPolicy{
 			InitialInterval:    time.Second,
 			BackoffCoefficient: 2,

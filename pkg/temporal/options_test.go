@@ -2,16 +2,16 @@ package temporal_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 func TestIndexBlockStart(t *testing.T) {
-	o := temporal.NewOptions("eth", config.DefaultChain())
+	o := temporal.NewOptions("eth", time.Minute)
 	for key := 1; key <= 5; key++ {
 		so := o.IndexBlockStart(42, key)
 		require.Equal(t, "eth:index:42", so.ID)
@@ -22,7 +22,7 @@ func TestIndexBlockStart(t *testing.T) {
 }
 
 func TestSchedulerStartRefusesSecond(t *testing.T) {
-	so := temporal.NewOptions("eth", config.DefaultChain()).SchedulerStart()
+	so := temporal.NewOptions("eth", time.Minute).SchedulerStart()
 	require.Equal(t, "eth:scheduler", so.ID)
 	require.Equal(t, "admin:eth", so.TaskQueue)
 	require.Equal(t, enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL, so.WorkflowIDConflictPolicy)
@@ -30,9 +30,16 @@ func TestSchedulerStartRefusesSecond(t *testing.T) {
 }
 
 func TestLocalActivityOptionsMatchSeed(t *testing.T) {
-	lo := temporal.NewOptions("eth", config.DefaultChain()).LocalActivity()
+	lo := temporal.NewOptions("eth", time.Minute).LocalActivity()
 	require.Equal(t, "20s", lo.ScheduleToCloseTimeout.String())
 	require.Equal(t, int32(5), lo.RetryPolicy.MaximumAttempts)
 	require.Equal(t, "500ms", lo.RetryPolicy.InitialInterval.String())
 	require.Equal(t, "5s", lo.RetryPolicy.MaximumInterval.String())
+}
+
+func TestIndexActivityTakesTheTimeoutGiven(t *testing.T) {
+	ao := temporal.NewOptions("eth", 90*time.Second).IndexActivity()
+	require.Equal(t, 90*time.Second, ao.StartToCloseTimeout)
+	require.Equal(t, "index:eth", ao.TaskQueue)
+	require.Zero(t, ao.RetryPolicy.MaximumAttempts, "a height is never given up")
 }

@@ -66,7 +66,7 @@ func TestIndexesAnvilChainExactly(t *testing.T) {
 	require.Greater(t, logs, uint64(0), "the load generator's calls emit logs")
 
 	tc := temporalClient(t)
-	opts := temporal.NewOptions(chainID, chainConfig(chainID, node.HTTPURL).Chains[chainID])
+	opts := temporal.NewOptions(chainID, chainConfig(chainID, node.HTTPURL).Chains[chainID].Index.ActivityTimeout)
 	for _, h := range []uint64{0, head / 2, head} {
 		run, err := tc.ExecuteWorkflow(context.Background(), opts.IndexBlockStart(h, types.UltraHigh.PriorityKey()),
 			temporal.IndexBlockWorkflow, types.IndexBlockInput{ChainID: chainID, Height: h})

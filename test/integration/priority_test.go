@@ -127,7 +127,7 @@ func TestPriorityUltraHighServedBeforeUltraLow(t *testing.T) {
 	})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
-	opts := temporal.NewOptions(chainID, chainConfig(chainID, "http://127.0.0.1:1").Chains[chainID])
+	opts := temporal.NewOptions(chainID, chainConfig(chainID, "http://127.0.0.1:1").Chains[chainID].Index.ActivityTimeout)
 	queue := temporal.IndexQueue(chainID)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -3,8 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -16,6 +14,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/worker"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
@@ -68,22 +67,23 @@ type pushMetrics struct {
 // value reads 0.
 func readPushMetrics(t *testing.T, addr, chainID string) pushMetrics {
 	t.Helper()
-	var text string
-	if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		text = string(b)
+	g := testkit.Scrape(t, addr)
+	read := func(name string, labels ...string) float64 {
+		want := map[string]string{"chain_id": chainID}
+		for i := 0; i+1 < len(labels); i += 2 {
+			want[labels[i]] = labels[i+1]
+		}
+		return testkit.Sum(t, g, name, want)
 	}
-	c := fmt.Sprintf(`chain_id=%q`, chainID)
 	return pushMetrics{
-		DupPush:     metricValue(text, `duplicate_deliveries_total{`+c+`,source="push"}`),
-		DupPull:     metricValue(text, `duplicate_deliveries_total{`+c+`,source="pull"}`),
-		PushIndexed: metricValue(text, `push_blocks_indexed_total{`+c+`}`),
-		Indexed:     metricValue(text, `indexer_blocks_indexed_total{`+c+`}`),
-		Healthy:     metricValue(text, `push_healthy{`+c+`}`),
-		PushHead:    metricValue(text, `push_head_height{`+c+`}`),
-		FetchErrors: metricValue(text, `indexer_block_index_errors_total{`+c+`,stage="fetch"}`),
-		WriteErrors: metricValue(text, `indexer_block_index_errors_total{`+c+`,stage="write"}`),
+		DupPush:     read("duplicate_deliveries_total", "source", "push"),
+		DupPull:     read("duplicate_deliveries_total", "source", "pull"),
+		PushIndexed: read("push_blocks_indexed_total"),
+		Indexed:     read("indexer_blocks_indexed_total"),
+		Healthy:     read("push_healthy"),
+		PushHead:    read("push_head_height"),
+		FetchErrors: read("indexer_block_index_errors_total", "stage", "fetch"),
+		WriteErrors: read("indexer_block_index_errors_total", "stage", "write"),
 	}
 }
 

@@ -287,7 +287,7 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 	store := openStore(t)
 	tc := temporalClient(t)
 	cfg := catchupConfig(chainID, node.HTTPURL, 1000, 300, 500)
-	opts := temporal.NewOptions(chainID, cfg.Chains[chainID])
+	opts := temporal.NewOptions(chainID, cfg.Chains[chainID].Index.ActivityTimeout)
 	began := time.Now()
 	runWorker(t, cfg)
 	deleteSchedulesAtEnd(t, tc, chainID)

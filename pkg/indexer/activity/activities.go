@@ -5,23 +5,38 @@
 package activity
 
 import (
-	"fmt"
 	"sync"
 
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
-// Chain is what the activities need of one followed chain.
+// Chain is what the activities need of one followed chain: its client,
+// its Temporal options, and the settings the activities read.
 type Chain struct {
 	RPC         rpc.Client
 	Options     temporal.Options
 	StartHeight uint64
+	// ConfirmationDepth is how far below the head a write is checked for a
+	// reorganisation (0: never).
+	ConfirmationDepth int
+	// PushLagThreshold is push.lag_threshold (see types.PushStatus).
+	PushLagThreshold uint64
+}
+
+// NewChain is the Chain of a configured chain, with its Temporal options
+// (built once by the worker).
+func NewChain(client rpc.Client, o temporal.Options, ch config.Chain) Chain {
+	return Chain{
+		RPC: client, Options: o, StartHeight: ch.StartHeight,
+		ConfirmationDepth: ch.ConfirmationDepth, PushLagThreshold: ch.Push.LagThreshold,
+	}
 }
 
 // Activities is the set of the indexer's activities.
@@ -41,17 +56,10 @@ type Activities struct {
 	turns     *heightTurns
 }
 
-// ErrUnknownChain is returned for a chain ID this worker is not configured for.
-type ErrUnknownChain struct{ ChainID string }
-
-func (e *ErrUnknownChain) Error() string {
-	return fmt.Sprintf("chain %q is not configured on this worker", e.ChainID)
-}
-
 func (a *Activities) chain(chainID string) (Chain, error) {
 	c, ok := a.Chains[chainID]
 	if !ok {
-		return Chain{}, &ErrUnknownChain{ChainID: chainID}
+		return Chain{}, UnknownChain(chainID)
 	}
 	return c, nil
 }

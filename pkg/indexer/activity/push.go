@@ -34,7 +34,7 @@ func (a *Activities) PushStatus(ctx context.Context, chainID string) (types.Push
 		Enabled:      true,
 		Healthy:      healthy,
 		Latest:       latest,
-		LagThreshold: c.Options.Chain.Push.LagThreshold,
+		LagThreshold: c.PushLagThreshold,
 	}, nil
 }
 

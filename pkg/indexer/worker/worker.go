@@ -82,7 +82,7 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 		Log:      log,
 		Push:     map[string]activity.PushSource{},
 	}
-	wfs := &workflow.Workflows{Chains: map[string]temporal.Options{}}
+	wfs := &workflow.Workflows{Chains: map[string]workflow.Chain{}}
 	var followers []*push.Follower
 	for _, id := range cfg.ChainIDs() {
 		ch := cfg.Chains[id]
@@ -91,9 +91,9 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 			return err
 		}
 		defer client.Close()
-		o := temporal.NewOptions(id, ch)
-		acts.Chains[id] = activity.Chain{RPC: client, Options: o, StartHeight: ch.StartHeight}
-		wfs.Chains[id] = o
+		o := temporal.NewOptions(id, ch.Index.ActivityTimeout)
+		acts.Chains[id] = activity.NewChain(client, o, ch)
+		wfs.Chains[id] = workflow.NewChain(o, ch)
 		if !ch.PushEnabled() {
 			continue
 		}
@@ -180,7 +180,7 @@ func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activit
 
 // EnsureSchedules keeps the chain's periodic workflows scheduled.
 func EnsureSchedules(ctx context.Context, c client.Client, chainID string, ch config.Chain) error {
-	timeout := temporal.NewOptions(chainID, ch).ScanTimeout()
+	timeout := temporal.NewOptions(chainID, ch.Index.ActivityTimeout).ScanTimeout()
 	for _, p := range []temporal.PeriodicWorkflow{{
 		ScheduleID: temporal.HeadScanScheduleID(chainID),
 		WorkflowID: temporal.HeadScanWorkflowID(chainID),

@@ -5,12 +5,17 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
-	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // maxGapHeights bounds how many missing heights one GapScan collects; the
 // rest is found by the next run.
 const maxGapHeights = 1_000_000
+
+// GapScan's activities, in call order (files in pkg/indexer/activity):
+// HeadHeight (heights.go) and Watermark (watermark.go) through openScan;
+// MissingRanges (heights.go); CheckScheduler (scheduler.go, admin queue);
+// PushStatus (push.go) through pushWindow; then StartScheduler
+// (scheduler.go, admin queue) or StartIndex (start.go) through startByAge.
 
 // GapScan runs from a Temporal Schedule (every minute by default). It finds
 // every missing height between the chain's start (or watermark) and the head,
@@ -20,25 +25,20 @@ const maxGapHeights = 1_000_000
 // as ranges. Heights that a running scheduler owns are left to it, and
 // those the push source is about to deliver to push (see pushWindow).
 func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.GapScanResult, error) {
-	o, err := w.options(in.ChainID)
+	c, err := w.chain(in.ChainID)
 	if err != nil {
 		return types.GapScanResult{}, err
 	}
 	log := workflow.GetLogger(ctx)
-	lctx := workflow.WithLocalActivityOptions(ctx, o.LocalActivity())
-	actx := workflow.WithActivityOptions(ctx, o.AdminActivity())
+	lctx := workflow.WithLocalActivityOptions(ctx, c.Options.LocalActivity())
+	actx := workflow.WithActivityOptions(ctx, c.Options.AdminActivity())
 	var res types.GapScanResult
-	if err := workflow.ExecuteLocalActivity(lctx, a.HeadHeight, in.ChainID).Get(lctx, &res.Head); err != nil {
+	open, err := openScan(lctx, c, in.ChainID)
+	res.Head = open.head
+	if err != nil {
 		return res, err
 	}
-	var wm types.WatermarkResult
-	if err := workflow.ExecuteLocalActivity(lctx, a.Watermark, in.ChainID).Get(lctx, &wm); err != nil {
-		return res, err
-	}
-	next := o.Chain.StartHeight
-	if wm.Found {
-		next = wm.Height + 1
-	}
+	next := open.next
 	if next > res.Head {
 		return res, nil
 	}
@@ -47,8 +47,8 @@ func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.
 	if err := workflow.ExecuteLocalActivity(lctx, a.MissingRanges, q).Get(lctx, &gaps); err != nil {
 		return res, err
 	}
-	var sched types.SchedulerStatus
-	if err := workflow.ExecuteActivity(actx, a.CheckScheduler, in.ChainID).Get(actx, &sched); err != nil {
+	sched, err := checkScheduler(actx, in.ChainID)
+	if err != nil {
 		return res, err
 	}
 	if sched.Running {
@@ -71,7 +71,7 @@ func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.
 	}
 	log.Info("gaps found", "chain_id", in.ChainID, "missing", res.Missing, "ranges", len(gaps),
 		"lowest", gaps[0].From, "highest", gaps[len(gaps)-1].To)
-	threshold := uint64(o.Chain.HeadScan.CatchupThreshold)
+	threshold := uint64(c.Settings.HeadScan.CatchupThreshold)
 	if res.Missing >= threshold && !sched.Running {
 		var started types.StartSchedulerResult
 		err := workflow.ExecuteActivity(actx, a.StartScheduler, types.SchedulerInput{
@@ -86,27 +86,6 @@ func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.
 		gaps = chain.Newest(gaps, threshold)
 		log.Info("scheduler running; starting the newest gaps directly", "chain_id", in.ChainID, "heights", threshold)
 	}
-	res.Started, err = startByAge(lctx, o, in.ChainID, res.Head, gaps)
+	res.Started, err = startByAge(lctx, c, in.ChainID, res.Head, gaps)
 	return res, err
-}
-
-// startByAge starts the heights of ranges newest first, each batch at the
-// priority its age gives.
-func startByAge(lctx workflow.Context, o temporal.Options, chainID string, head uint64, ranges []chain.HeightRange) (int, error) {
-	started := 0
-	for i := len(ranges) - 1; i >= 0; i-- {
-		r := ranges[i]
-		for _, sp := range types.LevelSpans(head, r.From, o.Chain.BlockTime) {
-			lo, hi := max(sp.Range.From, r.From), min(sp.Range.To, r.To)
-			if lo > hi {
-				continue
-			}
-			n, err := startInBatches(lctx, o, chainID, chain.HeightRange{From: lo, To: hi}.Descending(), sp.Level)
-			started += n
-			if err != nil {
-				return started, err
-			}
-		}
-	}
-	return started, nil
 }

@@ -5,8 +5,14 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
-	"github.com/tideline-dev/tideline/pkg/temporal"
 )
+
+// HeadScan's activities, in call order (files in pkg/indexer/activity):
+// HeadHeight (heights.go) and Watermark (watermark.go) through openScan;
+// CheckScheduler and StartScheduler (scheduler.go; regular activities on
+// the admin queue); MissingHeights (heights.go); PushStatus (push.go)
+// through leaveToPush; StartIndex (start.go) through startInBatches;
+// ReportScan (report.go). All but the two scheduler calls are local.
 
 // HeadScan runs every few seconds from a Temporal Schedule (overlap: skip).
 // It reads the head and the contiguous watermark and decides the mode:
@@ -22,12 +28,12 @@ import (
 // deliver are left to it; see leaveToPush. Push also wakes HeadScan early
 // through the Schedule's Trigger at each new head.
 func (w *Workflows) HeadScan(ctx workflow.Context, in types.HeadScanInput) (types.HeadScanResult, error) {
-	o, err := w.options(in.ChainID)
+	c, err := w.chain(in.ChainID)
 	if err != nil {
 		return types.HeadScanResult{}, err
 	}
-	lctx := workflow.WithLocalActivityOptions(ctx, o.LocalActivity())
-	res, err := headScan(ctx, lctx, o, in)
+	lctx := workflow.WithLocalActivityOptions(ctx, c.Options.LocalActivity())
+	res, err := headScan(ctx, lctx, c, in)
 	if err == nil && res.Mode != "" {
 		// Metrics only: a failure to report must not fail the scan.
 		_ = workflow.ExecuteLocalActivity(lctx, a.ReportScan, in.ChainID, res).Get(lctx, nil)
@@ -35,28 +41,22 @@ func (w *Workflows) HeadScan(ctx workflow.Context, in types.HeadScanInput) (type
 	return res, err
 }
 
-func headScan(ctx, lctx workflow.Context, o temporal.Options, in types.HeadScanInput) (types.HeadScanResult, error) {
+func headScan(ctx, lctx workflow.Context, c Chain, in types.HeadScanInput) (types.HeadScanResult, error) {
 	log := workflow.GetLogger(ctx)
-	actx := workflow.WithActivityOptions(ctx, o.AdminActivity())
+	actx := workflow.WithActivityOptions(ctx, c.Options.AdminActivity())
 	var res types.HeadScanResult
-	var err error
-	if err := workflow.ExecuteLocalActivity(lctx, a.HeadHeight, in.ChainID).Get(lctx, &res.Head); err != nil {
+	open, err := openScan(lctx, c, in.ChainID)
+	res.Head = open.head
+	if err != nil {
 		return res, err
 	}
-	var wm types.WatermarkResult
-	if err := workflow.ExecuteLocalActivity(lctx, a.Watermark, in.ChainID).Get(lctx, &wm); err != nil {
-		return res, err
-	}
-	res.Watermark, res.HasWatermark = wm.Height, wm.Found
-	next := o.Chain.StartHeight
-	if wm.Found {
-		next = wm.Height + 1
-	}
+	res.Watermark, res.HasWatermark = open.watermark.Height, open.watermark.Found
+	next := open.next
 	res.Mode = types.ModeNormal
 	if res.Head >= next {
 		res.Pending = res.Head - next + 1
 	}
-	threshold := uint64(o.Chain.HeadScan.CatchupThreshold)
+	threshold := uint64(c.Settings.HeadScan.CatchupThreshold)
 	if res.Pending >= threshold {
 		res.Mode = types.ModeCatchup
 	}
@@ -65,8 +65,8 @@ func headScan(ctx, lctx workflow.Context, o temporal.Options, in types.HeadScanI
 	}
 
 	// A running scheduler owns its range, whatever the backlog now is.
-	var sched types.SchedulerStatus
-	if err := workflow.ExecuteActivity(actx, a.CheckScheduler, in.ChainID).Get(actx, &sched); err != nil {
+	sched, err := checkScheduler(actx, in.ChainID)
+	if err != nil {
 		return res, err
 	}
 	if sched.Running {
@@ -104,81 +104,6 @@ func headScan(ctx, lctx workflow.Context, o temporal.Options, in types.HeadScanI
 		return res, err
 	}
 	res.LeftToPush = n - len(missing)
-	res.Started, err = startInBatches(lctx, o, in.ChainID, missing, types.UltraHigh)
+	res.Started, err = startInBatches(lctx, c, in.ChainID, missing, types.UltraHigh)
 	return res, err
-}
-
-// pushStatusChange versions the PushStatus local activity added to
-// HeadScan's and GapScan's commands, so that runs recorded before it still
-// replay.
-const pushStatusChange = "push-status"
-
-// pushWindow reads the push source's status (the PushStatus local
-// activity) and returns the heights left to it. Push is preferred: pull
-// fetches a height only when push lags behind it by more than the lag
-// threshold. With Latest the highest height push delivered, the heights
-// Latest < h <= Latest + threshold are left to push while it is healthy;
-// everything else missing is pull's, including heights at or below
-// Latest, which push passed without writing (a failure, a skipped head).
-// Threshold 0 leaves nothing (pull-only), a huge one everything above
-// Latest (push-only while healthy); an unhealthy or absent push leaves
-// nothing (ok false).
-func pushWindow(ctx, lctx workflow.Context, chainID string) (window chain.HeightRange, ok bool, err error) {
-	if workflow.GetVersion(ctx, pushStatusChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return chain.HeightRange{}, false, nil
-	}
-	var ps types.PushStatus
-	if err := workflow.ExecuteLocalActivity(lctx, a.PushStatus, chainID).Get(lctx, &ps); err != nil {
-		return chain.HeightRange{}, false, err
-	}
-	if !ps.Enabled || !ps.Healthy || ps.LagThreshold == 0 || ps.Latest == ^uint64(0) {
-		return chain.HeightRange{}, false, nil
-	}
-	hi := ps.Latest + ps.LagThreshold
-	if hi < ps.Latest {
-		hi = ^uint64(0)
-	}
-	return chain.HeightRange{From: ps.Latest + 1, To: hi}, true, nil
-}
-
-// leaveToPush drops from missing the heights left to push (pushWindow).
-func leaveToPush(ctx, lctx workflow.Context, chainID string, missing []uint64) ([]uint64, error) {
-	if len(missing) == 0 {
-		return missing, nil
-	}
-	w, ok, err := pushWindow(ctx, lctx, chainID)
-	if err != nil || !ok {
-		return missing, err
-	}
-	out := missing[:0:0]
-	for _, h := range missing {
-		if !w.Contains(h) {
-			out = append(out, h)
-		}
-	}
-	if left := len(missing) - len(out); left > 0 {
-		workflow.GetLogger(ctx).Debug("heights left to push", "chain_id", chainID, "left", left,
-			"from", w.From, "to", w.To)
-	}
-	return out, nil
-}
-
-// startInBatches starts IndexBlockWorkflows for heights, one local activity
-// per batch: a local activity per height would cost a coroutine each.
-func startInBatches(lctx workflow.Context, o temporal.Options, chainID string, heights []uint64, level types.PriorityLevel) (int, error) {
-	size := o.Chain.HeadScan.BatchSize
-	started := 0
-	for len(heights) > 0 {
-		n := min(size, len(heights))
-		var r types.StartIndexResult
-		err := workflow.ExecuteLocalActivity(lctx, a.StartIndex, types.StartIndexInput{
-			ChainID: chainID, Heights: heights[:n], Level: level,
-		}).Get(lctx, &r)
-		if err != nil {
-			return started, err
-		}
-		started += r.Started
-		heights = heights[n:]
-	}
-	return started, nil
 }

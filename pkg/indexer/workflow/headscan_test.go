@@ -9,8 +9,8 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
-	indexwf "github.com/tideline-dev/tideline/pkg/indexer/workflow"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -187,7 +187,7 @@ func TestWorkflowsRejectUnknownChain(t *testing.T) {
 			err := env.GetWorkflowError()
 			var appErr *sdktemporal.ApplicationError
 			require.True(t, errors.As(err, &appErr), "got %v", err)
-			require.Equal(t, indexwf.ErrTypeUnknownChain, appErr.Type())
+			require.Equal(t, activity.ErrTypeUnknownChain, appErr.Type())
 			require.True(t, appErr.NonRetryable())
 		})
 	}

@@ -50,7 +50,9 @@ func chainConfig(tweak func(*config.Chain)) config.Chain {
 
 // newWorkflows builds the workflow set the worker registers, for chainID.
 func newWorkflows(c config.Chain) *indexwf.Workflows {
-	return &indexwf.Workflows{Chains: map[string]temporal.Options{chainID: temporal.NewOptions(chainID, c)}}
+	return &indexwf.Workflows{Chains: map[string]indexwf.Chain{
+		chainID: indexwf.NewChain(temporal.NewOptions(chainID, c.Index.ActivityTimeout), c),
+	}}
 }
 
 // newEnv is a fresh test environment with every workflow registered under

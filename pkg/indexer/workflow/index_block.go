@@ -6,15 +6,19 @@ import (
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
 
+// IndexBlock's activities (files in pkg/indexer/activity): IsIndexed
+// (index.go, local), then IndexBlock (index.go, on the index queue), which
+// writes through write.go and repairs reorganisations in reorg.go.
+
 // IndexBlock indexes one height: a cheap check first (the height may have
 // been indexed by an earlier run or the other source), then one activity
 // that fetches and writes the block. Its ID is fixed per (chain, height).
 func (w *Workflows) IndexBlock(ctx workflow.Context, in types.IndexBlockInput) (types.IndexBlockResult, error) {
-	o, err := w.options(in.ChainID)
+	c, err := w.chain(in.ChainID)
 	if err != nil {
 		return types.IndexBlockResult{}, err
 	}
-	lctx := workflow.WithLocalActivityOptions(ctx, o.LocalActivity())
+	lctx := workflow.WithLocalActivityOptions(ctx, c.Options.LocalActivity())
 	var indexed bool
 	if err := workflow.ExecuteLocalActivity(lctx, a.IsIndexed, in).Get(lctx, &indexed); err != nil {
 		return types.IndexBlockResult{}, err
@@ -22,7 +26,7 @@ func (w *Workflows) IndexBlock(ctx workflow.Context, in types.IndexBlockInput) (
 	if indexed {
 		return types.IndexBlockResult{AlreadyIndexed: true}, nil
 	}
-	actx := workflow.WithActivityOptions(ctx, o.IndexActivity())
+	actx := workflow.WithActivityOptions(ctx, c.Options.IndexActivity())
 	var res types.IndexBlockResult
 	if err := workflow.ExecuteActivity(actx, a.IndexBlock, in).Get(actx, &res); err != nil {
 		return types.IndexBlockResult{}, err

@@ -22,6 +22,10 @@ const maxDrain = 10 * time.Minute
 // scheduler, so that runs recorded before it still replay.
 const drainChange = "scheduler-drain"
 
+// The Scheduler's activities (files in pkg/indexer/activity), both local
+// and retried until they succeed (untilDone): StartIndex (start.go) per
+// batch, CountIndexed (heights.go) for the in-flight window.
+
 // Scheduler catches a chain up over a large backlog. It walks its ranges
 // from the newest height down, which serves the seed's buckets in order
 // (High, then Medium, Low, UltraLow; newest first within each), starting
@@ -32,11 +36,11 @@ const drainChange = "scheduler-drain"
 // history size (ContinueAsNew every few thousand heights, carrying what is
 // left so that no height is scheduled twice or dropped).
 func (w *Workflows) Scheduler(ctx workflow.Context, in types.SchedulerInput) (types.SchedulerResult, error) {
-	o, err := w.options(in.ChainID)
+	c, err := w.chain(in.ChainID)
 	if err != nil {
 		return types.SchedulerResult{}, err
 	}
-	s := newSchedulerRun(ctx, o, in)
+	s := newSchedulerRun(ctx, c, in)
 	if err := workflow.SetQueryHandler(ctx, temporal.SchedulerProgressQuery, func() (types.SchedulerProgress, error) {
 		return s.progress(ctx), nil
 	}); err != nil {
@@ -47,7 +51,7 @@ func (w *Workflows) Scheduler(ctx workflow.Context, in types.SchedulerInput) (ty
 
 // schedulerRun is the state of one run.
 type schedulerRun struct {
-	opts      temporal.Options
+	ch        Chain
 	chainID   string
 	head      uint64
 	remaining []chain.HeightRange
@@ -59,9 +63,9 @@ type schedulerRun struct {
 	nextBatch time.Time
 }
 
-func newSchedulerRun(ctx workflow.Context, o temporal.Options, in types.SchedulerInput) *schedulerRun {
+func newSchedulerRun(ctx workflow.Context, c Chain, in types.SchedulerInput) *schedulerRun {
 	s := &schedulerRun{
-		opts:      o,
+		ch:        c,
 		chainID:   in.ChainID,
 		head:      in.Head,
 		remaining: append([]chain.HeightRange(nil), in.Remaining...),
@@ -72,7 +76,7 @@ func newSchedulerRun(ctx workflow.Context, o temporal.Options, in types.Schedule
 	if first {
 		s.state.Owned = chain.Span(s.remaining)
 	}
-	s.spans = types.LevelSpans(s.head, s.state.Owned.From, o.Chain.BlockTime)
+	s.spans = types.LevelSpans(s.head, s.state.Owned.From, c.Settings.BlockTime)
 	if first {
 		for _, sp := range s.spans {
 			s.state.Buckets = append(s.state.Buckets, types.BucketProgress{
@@ -91,8 +95,8 @@ func newSchedulerRun(ctx workflow.Context, o temporal.Options, in types.Schedule
 }
 
 func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) {
-	cfg := s.opts.Chain.Scheduler
-	lctx := workflow.WithLocalActivityOptions(ctx, s.opts.LocalActivity())
+	cfg := s.ch.Settings.Scheduler
+	lctx := workflow.WithLocalActivityOptions(ctx, s.ch.Options.LocalActivity())
 	interval := time.Duration(float64(cfg.BatchSize) / cfg.RateLimit * float64(time.Second))
 	log := workflow.GetLogger(ctx)
 	for len(s.remaining) > 0 {
@@ -215,7 +219,7 @@ func (s *schedulerRun) waitForRate(ctx workflow.Context) error {
 // max_in_flight started-but-unindexed heights on Temporal. The database is
 // the progress tracker: a started height leaves the window once indexed.
 func (s *schedulerRun) waitForWindow(ctx, lctx workflow.Context, n uint64) error {
-	limit := uint64(s.opts.Chain.Scheduler.MaxInFlight)
+	limit := uint64(s.ch.Settings.Scheduler.MaxInFlight)
 	for s.state.InFlight+n > limit {
 		if err := s.refreshInFlight(lctx); err != nil {
 			return err

@@ -170,7 +170,7 @@ func TestLoadHeadScanRace(t *testing.T) {
 // UltraHigh (Temporal PriorityKey 1), no scheduler, each scan < 1 s.
 func TestLoadNormalOperation(t *testing.T) {
 	wfs := newWorkflows(chainConfig(nil))
-	opts := temporal.NewOptions(chainID, config.DefaultChain())
+	opts := temporal.NewOptions(chainID, config.DefaultChain().Index.ActivityTimeout)
 	f := &fakeChain{watermark: types.WatermarkResult{Height: 1000, Found: true}}
 	r := newRecorder(2000)
 	r.keep = true

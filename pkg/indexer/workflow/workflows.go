@@ -5,10 +5,9 @@
 package workflow
 
 import (
-	"fmt"
+	"time"
 
-	sdktemporal "go.temporal.io/sdk/temporal"
-
+	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -21,18 +20,46 @@ var a *activity.Activities
 // settings come from the worker's config, never from workflow inputs, so
 // inputs carry no secrets.
 type Workflows struct {
-	Chains map[string]temporal.Options
+	Chains map[string]Chain
 }
 
-// ErrTypeUnknownChain is the application error type for a chain ID the
-// worker has no settings for; retrying cannot help.
-const ErrTypeUnknownChain = "UnknownChain"
+// Chain is what the workflows know of one chain: its settings, and the
+// Temporal options built from them once by the worker.
+type Chain struct {
+	Settings Settings
+	Options  temporal.Options
+}
 
-func (w *Workflows) options(chainID string) (temporal.Options, error) {
-	o, ok := w.Chains[chainID]
-	if !ok {
-		return temporal.Options{}, sdktemporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("chain %q is not configured on this worker", chainID), ErrTypeUnknownChain, nil)
+// Settings are the chain settings the workflows read (config.Chain's
+// parts that steer scheduling).
+type Settings struct {
+	StartHeight uint64
+	// BlockTime is the nominal block time: a height's age, hence its
+	// priority level, is its distance below the head times BlockTime.
+	BlockTime time.Duration
+	HeadScan  config.HeadScan
+	Scheduler config.Scheduler
+}
+
+// NewChain is the Chain of a configured chain with its Temporal options.
+func NewChain(o temporal.Options, ch config.Chain) Chain {
+	return Chain{
+		Settings: Settings{
+			StartHeight: ch.StartHeight,
+			BlockTime:   ch.BlockTime,
+			HeadScan:    ch.HeadScan,
+			Scheduler:   ch.Scheduler,
+		},
+		Options: o,
 	}
-	return o, nil
+}
+
+// chain returns the chain's settings and options, or the non-retryable
+// unknown-chain error that activities return too (activity.UnknownChain).
+func (w *Workflows) chain(chainID string) (Chain, error) {
+	c, ok := w.Chains[chainID]
+	if !ok {
+		return Chain{}, activity.UnknownChain(chainID)
+	}
+	return c, nil
 }

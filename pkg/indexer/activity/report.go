@@ -1,0 +1,23 @@
+package activity
+
+import (
+	"context"
+
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
+)
+
+// ReportScan publishes what a HeadScan saw, as metrics.
+func (a *Activities) ReportScan(_ context.Context, chainID string, res types.HeadScanResult) error {
+	if _, err := a.chain(chainID); err != nil {
+		return err
+	}
+	for _, mode := range []string{types.ModeNormal, types.ModeCatchup} {
+		v := 0.0
+		if mode == res.Mode {
+			v = 1
+		}
+		a.Metrics.HeadScanMode.WithLabelValues(chainID, mode).Set(v)
+	}
+	a.Metrics.HeadScanPending.WithLabelValues(chainID).Set(float64(res.Pending))
+	return nil
+}

@@ -1,0 +1,69 @@
+package activity
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
+)
+
+// writeChecked writes a fetched block; near the head it first checks the
+// stored blocks around it and repairs a reorganisation (see above). The
+// result is non-nil when a reorganisation was repaired.
+func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, data *chain.BlockData, log *zap.Logger) (*types.ReorgResult, error) {
+	depth := uint64(max(c.ConfirmationDepth, 0))
+	n := data.Block.Number
+	if depth == 0 || !a.nearHead(ctx, chainID, c, n, depth) {
+		return nil, writeErr(a.Store.WriteBlock(ctx, chainID, data))
+	}
+	lo, hi := c.StartHeight, n+depth
+	if n >= lo+depth {
+		lo = n - depth
+	}
+	if hi < n {
+		hi = ^uint64(0)
+	}
+	view, err := a.storedView(ctx, chainID, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	if _, suspect := firstSuspect(view, &data.Block); !suspect {
+		return nil, writeErr(a.Store.WriteBlock(ctx, chainID, data))
+	}
+
+	release, err := a.repairTurn(ctx, chainID)
+	if err != nil {
+		return nil, writeErr(err)
+	}
+	defer release()
+	// Another repair may have fixed it while this one waited.
+	if view, err = a.storedView(ctx, chainID, lo, hi); err != nil {
+		return nil, err
+	}
+	from, suspect := firstSuspect(view, &data.Block)
+	if !suspect {
+		return nil, writeErr(a.Store.WriteBlock(ctx, chainID, data))
+	}
+	res, err := a.repair(ctx, chainID, c, data, view, from, lo)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, nil
+	}
+	a.Metrics.Reorgs.WithLabelValues(chainID).Inc()
+	a.Metrics.ReorgDepth.WithLabelValues(chainID).Observe(float64(res.Depth))
+	fields := []zap.Field{
+		zap.Uint64("fork_point", res.ForkPoint), zap.Uint64("depth", res.Depth),
+		zap.Uint64s("reindexed", res.Reindexed), zap.Uint64s("removed", res.Removed),
+		zap.Uint64("confirmation_depth", depth),
+	}
+	if res.Deep {
+		log.Error("chain reorganisation deeper than confirmation_depth: re-indexed what the window covers; rows below the window may still be orphaned", fields...)
+	} else {
+		log.Warn("chain reorganisation: orphaned blocks superseded, canonical blocks re-indexed", fields...)
+	}
+	return res, nil
+}

@@ -1,0 +1,91 @@
+package workflow
+
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
+)
+
+// The steps HeadScan and GapScan share: both open by reading the head and
+// the watermark (openScan), both ask whether a scheduler owns heights
+// (checkScheduler), and both start IndexBlockWorkflows in batches of one
+// local activity each (startInBatches, startByAge). The order of these
+// commands in each scan is part of its recorded history: change it only
+// under workflow.GetVersion.
+
+// scanStart is what a scan reads first.
+type scanStart struct {
+	head      uint64
+	watermark types.WatermarkResult
+	// next is the lowest height not known to be indexed: just above the
+	// watermark, or the chain's start height when it has none.
+	next uint64
+}
+
+// openScan reads the head (HeadHeight), then the watermark (Watermark),
+// both local activities. head is set even when the watermark fails.
+func openScan(lctx workflow.Context, c Chain, chainID string) (scanStart, error) {
+	var s scanStart
+	if err := workflow.ExecuteLocalActivity(lctx, a.HeadHeight, chainID).Get(lctx, &s.head); err != nil {
+		return s, err
+	}
+	if err := workflow.ExecuteLocalActivity(lctx, a.Watermark, chainID).Get(lctx, &s.watermark); err != nil {
+		return s, err
+	}
+	s.next = c.Settings.StartHeight
+	if s.watermark.Found {
+		s.next = s.watermark.Height + 1
+	}
+	return s, nil
+}
+
+// checkScheduler asks whether the chain's scheduler runs and which heights
+// it owns (CheckScheduler, a regular activity on the admin queue: it calls
+// the Temporal API).
+func checkScheduler(actx workflow.Context, chainID string) (types.SchedulerStatus, error) {
+	var sched types.SchedulerStatus
+	err := workflow.ExecuteActivity(actx, a.CheckScheduler, chainID).Get(actx, &sched)
+	return sched, err
+}
+
+// startInBatches starts IndexBlockWorkflows for heights, one local activity
+// per batch: a local activity per height would cost a coroutine each.
+func startInBatches(lctx workflow.Context, c Chain, chainID string, heights []uint64, level types.PriorityLevel) (int, error) {
+	size := c.Settings.HeadScan.BatchSize
+	started := 0
+	for len(heights) > 0 {
+		n := min(size, len(heights))
+		var r types.StartIndexResult
+		err := workflow.ExecuteLocalActivity(lctx, a.StartIndex, types.StartIndexInput{
+			ChainID: chainID, Heights: heights[:n], Level: level,
+		}).Get(lctx, &r)
+		if err != nil {
+			return started, err
+		}
+		started += r.Started
+		heights = heights[n:]
+	}
+	return started, nil
+}
+
+// startByAge starts the heights of ranges newest first, each batch at the
+// priority its age gives.
+func startByAge(lctx workflow.Context, c Chain, chainID string, head uint64, ranges []chain.HeightRange) (int, error) {
+	started := 0
+	for i := len(ranges) - 1; i >= 0; i-- {
+		r := ranges[i]
+		for _, sp := range types.LevelSpans(head, r.From, c.Settings.BlockTime) {
+			lo, hi := max(sp.Range.From, r.From), min(sp.Range.To, r.To)
+			if lo > hi {
+				continue
+			}
+			n, err := startInBatches(lctx, c, chainID, chain.HeightRange{From: lo, To: hi}.Descending(), sp.Level)
+			started += n
+			if err != nil {
+				return started, err
+			}
+		}
+	}
+	return started, nil
+}
