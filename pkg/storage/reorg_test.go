@@ -235,9 +235,11 @@ func TestIsCanonicalMigrationsKeepOldRowsAndRepeatSafely(t *testing.T) {
 	require.NoError(t, err)
 	// 0008 ran but was not recorded.
 	require.NoError(t, c.execSQL(ctx, ms[7].stmt))
-	applied, err := c.migrate(ctx, ms)
+	applied, err := c.migrate(ctx, ms[:8])
 	require.NoError(t, err)
 	require.Equal(t, []string{"0008_add_logs_is_canonical.sql"}, applied)
+	_, err = c.migrate(ctx, ms)
+	require.NoError(t, err)
 
 	require.Equal(t, viewOf(sampleBlock(3)), readCanonical(t, c, "1", 3))
 	blocks, txs, logs, err := c.CountRows(ctx, "1")
