@@ -399,6 +399,13 @@ func checkHolesPattern(t *testing.T, c *ClickHouse, chainID string) {
 		require.Equal(t, want, wm{h, found}, "Watermark(from=%d)", from)
 	}
 
+	counts, err := c.CountIndexed(ctx, chainID, []chain.HeightRange{
+		{From: 0, To: 10}, {From: 3, To: 3}, {From: 0, To: 2}, {From: 4, To: 9}, {From: 5, To: 12}, {From: 7, To: 6},
+		{From: 0, To: 100},
+	})
+	require.NoError(t, err)
+	require.Equal(t, []uint64{6, 0, 3, 3, 2, 0, 6}, counts, "CountIndexed")
+
 	for _, tc := range []struct {
 		from, to uint64
 		limit    int

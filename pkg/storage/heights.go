@@ -136,65 +136,98 @@ func (c *ClickHouse) MissingHeights(ctx context.Context, chainID string, from, t
 
 func (c *ClickHouse) missingHeights(ctx context.Context, chainID string, from, to uint64, limit int) ([]uint64, error) {
 	out := []uint64{}
+	err := c.scanChunks(ctx, chainID, from, to, func(a, b, have uint64) (bool, error) {
+		var err error
+		switch {
+		case have == b-a+1:
+			// no hole
+		case have == 0:
+			for h := a; len(out) < limit; h++ {
+				out = append(out, h)
+				if h == b {
+					break
+				}
+			}
+		default:
+			out, err = c.walkHoles(ctx, chainID, a, b, limit, out)
+		}
+		return len(out) >= limit, err
+	})
+	return out, err
+}
+
+// countIndexed counts the distinct marks of [from, to] chunk by chunk, so
+// that recorded chunks cost nothing: for ranges of many chunks.
+func (c *ClickHouse) countIndexed(ctx context.Context, chainID string, from, to uint64) (uint64, error) {
+	var n uint64
+	err := c.scanChunks(ctx, chainID, from, to, func(_, _, have uint64) (bool, error) {
+		n += have
+		return false, nil
+	})
+	return n, err
+}
+
+// scanChunks calls visit, in ascending order, with every chunk of [from,
+// to] clipped to it ([a, b]) and its number of distinct marks, until visit
+// says stop.
+//
+// Windows are aligned to their size, which starts at one chunk and grows
+// tenfold up to scanWindow: a hole near `from` costs one small query, a
+// long complete run a few large ones. Chunks recorded complete in
+// indexed_chunks are skipped unread (one query reads the records of the
+// whole range: a thousand rows per ten million heights), so a window whose
+// chunks are all recorded costs no query; the others are counted in one
+// query over their span, and a chunk counted complete is recorded.
+func (c *ClickHouse) scanChunks(ctx context.Context, chainID string, from, to uint64, visit func(a, b, have uint64) (stop bool, err error)) error {
 	if from > to {
-		return out, nil
+		return nil
 	}
 	chunk := c.scanChunk
-	// Windows are aligned to their size, which starts at one chunk and
-	// grows tenfold up to scanWindow: a hole near `from` costs one small
-	// query, a long complete run a few large ones.
 	size := min(chunk, c.scanWindow)
+	full, err := c.fullChunks(ctx, chainID, from, to)
+	if err != nil {
+		return err
+	}
 	for lo := from; ; {
 		hi := min(to, satAdd(lo-lo%size, size-1))
 		if size < c.scanWindow {
 			size = min(satMul(size, 10), c.scanWindow)
 		}
-		// Chunks recorded complete are skipped unread; the others are
-		// counted in one query over their span.
-		full, err := c.fullChunks(ctx, chainID, lo, hi)
-		if err != nil {
-			return nil, err
-		}
 		counts := map[uint64]uint64{}
 		if span, ok := unknownSpan(lo, hi, chunk, full); ok {
 			if counts, err = c.chunkCounts(ctx, chainID, span.From, span.To); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		var newlyFull []uint64
+		stop := false
 		// k stops by equality, not k <= hi/chunk, which would wrap
 		// forever at the top of the uint64 range.
 		for k, last := lo/chunk, hi/chunk; ; k++ {
 			a := max(lo, k*chunk)
 			b := min(hi, satAdd(k*chunk, chunk-1))
-			switch have := counts[k]; {
+			have := counts[k]
+			switch {
 			case full[k]:
-				// recorded complete
-			case have == b-a+1:
-				if a == k*chunk && b-a+1 == chunk {
-					newlyFull = append(newlyFull, k)
-				}
-			case have == 0:
-				for h := a; len(out) < limit; h++ {
-					out = append(out, h)
-					if h == b {
-						break
-					}
-				}
-			default:
-				if out, err = c.walkHoles(ctx, chainID, a, b, limit, out); err != nil {
-					return nil, err
-				}
+				have = b - a + 1
+			case have == chunk && a == k*chunk && b-a+1 == chunk:
+				newlyFull = append(newlyFull, k)
 			}
-			if len(out) >= limit || k == last {
+			if stop, err = visit(a, b, have); err != nil {
+				return err
+			}
+			if stop || k == last {
 				break
 			}
 		}
 		if err := c.recordFullChunks(ctx, chainID, newlyFull); err != nil {
-			return nil, err
+			return err
 		}
-		if len(out) >= limit || hi == to {
-			return out, nil
+		for _, k := range newlyFull {
+			full[k] = true
+		}
+		if stop || hi == to {
+			return nil
 		}
 		lo = hi + 1
 	}
@@ -221,7 +254,8 @@ func unknownSpan(lo, hi, chunk uint64, full map[uint64]bool) (chain.HeightRange,
 }
 
 // fullChunks returns the chunks (by number k: heights [k*chunk,
-// k*chunk+chunk-1]) inside [lo, hi] that indexed_chunks records complete.
+// k*chunk+chunk-1]) overlapping [lo, hi] that indexed_chunks records
+// complete.
 func (c *ClickHouse) fullChunks(ctx context.Context, chainID string, lo, hi uint64) (map[uint64]bool, error) {
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
@@ -374,38 +408,58 @@ func (c *ClickHouse) CountRows(ctx context.Context, chainID string) (blocks, txs
 // ranges go to the server countRangesPerQuery at a time, one query each.
 func (c *ClickHouse) CountIndexed(ctx context.Context, chainID string, ranges []chain.HeightRange) ([]uint64, error) {
 	out := make([]uint64, len(ranges))
-	// Only non-empty ranges are asked about; idx maps them back.
-	var (
-		asked []chain.HeightRange
-		idx   []int
-	)
+	// Only non-empty ranges are asked about.
+	var idx []int
 	for i, r := range ranges {
 		if r.To >= r.From {
-			asked = append(asked, r)
 			idx = append(idx, i)
 		}
 	}
-	for lo := 0; lo < len(asked); lo += countRangesPerQuery {
-		hi := min(lo+countRangesPerQuery, len(asked))
-		counts := make([]uint64, hi-lo)
+	// A range of many chunks is counted chunk by chunk (recorded chunks
+	// cost nothing); the small ones, the scheduler's, in batched queries.
+	var small []int
+	for _, i := range idx {
+		r := ranges[i]
+		if r.To-r.From < countByChunksFrom*c.scanChunk {
+			small = append(small, i)
+			continue
+		}
+		n, err := c.countIndexed(ctx, chainID, r.From, r.To)
+		if err != nil {
+			return nil, fmt.Errorf("storage: counting %s for chain %q in [%d, %d]: %w", tableIndexedHeights, chainID, r.From, r.To, err)
+		}
+		out[i] = n
+	}
+	for lo := 0; lo < len(small); lo += countRangesPerQuery {
+		hi := min(lo+countRangesPerQuery, len(small))
+		batch := make([]chain.HeightRange, hi-lo)
+		for j, i := range small[lo:hi] {
+			batch[j] = ranges[i]
+		}
+		counts := make([]uint64, len(batch))
 		dest := make([]any, len(counts))
 		for i := range counts {
 			dest[i] = &counts[i]
 		}
-		if err := c.queryRow(ctx, rangeCountsQuery{chainID, asked[lo:hi]}, dest...); err != nil {
-			span := chain.Span(asked[lo:hi])
+		if err := c.queryRow(ctx, rangeCountsQuery{chainID, batch}, dest...); err != nil {
+			span := chain.Span(batch)
 			return nil, fmt.Errorf("storage: counting %s for chain %q in %d ranges within [%d, %d]: %w",
-				tableIndexedHeights, chainID, hi-lo, span.From, span.To, err)
+				tableIndexedHeights, chainID, len(batch), span.From, span.To, err)
 		}
-		for i, n := range counts {
-			out[idx[lo+i]] = n
+		for j, n := range counts {
+			out[small[lo+j]] = n
 		}
 	}
 	return out, nil
 }
 
-// countRangesPerQuery bounds the text of one CountIndexed query.
-const countRangesPerQuery = 100
+// countRangesPerQuery bounds the text of one CountIndexed query, and
+// countByChunksFrom is the length, in chunks, from which a range is counted
+// chunk by chunk instead.
+const (
+	countRangesPerQuery = 100
+	countByChunksFrom   = 10
+)
 
 // MissingRanges lists the holes of [from, to] as ascending ranges, covering
 // at most maxHeights heights (the lowest ones).
