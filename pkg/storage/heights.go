@@ -194,8 +194,8 @@ func (c *ClickHouse) scanChunks(ctx context.Context, chainID string, from, to ui
 			size = min(satMul(size, 10), c.scanWindow)
 		}
 		counts := map[uint64]uint64{}
-		if span, ok := unknownSpan(lo, hi, chunk, full); ok {
-			if counts, err = c.chunkCounts(ctx, chainID, span.From, span.To); err != nil {
+		if runs := unknownRuns(lo, hi, chunk, full); len(runs) > 0 {
+			if counts, err = c.chunkCounts(ctx, chainID, runs); err != nil {
 				return err
 			}
 		}
@@ -233,24 +233,27 @@ func (c *ClickHouse) scanChunks(ctx context.Context, chainID string, from, to ui
 	}
 }
 
-// unknownSpan is the smallest range covering the chunks of [lo, hi] that
-// are not recorded complete, clipped to [lo, hi]; ok is false if there are
-// none.
-func unknownSpan(lo, hi, chunk uint64, full map[uint64]bool) (chain.HeightRange, bool) {
+// unknownRuns lists, ascending and clipped to [lo, hi], the runs of
+// consecutive chunks of [lo, hi] that are not recorded complete: what a
+// window must count. A window holds at most scanWindow/scanChunk chunks.
+func unknownRuns(lo, hi, chunk uint64, full map[uint64]bool) []chain.HeightRange {
 	if len(full) == 0 {
-		return chain.HeightRange{From: lo, To: hi}, true
+		return []chain.HeightRange{{From: lo, To: hi}}
 	}
-	first, last := lo/chunk, hi/chunk
-	for first < last && full[first] {
-		first++
+	var runs []chain.HeightRange
+	for k, last := lo/chunk, hi/chunk; ; k++ {
+		if !full[k] {
+			a, b := max(lo, k*chunk), min(hi, satAdd(k*chunk, chunk-1))
+			if n := len(runs); n > 0 && runs[n-1].To+1 == a {
+				runs[n-1].To = b
+			} else {
+				runs = append(runs, chain.HeightRange{From: a, To: b})
+			}
+		}
+		if k == last {
+			return runs
+		}
 	}
-	for last > first && full[last] {
-		last--
-	}
-	if first == last && full[first] {
-		return chain.HeightRange{}, false
-	}
-	return chain.HeightRange{From: max(lo, first*chunk), To: min(hi, satAdd(last*chunk, chunk-1))}, true
 }
 
 // fullChunks returns the chunks (by number k: heights [k*chunk,
@@ -299,25 +302,29 @@ func (c *ClickHouse) recordFullChunks(ctx context.Context, chainID string, ks []
 	return nil
 }
 
-func (c *ClickHouse) chunkCounts(ctx context.Context, chainID string, from, to uint64) (map[uint64]uint64, error) {
+func (c *ClickHouse) chunkCounts(ctx context.Context, chainID string, runs []chain.HeightRange) (map[uint64]uint64, error) {
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
-	query, args := chunkCountsQuery{chainID: chainID, from: from, to: to, chunk: c.scanChunk}.toSQL()
+	span := chain.Span(runs)
+	fail := func(err error) (map[uint64]uint64, error) {
+		return nil, fmt.Errorf("counting %s in %d runs within [%d, %d]: %w", tableIndexedHeights, len(runs), span.From, span.To, err)
+	}
+	query, args := chunkCountsQuery{chainID: chainID, runs: runs, chunk: c.scanChunk}.toSQL()
 	rows, err := c.conn.Query(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("counting %s in [%d, %d]: %w", tableIndexedHeights, from, to, err)
+		return fail(err)
 	}
 	defer rows.Close()
 	counts := map[uint64]uint64{}
 	for rows.Next() {
 		var k, n uint64
 		if err := rows.Scan(&k, &n); err != nil {
-			return nil, fmt.Errorf("counting %s in [%d, %d]: %w", tableIndexedHeights, from, to, err)
+			return fail(err)
 		}
 		counts[k] = n
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("counting %s in [%d, %d]: %w", tableIndexedHeights, from, to, err)
+		return fail(err)
 	}
 	return counts, nil
 }

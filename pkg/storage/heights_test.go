@@ -8,7 +8,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
-func TestUnknownSpan(t *testing.T) {
+func TestUnknownRuns(t *testing.T) {
 	full := func(ks ...uint64) map[uint64]bool {
 		m := map[uint64]bool{}
 		for _, k := range ks {
@@ -16,26 +16,24 @@ func TestUnknownSpan(t *testing.T) {
 		}
 		return m
 	}
+	type r = chain.HeightRange
 	cases := []struct {
 		lo, hi, chunk uint64
 		full          map[uint64]bool
-		want          chain.HeightRange
-		ok            bool
+		want          []r
 	}{
-		{0, 99, 10, nil, chain.HeightRange{From: 0, To: 99}, true},
-		{0, 99, 10, full(0, 1, 2), chain.HeightRange{From: 30, To: 99}, true},
-		{0, 99, 10, full(8, 9), chain.HeightRange{From: 0, To: 79}, true},
-		{5, 94, 10, full(0, 9), chain.HeightRange{From: 10, To: 89}, true},
-		{5, 94, 10, full(1, 2, 3, 4, 5, 6, 7, 8), chain.HeightRange{From: 5, To: 94}, true},
-		{0, 99, 10, full(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), chain.HeightRange{}, false},
-		{13, 17, 10, full(1), chain.HeightRange{}, false},
-		{13, 17, 10, full(0), chain.HeightRange{From: 13, To: 17}, true},
-		{^uint64(0) - 3, ^uint64(0), 10, nil, chain.HeightRange{From: ^uint64(0) - 3, To: ^uint64(0)}, true},
+		{0, 99, 10, nil, []r{{From: 0, To: 99}}},
+		{0, 99, 10, full(0, 1, 2), []r{{From: 30, To: 99}}},
+		{0, 99, 10, full(8, 9), []r{{From: 0, To: 79}}},
+		{5, 94, 10, full(0, 9), []r{{From: 10, To: 89}}},
+		{5, 94, 10, full(1, 2, 3, 5, 6, 7, 8), []r{{From: 5, To: 9}, {From: 40, To: 49}, {From: 90, To: 94}}},
+		{0, 99, 10, full(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), nil},
+		{13, 17, 10, full(1), nil},
+		{13, 17, 10, full(0), []r{{From: 13, To: 17}}},
+		{^uint64(0) - 3, ^uint64(0), 10, full(0), []r{{From: ^uint64(0) - 3, To: ^uint64(0)}}},
 	}
 	for _, tc := range cases {
-		got, ok := unknownSpan(tc.lo, tc.hi, tc.chunk, tc.full)
-		require.Equal(t, tc.ok, ok, "%+v", tc)
-		require.Equal(t, tc.want, got, "%+v", tc)
+		require.Equal(t, tc.want, unknownRuns(tc.lo, tc.hi, tc.chunk, tc.full), "%+v", tc)
 	}
 }
 

@@ -100,21 +100,27 @@ func (q partitionsQuery) toSQL() (string, []any) {
 }
 
 // chunkCountsQuery counts distinct indexed heights per aligned chunk
-// ([k*chunk, k*chunk+chunk-1]) inside [from, to]. A chunk whose count equals
+// ([k*chunk, k*chunk+chunk-1]) inside the runs. A chunk whose count equals
 // its width has no hole and is never read row by row. Unmerged
 // ReplacingMergeTree parts may hold a height twice: FINAL collapses them by
 // merging the parts' sorted streams, several times cheaper than hashing
 // every height into a uniqExact set (BenchmarkReadsAtScale).
 type chunkCountsQuery struct {
-	chainID  string
-	from, to uint64
-	chunk    uint64
+	chainID string
+	runs    []chain.HeightRange // the heights to count, ascending
+	chunk   uint64
 }
 
 func (q chunkCountsQuery) toSQL() (string, []any) {
+	within := make([]string, len(q.runs))
+	args := make([]any, 0, 2+2*len(q.runs))
+	args = append(args, q.chunk, q.chainID)
+	for i, r := range q.runs {
+		within[i] = "number BETWEEN ? AND ?"
+		args = append(args, r.From, r.To)
+	}
 	return "SELECT intDiv(number, ?) AS c, count() FROM indexed_heights FINAL" +
-			" WHERE chain_id = ? AND number BETWEEN ? AND ? GROUP BY c",
-		[]any{q.chunk, q.chainID, q.from, q.to}
+		" WHERE chain_id = ? AND (" + strings.Join(within, " OR ") + ") GROUP BY c", args
 }
 
 // fullChunksQuery lists the chunks of [from, to] of one size recorded

@@ -50,10 +50,10 @@ func TestStatementsToSQL(t *testing.T) {
 		},
 		{
 			name: "chunk counts",
-			stmt: chunkCountsQuery{chainID: "1", from: 5, to: 2_000_000, chunk: 10_000},
+			stmt: chunkCountsQuery{chainID: "1", runs: []chain.HeightRange{{From: 5, To: 19_999}, {From: 40_000, To: 49_999}}, chunk: 10_000},
 			sql: "SELECT intDiv(number, ?) AS c, count() FROM indexed_heights FINAL" +
-				" WHERE chain_id = ? AND number BETWEEN ? AND ? GROUP BY c",
-			args: []any{uint64(10_000), "1", uint64(5), uint64(2_000_000)},
+				" WHERE chain_id = ? AND (number BETWEEN ? AND ? OR number BETWEEN ? AND ?) GROUP BY c",
+			args: []any{uint64(10_000), "1", uint64(5), uint64(19_999), uint64(40_000), uint64(49_999)},
 		},
 		{
 			name: "range counts in one query",
@@ -192,7 +192,7 @@ func TestNoFeaturesMissingFrom1816(t *testing.T) {
 	}
 	for _, s := range []statement{
 		insertStmt{tableBlocks, blockColumns}, indexedCountQuery{}, lastIndexedQuery{},
-		chunkCountsQuery{}, indexedNumbersQuery{}, blockHashesQuery{}, countFinalQuery{tableBlocks, ""},
+		chunkCountsQuery{runs: []chain.HeightRange{{}}}, indexedNumbersQuery{}, blockHashesQuery{}, countFinalQuery{tableBlocks, ""},
 		loadStateQuery{}, databaseExistsQuery{}, createSchemaMigrationsStmt{}, appliedMigrationsQuery{},
 		storedBlocksQuery{}, canonicalPositionsQuery{}, columnExistsQuery{}, serverVersionQuery{}, partitionsQuery{}, rangeCountsQuery{ranges: []chain.HeightRange{{}}},
 		insertStmt{tableLogs, logRewriteColumns},
