@@ -241,8 +241,6 @@ func (c *ClickHouse) execSQL(ctx context.Context, query string) error {
 // insert sends a few rows, row by row, as one native block via
 // PrepareBatch. Bulk data goes through insertColumns.
 func (c *ClickHouse) insert(ctx context.Context, s insertStmt, rows [][]any) error {
-	ctx, cancel := c.queryContext(ctx)
-	defer cancel()
 	batch, err := c.prepareInsert(ctx, s)
 	if err != nil {
 		return err
@@ -253,20 +251,17 @@ func (c *ClickHouse) insert(ctx context.Context, s insertStmt, rows [][]any) err
 			return fmt.Errorf("row %d: %w", i, err)
 		}
 	}
-	return batch.Send()
+	return send(ctx, batch)
 }
 
 // insertColumns sends one table's rows as one native block, a whole column
 // at a time: cols[i] is a slice holding column s.columns[i] of every row.
-// Appending a column slice is a typed copy; appending row by row converts
-// every value through `any`, which is several times slower (see
-// BenchmarkBuildRows).
+// A column slice is appended with one typed copy, where row by row every
+// value goes through `any` (BenchmarkBuildRows compares the two).
 func (c *ClickHouse) insertColumns(ctx context.Context, s insertStmt, cols []any) error {
 	if len(cols) != len(s.columns) {
 		return fmt.Errorf("insert into %s: %d column slices for %d columns", s.table, len(cols), len(s.columns))
 	}
-	ctx, cancel := c.queryContext(ctx)
-	defer cancel()
 	batch, err := c.prepareInsert(ctx, s)
 	if err != nil {
 		return err
@@ -277,11 +272,40 @@ func (c *ClickHouse) insertColumns(ctx context.Context, s insertStmt, cols []any
 			return fmt.Errorf("column %s: %w", s.columns[i], err)
 		}
 	}
-	return batch.Send()
+	return send(ctx, batch)
 }
 
 // prepareInsert starts an insert with the insert settings the server knows.
+//
+// The batch does not get the caller's context. clickhouse-go's Send runs a
+// watchdog that closes the TCP connection when the batch's context ends,
+// and stopping it does not wait for it (clickhouse-go PR #2032, open in
+// Nov 2026): a context cancelled right after Send returns, as a per-call
+// timeout is, can close a connection already back in the pool, and the
+// next statement on it fails with "use of closed network connection" (seen
+// here under load). So the batch's context only ends at its deadline (the
+// earlier of the caller's and QueryTimeout), long after a finished Send's
+// watchdog has exited, while a Send still running then is cut off as
+// intended. The caller's cancellation is checked before preparing and
+// before sending.
 func (c *ClickHouse) prepareInsert(ctx context.Context, s insertStmt) (driver.Batch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(c.cfg.QueryTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	bctx, release := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	time.AfterFunc(time.Until(deadline), release) // not earlier: see above
 	query, _ := s.toSQL()
-	return c.conn.PrepareBatch(clickhouse.Context(ctx, clickhouse.WithSettings(c.settings)), query)
+	return c.conn.PrepareBatch(clickhouse.Context(bctx, clickhouse.WithSettings(c.settings)), query)
+}
+
+// send sends a batch unless the caller gave up meanwhile.
+func send(ctx context.Context, batch driver.Batch) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return batch.Send()
 }
