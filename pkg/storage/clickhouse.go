@@ -254,11 +254,19 @@ func (c *ClickHouse) insert(ctx context.Context, s insertStmt, rows [][]any) err
 	return send(ctx, batch)
 }
 
-// insertColumns sends one table's rows as one native block, a whole column
-// at a time: cols[i] is a slice holding column s.columns[i] of every row.
-// A column slice is appended with one typed copy, where row by row every
+// insertColumns sends one table's n rows as one INSERT, a whole column at
+// a time: cols[i] is a slice holding column s.columns[i] of every row. A
+// column slice is appended with one typed copy, where row by row every
 // value goes through `any` (BenchmarkBuildRows compares the two).
-func (c *ClickHouse) insertColumns(ctx context.Context, s insertStmt, cols []any) error {
+//
+// The rows go in blocks of flushRows (Flush), not as one block: the
+// driver's string columns grow by append, which for a buffer of tens of
+// megabytes (the raw JSON of a thousand blocks) copies it about five times
+// over; a block's buffers are kept after a flush, so they grow once, to
+// one block's size. The server squashes the blocks of one INSERT into one
+// part (min_insert_block_size_rows), so this adds no parts
+// (TestWriteBlocksOnePartPerTable).
+func (c *ClickHouse) insertColumns(ctx context.Context, s insertStmt, n int, cols []any) error {
 	if len(cols) != len(s.columns) {
 		return fmt.Errorf("insert into %s: %d column slices for %d columns", s.table, len(cols), len(s.columns))
 	}
@@ -267,12 +275,45 @@ func (c *ClickHouse) insertColumns(ctx context.Context, s insertStmt, cols []any
 		return err
 	}
 	defer batch.Close()
-	for i, col := range cols {
-		if err := batch.Column(i).Append(col); err != nil {
-			return fmt.Errorf("column %s: %w", s.columns[i], err)
+	for lo := 0; lo < n; lo += flushRows {
+		hi := min(lo+flushRows, n)
+		if lo > 0 {
+			if err := batch.Flush(); err != nil {
+				return fmt.Errorf("rows %d-%d: %w", lo, hi-1, err)
+			}
+		}
+		for i, col := range cols {
+			part, err := rowsOfColumn(col, lo, hi)
+			if err != nil {
+				return fmt.Errorf("column %s: %w", s.columns[i], err)
+			}
+			if err := batch.Column(i).Append(part); err != nil {
+				return fmt.Errorf("column %s: %w", s.columns[i], err)
+			}
 		}
 	}
 	return send(ctx, batch)
+}
+
+// flushRows is the size of the blocks of insertColumns: a few megabytes of
+// transactions with their raw JSON.
+const flushRows = 4096
+
+// rowsOfColumn returns rows [lo, hi) of one column slice of rows.go.
+func rowsOfColumn(col any, lo, hi int) (any, error) {
+	switch v := col.(type) {
+	case []string:
+		return v[lo:hi], nil
+	case []uint64:
+		return v[lo:hi], nil
+	case []uint32:
+		return v[lo:hi], nil
+	case []uint8:
+		return v[lo:hi], nil
+	case []int64:
+		return v[lo:hi], nil
+	}
+	return nil, fmt.Errorf("column slice of type %T is not one rows.go builds", col)
 }
 
 // prepareInsert starts an insert with the insert settings the server knows.

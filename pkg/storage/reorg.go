@@ -183,12 +183,12 @@ func (c *ClickHouse) RemoveBlock(ctx context.Context, chainID string, height uin
 	r.logs.grow(len(p.logs))
 	r.addTombstones(chainID, height, p, sortedPositions(p.txs), sortedPositions(p.logs), version)
 	if r.txs.len() > 0 {
-		if err := c.insertColumns(ctx, insertStmt{tableTransactions, transactionRewriteColumns}, r.txs.columns()); err != nil {
+		if err := c.insertColumns(ctx, insertStmt{tableTransactions, transactionRewriteColumns}, r.txs.len(), r.txs.columns()); err != nil {
 			return writeErr(tableTransactions, chainID, where, err)
 		}
 	}
 	if r.logs.len() > 0 {
-		if err := c.insertColumns(ctx, insertStmt{tableLogs, logRewriteColumns}, r.logs.columns()); err != nil {
+		if err := c.insertColumns(ctx, insertStmt{tableLogs, logRewriteColumns}, r.logs.len(), r.logs.columns()); err != nil {
 			return writeErr(tableLogs, chainID, where, err)
 		}
 	}
@@ -196,7 +196,7 @@ func (c *ClickHouse) RemoveBlock(ctx context.Context, chainID string, height uin
 		// The tombstone keeps the removed block's hashes, for operators.
 		r.blocks.grow(1)
 		r.blocks.add(chainID, &chain.Block{Number: height, Hash: stored[0].Hash, ParentHash: stored[0].ParentHash}, version, tombstone)
-		if err := c.insertColumns(ctx, insertStmt{tableBlocks, blockRewriteColumns}, r.blocks.columns()); err != nil {
+		if err := c.insertColumns(ctx, insertStmt{tableBlocks, blockRewriteColumns}, r.blocks.len(), r.blocks.columns()); err != nil {
 			return writeErr(tableBlocks, chainID, where, err)
 		}
 	}

@@ -206,14 +206,15 @@ func writeWithoutCanonical(t *testing.T, c *ClickHouse, chainID string, d *chain
 	r := buildRows(chainID, blocksOf(d), nil, c.clock.next(), time.Now())
 	for _, ins := range []struct {
 		stmt insertStmt
+		n    int
 		cols []any
 	}{
-		{insertStmt{tableTransactions, transactionColumns}, r.txs.columns()},
-		{insertStmt{tableLogs, logColumns}, r.logs.columns()},
-		{insertStmt{tableBlocks, blockColumns}, r.blocks.columns()},
+		{insertStmt{tableTransactions, transactionColumns}, r.txs.len(), r.txs.columns()},
+		{insertStmt{tableLogs, logColumns}, r.logs.len(), r.logs.columns()},
+		{insertStmt{tableBlocks, blockColumns}, r.blocks.len(), r.blocks.columns()},
 	} {
 		cols := ins.cols[:len(ins.cols)-1] // is_canonical is the last column
-		require.NoError(t, c.insertColumns(testContext(t), ins.stmt, cols))
+		require.NoError(t, c.insertColumns(testContext(t), ins.stmt, ins.n, cols))
 	}
 }
 

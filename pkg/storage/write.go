@@ -70,19 +70,19 @@ func (c *ClickHouse) WriteBlocks(ctx context.Context, chainID string, blocks []*
 	r := buildRows(chainID, blocks, stale, version, time.Now())
 
 	if r.txs.len() > 0 {
-		if err := c.insertColumns(ctx, insertStmt{tableTransactions, transactionRewriteColumns}, r.txs.columns()); err != nil {
+		if err := c.insertColumns(ctx, insertStmt{tableTransactions, transactionRewriteColumns}, r.txs.len(), r.txs.columns()); err != nil {
 			return writeErr(tableTransactions, chainID, where, err)
 		}
 	}
 	if r.logs.len() > 0 {
-		if err := c.insertColumns(ctx, insertStmt{tableLogs, logRewriteColumns}, r.logs.columns()); err != nil {
+		if err := c.insertColumns(ctx, insertStmt{tableLogs, logRewriteColumns}, r.logs.len(), r.logs.columns()); err != nil {
 			return writeErr(tableLogs, chainID, where, err)
 		}
 	}
-	if err := c.insertColumns(ctx, insertStmt{tableBlocks, blockRewriteColumns}, r.blocks.columns()); err != nil {
+	if err := c.insertColumns(ctx, insertStmt{tableBlocks, blockRewriteColumns}, r.blocks.len(), r.blocks.columns()); err != nil {
 		return writeErr(tableBlocks, chainID, where, err)
 	}
-	if err := c.insertColumns(ctx, insertStmt{tableIndexedHeights, indexedHeightColumns}, r.marks.columns()); err != nil {
+	if err := c.insertColumns(ctx, insertStmt{tableIndexedHeights, indexedHeightColumns}, r.marks.len(), r.marks.columns()); err != nil {
 		return writeErr(tableIndexedHeights, chainID, where, err)
 	}
 	return nil

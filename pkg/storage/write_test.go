@@ -258,3 +258,30 @@ func TestWriteBlocksMarksAfterBlocks(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), blocks, "the data went in before the marks")
 }
+
+// A call sends each table's rows in blocks of flushRows within one INSERT;
+// the server squashes them into one part per table (with merges stopped,
+// so no merge hides extra parts), and every row arrives.
+func TestWriteBlocksOnePartPerTable(t *testing.T) {
+	c := openFresh(t)
+	require.NoError(t, c.Migrate(testContext(t)))
+	stopMerges(t, c)
+	ctx := testContext(t)
+	blocks := mixBlocks(5000, 250, 20, 2) // 5,000 transactions and 10,000 logs: 2 and 3 blocks
+	require.Greater(t, 250*40, 2*flushRows)
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocks))
+
+	for table, want := range map[string]uint64{tableTransactions: 5000, tableLogs: 10_000, tableBlocks: 250, tableIndexedHeights: 250} {
+		var parts uint64
+		require.NoError(t, c.conn.QueryRow(ctx, "SELECT count() FROM system.parts WHERE database = ? AND table = ? AND active",
+			c.cfg.Database, table).Scan(&parts))
+		require.Equal(t, uint64(1), parts, table)
+		require.Equal(t, want, rawCount(t, c, table, "1"), table)
+	}
+	for _, n := range []uint64{5000, 5123, 5249} {
+		got := readBlockData(t, c, "1", n)
+		require.Equal(t, mixBlock(n, 20, 2).Transactions, got.Transactions)
+		require.Equal(t, mixBlock(n, 20, 2).Logs, got.Logs)
+	}
+}
+
