@@ -1,8 +1,9 @@
 package simchain
 
 import (
-	"encoding/hex"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // JSON is appended by hand into reused buffers: encoding/json would cost
@@ -68,9 +69,32 @@ func appendU64Hex(dst []byte, v uint64) []byte {
 
 func appendData(dst []byte, b []byte) []byte {
 	dst = append(dst, '"', '0', 'x')
-	dst = hex.AppendEncode(dst, b)
+	dst = appendHex(dst, b)
 	return append(dst, '"')
 }
+
+// hexPairs turns a byte into its two hex digits with one lookup: the hex
+// of hashes, addresses and blooms is most of the bytes served.
+var hexPairs = func() (t [256][2]byte) {
+	for i := range t {
+		t[i] = [2]byte{hexDigits[i>>4], hexDigits[i&0xf]}
+	}
+	return t
+}()
+
+func appendHex(dst []byte, b []byte) []byte {
+	n := len(dst)
+	dst = slices.Grow(dst, 2*len(b))[:n+2*len(b)]
+	out := dst[n:]
+	for i, c := range b {
+		p := hexPairs[c]
+		out[2*i], out[2*i+1] = p[0], p[1]
+	}
+	return dst
+}
+
+// zeroBloom is the logs bloom of a receipt without logs.
+var zeroBloom = `"0x` + strings.Repeat("0", 512) + `"`
 
 // appendRandHex writes n random bytes of r as hex, without quotes.
 func appendRandHex(dst []byte, r *rng, n int) []byte {
@@ -100,7 +124,7 @@ func (rd *renderer) appendTopic(dst []byte, t uint16) []byte {
 		return appendData(dst, rd.p.sigs[t&^topicSigFlag][:])
 	}
 	dst = append(dst, `"0x000000000000000000000000`...)
-	dst = hex.AppendEncode(dst, rd.p.addrs[t][:])
+	dst = appendHex(dst, rd.p.addrs[t][:])
 	return append(dst, '"')
 }
 
@@ -243,7 +267,7 @@ func (rd *renderer) appendTx(dst []byte, b *block, i int) []byte {
 	switch t.inputKind {
 	case 1:
 		s := rd.p.selectors[t.selector]
-		dst = hex.AppendEncode(dst, s[:])
+		dst = appendHex(dst, s[:])
 		for k := 0; k < t.inputWords; k++ {
 			// Arguments are mostly addresses and amounts: zero-padded.
 			dst = append(dst, "000000000000000000000000"...)
@@ -388,7 +412,11 @@ func (rd *renderer) appendReceipt(dst []byte, b *block, i int, corrupt bool) []b
 		dst = rd.appendLog(dst, b, i, t.logStart+j)
 	}
 	dst = append(dst, `],"logsBloom":`...)
-	dst = appendData(dst, t.bloom[:])
+	if t.logCount == 0 {
+		dst = append(dst, zeroBloom...)
+	} else {
+		dst = appendData(dst, t.bloom[:])
+	}
 	if t.failed {
 		dst = append(dst, `,"status":"0x0","to":`...)
 	} else {

@@ -237,7 +237,7 @@ type request struct {
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 // maxPooledBuf keeps the occasional huge answer from pinning memory.
-const maxPooledBuf = 16 << 20
+const maxPooledBuf = 4 << 20
 
 func putBuf(b *[]byte) {
 	if cap(*b) <= maxPooledBuf {
@@ -293,12 +293,42 @@ func (s *Sim) serveRPC(w http.ResponseWriter, r *http.Request) {
 
 	out := bufPool.Get().(*[]byte)
 	defer putBuf(out)
-	*out = s.answer((*out)[:0], body, n)
-	s.stats.bytesOut.Add(uint64(len(*out)))
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(*out)))
-	_, _ = w.Write(*out)
+	o := &output{w: w, buf: (*out)[:0]}
+	w.Header().Set("Content-Type", "application/json")
+	s.answer(o, body, n)
+	o.finish()
+	*out = o.buf
+	s.stats.bytesOut.Add(uint64(o.total))
+}
+
+// output streams an answer: the buffer goes out whenever it passes
+// flushAt between two calls, so a batch of large blocks is not held whole
+// in memory. An answer that fits is sent with its Content-Length.
+type output struct {
+	w     http.ResponseWriter
+	buf   []byte
+	total int  // bytes of the answer so far, flushed or not
+	sent  bool // headers are out
+}
+
+const flushAt = 1 << 20
+
+func (o *output) flushIfFull() {
+	if len(o.buf) < flushAt {
+		return
+	}
+	o.total += len(o.buf)
+	o.sent = true
+	_, _ = o.w.Write(o.buf) // a client gone away is the client's problem
+	o.buf = o.buf[:0]
+}
+
+func (o *output) finish() {
+	o.total += len(o.buf)
+	if !o.sent {
+		o.w.Header().Set("Content-Length", strconv.Itoa(len(o.buf)))
+	}
+	_, _ = o.w.Write(o.buf)
 }
 
 var errTooLarge = errors.New("request body too large")
@@ -324,39 +354,45 @@ func readBody(buf []byte, r io.Reader, limit int64) ([]byte, error) {
 	}
 }
 
-// answer appends the JSON-RPC response to body (one call or a batch).
-func (s *Sim) answer(dst []byte, body []byte, n uint64) []byte {
+// answer writes the JSON-RPC response to body (one call or a batch) to o.
+func (s *Sim) answer(o *output, body []byte, n uint64) {
 	rd := renderer{v: s.chain.view(), p: s.chain.pools, chainID: s.cfg.ChainID}
 	trimmed := trimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		var batch []request
 		if err := json.Unmarshal(trimmed, &batch); err != nil {
-			return appendError(dst, nil, -32700, "parse error: "+err.Error())
+			o.buf = appendError(o.buf, nil, -32700, "parse error: "+err.Error())
+			return
 		}
 		if len(batch) == 0 {
-			return appendError(dst, nil, -32600, "empty batch")
+			o.buf = appendError(o.buf, nil, -32600, "empty batch")
+			return
 		}
 		if len(batch) > s.cfg.MaxBatchCalls {
-			return appendError(dst, nil, -32600, fmt.Sprintf("batch of %d calls is above the limit of %d", len(batch), s.cfg.MaxBatchCalls))
+			o.buf = appendError(o.buf, nil, -32600, fmt.Sprintf("batch of %d calls is above the limit of %d", len(batch), s.cfg.MaxBatchCalls))
+			return
 		}
-		dst = append(dst, '[')
+		o.buf = append(o.buf, '[')
 		for i := range batch {
 			if i > 0 {
-				dst = append(dst, ',')
+				o.buf = append(o.buf, ',')
 			}
-			if len(dst) > s.cfg.MaxResponseBytes {
-				dst = appendError(dst, batch[i].ID, -32003, "response too large")
+			if o.total+len(o.buf) > s.cfg.MaxResponseBytes {
+				o.buf = appendError(o.buf, batch[i].ID, -32003, "response too large")
 				continue
 			}
-			dst = s.appendResponse(dst, &rd, &batch[i], n, i)
+			o.buf = s.appendResponse(o.buf, &rd, &batch[i], n, i)
+			o.flushIfFull()
 		}
-		return append(dst, ']')
+		o.buf = append(o.buf, ']')
+		return
 	}
 	var req request
 	if err := json.Unmarshal(trimmed, &req); err != nil {
-		return appendError(dst, nil, -32700, "parse error: "+err.Error())
+		o.buf = appendError(o.buf, nil, -32700, "parse error: "+err.Error())
+		return
 	}
-	return s.appendResponse(dst, &rd, &req, n, 0)
+	o.buf = s.appendResponse(o.buf, &rd, &req, n, 0)
 }
 
 func (s *Sim) appendResponse(dst []byte, rd *renderer, req *request, n uint64, i int) []byte {

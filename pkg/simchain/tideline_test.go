@@ -30,10 +30,11 @@ func tidelineClient(t *testing.T, url string, tune func(*rpc.EthereumConfig)) *r
 
 func TestDecodesWithTidelineClient(t *testing.T) {
 	for _, mix := range []struct {
-		name string
-		txs  int
-		logs float64
-	}{{"default", 20, 2}, {"empty", 0, 0}, {"heavy", 150, 4}} {
+		name   string
+		txs    int
+		logs   float64
+		blocks uint64
+	}{{"default", 20, 2, 60}, {"empty", 0, 0, 10}, {"heavy", 150, 4, 6}} {
 		t.Run(mix.name, func(t *testing.T) {
 			cfg := testConfig(newFakeClock())
 			cfg.TxsPerBlock, cfg.LogsPerTx = mix.txs, mix.logs
@@ -47,7 +48,7 @@ func TestDecodesWithTidelineClient(t *testing.T) {
 				}
 				types := map[uint64]int{}
 				txs, logs := 0, 0
-				const blocks = 60
+				blocks := mix.blocks
 				for h := head - blocks + 1; h <= head; h++ {
 					data, err := rpc.FetchBlock(ctx, c, h)
 					if err != nil {
