@@ -39,17 +39,18 @@ Ctrl-C stops it.
 			return nil
 		},
 	}
-	simchainFlags(cmd, &cfg)
+	simchainFlags(cmd, &cfg, "length", "head height at start")
 	return cmd
 }
 
-// simchainFlags binds the chain's knobs; dev reuses them for --chain sim.
-func simchainFlags(cmd *cobra.Command, cfg *simchain.Config) {
+// simchainFlags binds the chain's knobs; dev reuses them for --chain sim,
+// where Length is the backlog.
+func simchainFlags(cmd *cobra.Command, cfg *simchain.Config, lengthFlag, lengthUsage string) {
 	f := cmd.Flags()
 	f.StringVar(&cfg.Addr, "listen", cfg.Addr, "host:port of the JSON-RPC, websocket and admin endpoints")
 	f.Uint64Var(&cfg.ChainID, "chain-id", cfg.ChainID, "eth_chainId")
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "the same seed serves the same blocks")
-	f.Uint64Var(&cfg.Length, "length", cfg.Length, "head height at start")
+	f.Uint64Var(&cfg.Length, lengthFlag, cfg.Length, lengthUsage)
 	f.DurationVar(&cfg.BlockTime, "block-time", cfg.BlockTime, "time between blocks")
 	f.IntVar(&cfg.TxsPerBlock, "txs", cfg.TxsPerBlock, "transactions per block")
 	f.Float64Var(&cfg.LogsPerTx, "logs", cfg.LogsPerTx, "average logs per transaction")
