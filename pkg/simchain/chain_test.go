@@ -2,7 +2,9 @@ package simchain
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"math/big"
 	"net/http"
 	"testing"
 	"time"
@@ -10,6 +12,8 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/rpc"
 )
 
 func TestSameSeedSameBytes(t *testing.T) {
@@ -221,5 +225,44 @@ func TestLogsBloomMatchesGoEthereum(t *testing.T) {
 	}
 	if logs == 0 || !bytes.Equal(all.Bytes(), block.LogsBloom) {
 		t.Fatalf("block bloom differs from go-ethereum's over %d logs", logs)
+	}
+}
+
+// go-ethereum's own client decodes headers, receipts and known transaction
+// types: the field set is a node's, not just what tideline reads.
+func TestGoEthereumClientDecodes(t *testing.T) {
+	s := startSim(t, testConfig(newFakeClock()))
+	c, err := ethclient.Dial(s.HTTPURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	id, err := c.ChainID(ctx)
+	if err != nil || id.Uint64() != s.Config().ChainID {
+		t.Fatalf("ChainID %v (%v)", id, err)
+	}
+	for h := uint64(100); h < 110; h++ {
+		hd, err := c.HeaderByNumber(ctx, new(big.Int).SetUint64(h))
+		if err != nil {
+			t.Fatalf("header %d: %v", h, err)
+		}
+		if hd.Number.Uint64() != h || hd.ParentHash.Hex() != s.BlockHash(h-1) || hd.Time != s.Expected(h).Timestamp {
+			t.Fatalf("header %d: number %v parent %s time %d", h, hd.Number, hd.ParentHash.Hex(), hd.Time)
+		}
+		rs, err := c.BlockReceipts(ctx, rpc.BlockNumberOrHashWithNumber(rpc.BlockNumber(h)))
+		if err != nil {
+			t.Fatalf("receipts %d: %v", h, err)
+		}
+		logs := 0
+		for i, r := range rs {
+			if r.BlockNumber.Uint64() != h || r.TransactionIndex != uint(i) || r.GasUsed == 0 {
+				t.Fatalf("receipt %d of %d: %+v", i, h, r)
+			}
+			logs += len(r.Logs)
+		}
+		if len(rs) != s.Config().TxsPerBlock || logs != s.Expected(h).LogCount {
+			t.Fatalf("block %d: %d receipts, %d logs; want %+v", h, len(rs), logs, s.Expected(h))
+		}
 	}
 }
