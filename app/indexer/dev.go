@@ -93,8 +93,11 @@ func (a *app) runDev(ctx context.Context, opts devOptions) error {
 		return err
 	}
 	defer chs.Stop()
+	// The stack's addresses replace the file's: dev owns these services.
+	cfg.Temporal.HostPort = tmp.HostPort
+	cfg.ClickHouse.Addr = chs.Addr
 	if opts.chain == simChainID {
-		return a.runDevSim(ctx, cfg, ch, opts.sim, dir, tmp.UIURL, chs.Addr, log)
+		return a.runDevSim(ctx, cfg, ch, opts.sim, dir, tmp.UIURL, log)
 	}
 	log.Info("starting anvil")
 	node, err := localstack.StartAnvil(filepath.Join(dir, "anvil"), localstack.AnvilOptions{BlockTime: ch.BlockTime, Port: 8545})
@@ -103,9 +106,6 @@ func (a *app) runDev(ctx context.Context, opts devOptions) error {
 	}
 	defer node.Stop()
 
-	// The stack's addresses replace the file's: dev owns these services.
-	cfg.Temporal.HostPort = tmp.HostPort
-	cfg.ClickHouse.Addr = chs.Addr
 	ch.Endpoints = map[string]string{"local": node.HTTPURL}
 	if ch.PushEnabled() {
 		// The push endpoint, whatever its name, is the node's websocket.
@@ -135,7 +135,7 @@ Ctrl-C stops everything.
 // runDevSim runs the worker against the simulated chain, alone in the
 // config: the anvil chain has no node in this stack.
 func (a *app) runDevSim(ctx context.Context, cfg *config.Config, ch config.Chain, simCfg simchain.Config,
-	dir, uiURL, chAddr string, log *zap.Logger) error {
+	dir, uiURL string, log *zap.Logger) error {
 	log.Info("starting the simulated chain", zap.Uint64("backlog", simCfg.Length))
 	sim, err := simchain.Start(ctx, simCfg)
 	if err != nil {
@@ -161,7 +161,7 @@ tideline dev stack is up with the simulated chain (state in %s):
   disturb it        curl -X POST '%s/admin/reorg?depth=3'   (also jump?blocks=N; GET %s/admin/stats)
 Ctrl-C stops everything.
 
-`, dir, uiURL, cfg.Metrics.Listen, portOf(chAddr), cfg.ClickHouse.Database, simChainID, sim.HTTPURL(), sim.WSURL(),
+`, dir, uiURL, cfg.Metrics.Listen, portOf(cfg.ClickHouse.Addr), cfg.ClickHouse.Database, simChainID, sim.HTTPURL(), sim.WSURL(),
 		sim.Head(), simCfg.TxsPerBlock, simCfg.LogsPerTx, simCfg.BlockTime, sim.HTTPURL(), sim.HTTPURL())
 	return worker.Run(ctx, cfg, log)
 }
