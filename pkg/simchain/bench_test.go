@@ -2,8 +2,10 @@ package simchain
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -75,6 +77,36 @@ func BenchmarkServeHTTPBatch(b *testing.B) {
 			b.ReportMetric(float64(total)/float64(blocks), "bytes/block")
 		})
 	}
+}
+
+// BenchmarkServeHTTPSingle asks block and receipts one call per request,
+// as tideline's client does today for a single height: the per-request
+// overhead on top of BenchmarkGenerate.
+func BenchmarkServeHTTPSingle(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.Length = 1_000_000
+	s := startSim(b, cfg)
+	client := &http.Client{}
+	readBuf := make([]byte, 1<<20)
+	total := 0
+	for i := 0; b.Loop(); i++ {
+		for _, body := range []string{
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["0x%x",true]}`, i),
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"eth_getBlockReceipts","params":["0x%x"]}`, i),
+		} {
+			resp, err := client.Post(s.HTTPURL(), "application/json", strings.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			n, err := io.CopyBuffer(struct{ io.Writer }{io.Discard}, resp.Body, readBuf)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK {
+				b.Fatalf("HTTP %d: %v", resp.StatusCode, err)
+			}
+			total += int(n)
+		}
+	}
+	report(b, total)
 }
 
 var benchMixes = []struct {
