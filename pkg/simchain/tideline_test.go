@@ -191,3 +191,31 @@ func TestNewHeadsThroughTidelineClient(t *testing.T) {
 		t.Fatal("the reorg did not change the head's hash")
 	}
 }
+
+// A reorg between the block and its receipts: the receipts are asked by
+// the old hash, which the chain no longer has, and the client says so.
+func TestReorgBetweenBlockAndReceipts(t *testing.T) {
+	s := startSim(t, testConfig(newFakeClock()))
+	c := tidelineClient(t, s.HTTPURL(), nil)
+	ctx := context.Background()
+	head := s.Head()
+	data, err := c.BlockByHeight(ctx, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Reorg(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Receipts(ctx, data); !errors.Is(err, rpc.ErrBlockNotFound) {
+		t.Fatalf("receipts of the replaced block: got %v, want ErrBlockNotFound", err)
+	}
+	fresh, err := rpc.FetchBlock(ctx, c, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Block.Hash == data.Block.Hash || fresh.Block.Hash != s.BlockHash(head) ||
+		fresh.Block.ParentHash != s.BlockHash(head-1) || fresh.Transactions[0].Hash == data.Transactions[0].Hash {
+		t.Fatalf("after the reorg: block %s parent %s, first tx %s (before: %s, %s)", fresh.Block.Hash,
+			fresh.Block.ParentHash, fresh.Transactions[0].Hash, data.Block.Hash, data.Transactions[0].Hash)
+	}
+}
