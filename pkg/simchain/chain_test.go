@@ -273,3 +273,22 @@ func TestGoEthereumClientDecodes(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigIsValidated(t *testing.T) {
+	for name, change := range map[string]func(*Config){
+		"zero block time":   func(c *Config) { c.BlockTime = 0 },
+		"negative txs":      func(c *Config) { c.TxsPerBlock = -1 },
+		"rate above one":    func(c *Config) { c.MalformedRate = 1.5 },
+		"faults above one":  func(c *Config) { c.TimeoutRate, c.ServerErrorRate = 0.6, 0.6 },
+		"chain out of time": func(c *Config) { c.Length, c.BlockTime = 1<<40, time.Hour },
+		"no batch allowed":  func(c *Config) { c.MaxBatchCalls = 0 },
+		"timeouts, no hold": func(c *Config) { c.TimeoutRate, c.TimeoutHold = 0.1, 0 },
+	} {
+		cfg := DefaultConfig()
+		change(&cfg)
+		if s, err := Start(context.Background(), cfg); err == nil {
+			s.Close()
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
