@@ -32,8 +32,8 @@ const (
 
 const hexDigits = "0123456789abcdef"
 
-// renderer writes one view's answers; corrupt makes the next block or
-// receipts answer break the caller's checks.
+// renderer writes the answers of one view of the chain. A corrupt answer
+// is valid JSON that breaks a check of the caller's decoder.
 type renderer struct {
 	v       view
 	p       *pools
