@@ -205,12 +205,7 @@ func (e *Ethereum) blockReceipts(ctx context.Context, data *types.BlockData) err
 		return e.fail(method, fmt.Errorf("rpc endpoint %q: receipts of block %d %s: %w",
 			e.cfg.EndpointName, height, data.Block.Hash, ErrBlockNotFound))
 	}
-	d := decoder{method, e.cfg.EndpointName, height}
-	var receipts []json.RawMessage
-	if err := json.Unmarshal(raw, &receipts); err != nil {
-		return e.fail(method, d.malformed("result", "expected an array of receipts, got %s", snippet(raw)))
-	}
-	if err := d.applyReceipts(data, receipts); err != nil {
+	if err := (decoder{method, e.cfg.EndpointName, height}).decodeReceipts(data, raw); err != nil {
 		return e.fail(method, err)
 	}
 	return nil
