@@ -43,6 +43,9 @@ type EthereumConfig struct {
 	// BatchSize caps the calls sent in one JSON-RPC batch (the per-receipt
 	// fallback); providers reject large batches. Default 100.
 	BatchSize int
+	// BatchConcurrency caps the batch requests FetchBlocks has in flight
+	// at once (BatchSize/2 heights each). Default 4.
+	BatchConcurrency int
 	// MaxResponseBytes caps one answer: a node (or a proxy in front of it)
 	// that streams an endless or absurd body is refused with a malformed
 	// error instead of exhausting memory. Default 256 MiB, far above any
@@ -71,6 +74,9 @@ func (c *EthereumConfig) setDefaults() {
 	}
 	if c.BatchSize <= 0 {
 		c.BatchSize = 100
+	}
+	if c.BatchConcurrency <= 0 {
+		c.BatchConcurrency = 4
 	}
 	if c.MaxResponseBytes <= 0 {
 		c.MaxResponseBytes = 256 << 20
