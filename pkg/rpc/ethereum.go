@@ -97,6 +97,10 @@ type Ethereum struct {
 	// eth_getBlockReceipts, so that later blocks go straight to the
 	// per-transaction fallback instead of paying a failed call each.
 	noBlockReceipts atomic.Bool
+
+	// httpClient is the HTTP client of an http(s) endpoint (nil for
+	// websockets): FetchBlocks posts its batches itself (batch_http.go).
+	httpClient *http.Client
 }
 
 var _ Client = (*Ethereum)(nil)
@@ -129,7 +133,8 @@ func NewEthereum(ctx context.Context, cfg EthereumConfig, logger *zap.Logger, m 
 		// Workers fetch in parallel from one endpoint; the default of 2
 		// idle connections per host would churn TCP/TLS handshakes.
 		tr.MaxIdleConnsPerHost = 64
-		opts = append(opts, gethrpc.WithHTTPClient(&http.Client{Transport: limitedTransport{tr, cfg.MaxResponseBytes}}))
+		e.httpClient = &http.Client{Transport: limitedTransport{tr, cfg.MaxResponseBytes}}
+		opts = append(opts, gethrpc.WithHTTPClient(e.httpClient))
 	} else {
 		opts = append(opts, gethrpc.WithWebsocketMessageSizeLimit(cfg.MaxResponseBytes))
 	}

@@ -299,6 +299,11 @@ func (e *Ethereum) batchCalls(ctx context.Context, height uint64, methods []stri
 	results := make([]json.RawMessage, len(args))
 	errs := make([]error, len(args))
 	err := e.do(ctx, batchMethod, height, len(args), func(ctx context.Context) error {
+		if e.httpClient != nil {
+			var err error
+			results, errs, err = e.postBatch(ctx, methods, args)
+			return err
+		}
 		elems := make([]gethrpc.BatchElem, len(args))
 		for i := range elems {
 			results[i] = nil

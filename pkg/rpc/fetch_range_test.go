@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -343,4 +344,47 @@ func TestFetchBlocksCountsEveryCallAgainstTheRateLimit(t *testing.T) {
 	// each. Counted per request, it would not have waited at all.
 	assert.GreaterOrEqual(t, time.Since(start), 45*time.Millisecond)
 	assert.Equal(t, 1, node.postCount())
+}
+
+// oddBatchNode answers every request with body.
+func oddBatchNode(t *testing.T, body string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestFetchBlocksOddBatchAnswers(t *testing.T) {
+	block, _ := rpc.GenBlock(1, 1, rpc.GenOptions{Txs: 1, LogsPerTx: 1})
+
+	// The receipts call (id 1) has no answer: that call's height is
+	// malformed, as go-ethereum's client reports it.
+	c := newClient(t, batchConfig(oddBatchNode(t, `[{"jsonrpc":"2.0","id":0,"result":`+string(block)+`}]`)), nil)
+	r := c.FetchBlocks(t.Context(), []uint64{1})[0]
+	var mal *rpc.MalformedError
+	require.ErrorAs(t, r.Err, &mal)
+	assert.Equal(t, "eth_getBlockReceipts", mal.Method)
+	assert.Equal(t, "batch", mal.Field)
+
+	// One error for the whole batch: every height gets it.
+	c = newClient(t, batchConfig(oddBatchNode(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large"}}`)), nil)
+	for _, r := range c.FetchBlocks(t.Context(), []uint64{1, 2}) {
+		var req *rpc.RequestError
+		require.ErrorAs(t, r.Err, &req)
+		assert.Equal(t, -32600, req.Code)
+	}
+
+	// Not JSON at all.
+	c = newClient(t, batchConfig(oddBatchNode(t, `<html>bad gateway</html>`)), nil)
+	r = c.FetchBlocks(t.Context(), []uint64{1})[0]
+	require.ErrorAs(t, r.Err, &mal)
+	assert.Equal(t, "response", mal.Field)
+
+	// A JSON answer that is not a batch answer.
+	c = newClient(t, batchConfig(oddBatchNode(t, `{"hello":"world"}`)), nil)
+	r = c.FetchBlocks(t.Context(), []uint64{1})[0]
+	require.ErrorAs(t, r.Err, &mal)
+	assert.Equal(t, "response", mal.Field)
 }
