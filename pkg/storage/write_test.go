@@ -284,4 +284,3 @@ func TestWriteBlocksOnePartPerTable(t *testing.T) {
 		require.Equal(t, mixBlock(n, 20, 2).Logs, got.Logs)
 	}
 }
-
