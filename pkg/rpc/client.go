@@ -5,7 +5,7 @@ package rpc
 import (
 	"context"
 
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
 // Client reads one chain. Implementations retry transient failures
@@ -15,17 +15,17 @@ type Client interface {
 	HeadHeight(ctx context.Context) (uint64, error)
 	// BlockByHeight returns the block with its full transactions (receipt
 	// fields left zero) or ErrBlockNotFound if the node does not have it.
-	BlockByHeight(ctx context.Context, height uint64) (*types.BlockData, error)
+	BlockByHeight(ctx context.Context, height uint64) (*chain.BlockData, error)
 	// Receipts returns the receipts of the block with the given hash:
 	// it fills the receipt fields of data.Transactions and data.Logs.
-	Receipts(ctx context.Context, data *types.BlockData) error
+	Receipts(ctx context.Context, data *chain.BlockData) error
 	// Close releases connections.
 	Close()
 }
 
 // FetchBlock reads one height completely: header, transactions, receipts
 // and logs, checked for consistency.
-func FetchBlock(ctx context.Context, c Client, height uint64) (*types.BlockData, error) {
+func FetchBlock(ctx context.Context, c Client, height uint64) (*chain.BlockData, error) {
 	data, err := c.BlockByHeight(ctx, height)
 	if err != nil {
 		return nil, err

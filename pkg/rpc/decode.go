@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
 // The node's answers are decoded here by hand rather than with go-ethereum's
@@ -309,12 +309,12 @@ func clip(s string) string {
 
 // decodeBlock decodes an eth_getBlockByNumber(height, true) answer that is
 // not null.
-func (d decoder) decodeBlock(raw json.RawMessage) (*types.BlockData, error) {
+func (d decoder) decodeBlock(raw json.RawMessage) (*chain.BlockData, error) {
 	o, err := d.object("", raw)
 	if err != nil {
 		return nil, err
 	}
-	var b types.Block
+	var b chain.Block
 	if b.Number, err = o.quantity("number"); err != nil {
 		return nil, err
 	}
@@ -349,7 +349,7 @@ func (d decoder) decodeBlock(raw json.RawMessage) (*types.BlockData, error) {
 	if err != nil {
 		return nil, err
 	}
-	txs := make([]types.Transaction, len(rawTxs))
+	txs := make([]chain.Transaction, len(rawTxs))
 	hashes := make([]string, len(rawTxs))
 	for i, rt := range rawTxs {
 		if err := d.decodeTransaction(&b, i, rt, &txs[i]); err != nil {
@@ -361,10 +361,10 @@ func (d decoder) decodeBlock(raw json.RawMessage) (*types.BlockData, error) {
 		return nil, err
 	}
 	b.TxCount = uint32(len(txs))
-	return &types.BlockData{Block: b, Transactions: txs}, nil
+	return &chain.BlockData{Block: b, Transactions: txs}, nil
 }
 
-func (d decoder) decodeTransaction(b *types.Block, i int, raw json.RawMessage, tx *types.Transaction) error {
+func (d decoder) decodeTransaction(b *chain.Block, i int, raw json.RawMessage, tx *chain.Transaction) error {
 	path := fmt.Sprintf("transactions[%d]", i)
 	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '"' {
 		return d.malformed(path, "transaction hash instead of the full object")
@@ -425,13 +425,13 @@ func (d decoder) decodeTransaction(b *types.Block, i int, raw json.RawMessage, t
 // applyReceipts checks receipts (one per transaction, in block order) against
 // data and fills the receipt fields and logs. data is left untouched when an
 // error is returned.
-func (d decoder) applyReceipts(data *types.BlockData, receipts []json.RawMessage) error {
+func (d decoder) applyReceipts(data *chain.BlockData, receipts []json.RawMessage) error {
 	if len(receipts) != len(data.Transactions) {
 		return d.malformed("receipts", "%d receipts for %d transactions", len(receipts), len(data.Transactions))
 	}
-	txs := make([]types.Transaction, len(data.Transactions))
+	txs := make([]chain.Transaction, len(data.Transactions))
 	copy(txs, data.Transactions)
-	var logs []types.Log
+	var logs []chain.Log
 	var lastLogIndex uint64
 	for i, raw := range receipts {
 		path := fmt.Sprintf("receipts[%d]", i)
@@ -516,8 +516,8 @@ func (d decoder) applyReceipts(data *types.BlockData, receipts []json.RawMessage
 	return nil
 }
 
-func (d decoder) decodeLog(data *types.BlockData, tx *types.Transaction, path string, raw json.RawMessage) (types.Log, error) {
-	l := types.Log{BlockNumber: data.Block.Number, BlockHash: data.Block.Hash, TxHash: tx.Hash, TxIndex: tx.Index}
+func (d decoder) decodeLog(data *chain.BlockData, tx *chain.Transaction, path string, raw json.RawMessage) (chain.Log, error) {
+	l := chain.Log{BlockNumber: data.Block.Number, BlockHash: data.Block.Hash, TxHash: tx.Hash, TxIndex: tx.Index}
 	o, err := d.object(path, raw)
 	if err != nil {
 		return l, err

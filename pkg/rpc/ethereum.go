@@ -18,10 +18,9 @@ import (
 	"time"
 
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"go.uber.org/zap"
 	"golang.org/x/time/rate"
-
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
 
 // EthereumConfig configures one Ethereum JSON-RPC endpoint.
@@ -157,7 +156,7 @@ func (e *Ethereum) HeadHeight(ctx context.Context) (uint64, error) {
 }
 
 // BlockByHeight returns the block at height with its full transactions.
-func (e *Ethereum) BlockByHeight(ctx context.Context, height uint64) (*types.BlockData, error) {
+func (e *Ethereum) BlockByHeight(ctx context.Context, height uint64) (*chain.BlockData, error) {
 	const method = "eth_getBlockByNumber"
 	raw, err := e.call(ctx, method, height, "0x"+strconv.FormatUint(height, 16), true)
 	if err != nil {
@@ -176,7 +175,7 @@ func (e *Ethereum) BlockByHeight(ctx context.Context, height uint64) (*types.Blo
 // Receipts fills the receipt fields and logs of data, by block hash so that
 // a reorg between BlockByHeight and Receipts shows as ErrBlockNotFound or a
 // MalformedError rather than as receipts of another block.
-func (e *Ethereum) Receipts(ctx context.Context, data *types.BlockData) error {
+func (e *Ethereum) Receipts(ctx context.Context, data *chain.BlockData) error {
 	if len(data.Transactions) == 0 {
 		data.Logs = nil
 		data.Block.LogCount = 0
@@ -194,7 +193,7 @@ func (e *Ethereum) Receipts(ctx context.Context, data *types.BlockData) error {
 	return e.txReceipts(ctx, data)
 }
 
-func (e *Ethereum) blockReceipts(ctx context.Context, data *types.BlockData) error {
+func (e *Ethereum) blockReceipts(ctx context.Context, data *chain.BlockData) error {
 	const method = "eth_getBlockReceipts"
 	height := data.Block.Number
 	raw, err := e.call(ctx, method, height, data.Block.Hash)
@@ -218,7 +217,7 @@ func (e *Ethereum) blockReceipts(ctx context.Context, data *types.BlockData) err
 
 // txReceipts is the fallback for nodes without eth_getBlockReceipts: one
 // eth_getTransactionReceipt per transaction, sent in batches.
-func (e *Ethereum) txReceipts(ctx context.Context, data *types.BlockData) error {
+func (e *Ethereum) txReceipts(ctx context.Context, data *chain.BlockData) error {
 	const method = "eth_getTransactionReceipt"
 	height := data.Block.Number
 	receipts := make([]json.RawMessage, 0, len(data.Transactions))

@@ -18,7 +18,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
 
@@ -50,8 +50,8 @@ type memClient struct {
 
 	mu       sync.Mutex
 	head     func(ctx context.Context) (uint64, error)
-	block    func(ctx context.Context, h uint64) (*types.BlockData, error)
-	receipts func(ctx context.Context, data *types.BlockData) error
+	block    func(ctx context.Context, h uint64) (*chain.BlockData, error)
+	receipts func(ctx context.Context, data *chain.BlockData) error
 	calls    map[string]int
 	closed   int
 }
@@ -80,7 +80,7 @@ func (c *memClient) setHead(f func(ctx context.Context) (uint64, error)) {
 	c.head = f
 }
 
-func (c *memClient) setBlock(f func(ctx context.Context, h uint64) (*types.BlockData, error)) {
+func (c *memClient) setBlock(f func(ctx context.Context, h uint64) (*chain.BlockData, error)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.block = f
@@ -97,7 +97,7 @@ func (c *memClient) HeadHeight(ctx context.Context) (uint64, error) {
 	return f(ctx)
 }
 
-func (c *memClient) BlockByHeight(ctx context.Context, h uint64) (*types.BlockData, error) {
+func (c *memClient) BlockByHeight(ctx context.Context, h uint64) (*chain.BlockData, error) {
 	c.enter("BlockByHeight")
 	c.mu.Lock()
 	f := c.block
@@ -106,13 +106,13 @@ func (c *memClient) BlockByHeight(ctx context.Context, h uint64) (*types.BlockDa
 		return f(ctx, h)
 	}
 	hash := memHash(h, c.fork)
-	return &types.BlockData{
-		Block:        types.Block{Number: h, Hash: hash},
-		Transactions: []types.Transaction{{Hash: memHash(h+1000, c.fork), BlockHash: hash}},
+	return &chain.BlockData{
+		Block:        chain.Block{Number: h, Hash: hash},
+		Transactions: []chain.Transaction{{Hash: memHash(h+1000, c.fork), BlockHash: hash}},
 	}, nil
 }
 
-func (c *memClient) Receipts(ctx context.Context, data *types.BlockData) error {
+func (c *memClient) Receipts(ctx context.Context, data *chain.BlockData) error {
 	c.enter("Receipts")
 	c.mu.Lock()
 	f := c.receipts
@@ -123,7 +123,7 @@ func (c *memClient) Receipts(ctx context.Context, data *types.BlockData) error {
 	if data.Block.Hash != memHash(data.Block.Number, c.fork) {
 		return fmt.Errorf("rpc endpoint %q: receipts of block %s: %w", c.name, data.Block.Hash, rpc.ErrBlockNotFound)
 	}
-	data.Logs = []types.Log{{BlockHash: data.Block.Hash, TxHash: data.Transactions[0].Hash}}
+	data.Logs = []chain.Log{{BlockHash: data.Block.Hash, TxHash: data.Transactions[0].Hash}}
 	return nil
 }
 
@@ -293,11 +293,11 @@ func TestMultiCooldownIsExponentialAndEnds(t *testing.T) {
 	a, b := newMem("a"), newMem("b")
 	var aFails atomic.Bool
 	aFails.Store(true)
-	a.setBlock(func(_ context.Context, h uint64) (*types.BlockData, error) {
+	a.setBlock(func(_ context.Context, h uint64) (*chain.BlockData, error) {
 		if aFails.Load() {
 			return nil, unavailable("a", "eth_getBlockByNumber")
 		}
-		return &types.BlockData{Block: types.Block{Number: h, Hash: memHash(h, 0)}}, nil
+		return &chain.BlockData{Block: chain.Block{Number: h, Hash: memHash(h, 0)}}, nil
 	})
 	env := newMultiEnv(t, rpc.MultiOptions{Cooldown: time.Second, MaxCooldown: 4 * time.Second}, named(a, b)...)
 	fetch := func() {
@@ -353,10 +353,10 @@ func TestMultiCooldownIsExponentialAndEnds(t *testing.T) {
 
 func TestMultiAuthRejectionCoolsDown(t *testing.T) {
 	a, b := newMem("a"), newMem("b")
-	a.setBlock(func(context.Context, uint64) (*types.BlockData, error) {
+	a.setBlock(func(context.Context, uint64) (*chain.BlockData, error) {
 		return nil, &rpc.RequestError{Method: "eth_getBlockByNumber", Endpoint: "a", HTTPStatus: http.StatusUnauthorized, Err: errors.New("401 Unauthorized")}
 	})
-	b.setBlock(func(context.Context, uint64) (*types.BlockData, error) {
+	b.setBlock(func(context.Context, uint64) (*chain.BlockData, error) {
 		return nil, &rpc.RequestError{Method: "eth_getBlockByNumber", Endpoint: "b", Code: -32602, Err: errors.New("invalid argument")}
 	})
 	env := newMultiEnv(t, rpc.MultiOptions{}, named(a, b)...)
@@ -370,7 +370,7 @@ func TestMultiAuthRejectionCoolsDown(t *testing.T) {
 func TestMultiAllEndpointsDown(t *testing.T) {
 	a, b := newMem("a"), newMem("b")
 	for _, c := range []*memClient{a, b} {
-		c.setBlock(func(context.Context, uint64) (*types.BlockData, error) {
+		c.setBlock(func(context.Context, uint64) (*chain.BlockData, error) {
 			return nil, unavailable(c.name, "eth_getBlockByNumber")
 		})
 		c.setHead(func(context.Context) (uint64, error) { return 0, unavailable(c.name, "eth_blockNumber") })
@@ -406,7 +406,7 @@ func TestMultiAllEndpointsDown(t *testing.T) {
 
 func TestMultiBlockNotFoundFailsOver(t *testing.T) {
 	a, b := newMem("a"), newMem("b")
-	a.setBlock(func(_ context.Context, h uint64) (*types.BlockData, error) { return nil, notFound("a", h) })
+	a.setBlock(func(_ context.Context, h uint64) (*chain.BlockData, error) { return nil, notFound("a", h) })
 	env := newMultiEnv(t, rpc.MultiOptions{}, named(a, b)...)
 
 	data, err := rpc.FetchBlock(t.Context(), env.m, 42)
@@ -418,7 +418,7 @@ func TestMultiBlockNotFoundFailsOver(t *testing.T) {
 	assert.Equal(t, 1, b.count("Receipts"))
 	assert.Equal(t, []string{"a", "b"}, env.m.Healthy(), "a lagging node is not unhealthy")
 
-	b.setBlock(func(_ context.Context, h uint64) (*types.BlockData, error) { return nil, notFound("b", h) })
+	b.setBlock(func(_ context.Context, h uint64) (*chain.BlockData, error) { return nil, notFound("b", h) })
 	_, err = env.m.BlockByHeight(t.Context(), 43)
 	assert.ErrorIs(t, err, rpc.ErrBlockNotFound)
 	assert.False(t, rpc.IsTransient(err))
@@ -699,7 +699,7 @@ func TestMultiHeadDoesNotWaitForStragglers(t *testing.T) {
 func TestMultiCallerCancelIsNotFailover(t *testing.T) {
 	a, b := newMem("a"), newMem("b")
 	ctx, cancel := context.WithCancel(t.Context())
-	a.setBlock(func(ctx context.Context, _ uint64) (*types.BlockData, error) {
+	a.setBlock(func(ctx context.Context, _ uint64) (*chain.BlockData, error) {
 		cancel()
 		return nil, &rpc.TransientError{Method: "eth_getBlockByNumber", Endpoint: "a", Attempts: 1, Err: ctx.Err()}
 	})
@@ -762,7 +762,7 @@ func TestMultiConcurrentUse(t *testing.T) {
 	for i := range 4 {
 		c := newMem(fmt.Sprintf("e%d", i))
 		var n atomic.Int64
-		c.setBlock(func(_ context.Context, h uint64) (*types.BlockData, error) {
+		c.setBlock(func(_ context.Context, h uint64) (*chain.BlockData, error) {
 			switch k := n.Add(1); {
 			case k%3 == 0:
 				return nil, unavailable(c.name, "eth_getBlockByNumber")
@@ -770,9 +770,9 @@ func TestMultiConcurrentUse(t *testing.T) {
 				return nil, notFound(c.name, h)
 			}
 			hash := memHash(h, 0)
-			return &types.BlockData{
-				Block:        types.Block{Number: h, Hash: hash},
-				Transactions: []types.Transaction{{Hash: memHash(h+1000, 0), BlockHash: hash}},
+			return &chain.BlockData{
+				Block:        chain.Block{Number: h, Hash: hash},
+				Transactions: []chain.Transaction{{Hash: memHash(h+1000, 0), BlockHash: hash}},
 			}, nil
 		})
 		c.setHead(func(context.Context) (uint64, error) {

@@ -12,9 +12,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"go.uber.org/zap"
-
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
 
 // Defaults for the zero durations of Config.
@@ -214,7 +213,7 @@ func (c *ClickHouse) Close() error {
 // the old rows at the higher positions: ReplacingMergeTree only replaces
 // rows with the same key. A height that may hold another block is written
 // with RewriteBlock, which supersedes those rows too.
-func (c *ClickHouse) WriteBlock(ctx context.Context, chainID string, data *types.BlockData) error {
+func (c *ClickHouse) WriteBlock(ctx context.Context, chainID string, data *chain.BlockData) error {
 	if chainID == "" {
 		return errors.New("storage: WriteBlock: empty chain id")
 	}
@@ -261,7 +260,7 @@ func (c *ClickHouse) WriteBlock(ctx context.Context, chainID string, data *types
 
 // blockRow, txRow and logRow are one row each in the order of
 // blockColumns, transactionColumns and logColumns.
-func blockRow(chainID string, b *types.Block, version uint64) []any {
+func blockRow(chainID string, b *chain.Block, version uint64) []any {
 	return []any{
 		chainID, b.Number, b.Hash, b.ParentHash, time.Unix(int64(b.Timestamp), 0).UTC(), b.Miner,
 		b.GasUsed, b.GasLimit, b.BaseFeePerGas, b.Size, b.TxCount,
@@ -269,7 +268,7 @@ func blockRow(chainID string, b *types.Block, version uint64) []any {
 	}
 }
 
-func txRow(chainID string, t *types.Transaction, version uint64) []any {
+func txRow(chainID string, t *chain.Transaction, version uint64) []any {
 	return []any{
 		chainID, t.BlockNumber, t.BlockHash, t.Index, t.Hash, t.Type,
 		t.From, t.To, t.Value, t.Nonce, t.Gas, t.GasPrice,
@@ -278,7 +277,7 @@ func txRow(chainID string, t *types.Transaction, version uint64) []any {
 	}
 }
 
-func logRow(chainID string, l *types.Log, version uint64) []any {
+func logRow(chainID string, l *chain.Log, version uint64) []any {
 	var topics [4]string
 	copy(topics[:], l.Topics)
 	return []any{
@@ -290,7 +289,7 @@ func logRow(chainID string, l *types.Log, version uint64) []any {
 
 // checkBlockData refuses data that would be stored under the wrong key or
 // lose information in a column.
-func checkBlockData(d *types.BlockData) error {
+func checkBlockData(d *chain.BlockData) error {
 	if d.Block.Timestamp > math.MaxUint32 {
 		return fmt.Errorf("block timestamp %d does not fit a DateTime", d.Block.Timestamp)
 	}

@@ -10,9 +10,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/stretchr/testify/require"
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"go.uber.org/zap/zaptest"
-
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
 
 func TestConfigValidateNamesKey(t *testing.T) {
@@ -86,17 +85,17 @@ func hash(prefix byte, n uint64) string {
 
 // sampleBlock is a block with 2 transactions and 3 logs whose every field
 // differs from its neighbours, so a column written in the wrong slot shows.
-func sampleBlock(n uint64) *types.BlockData {
+func sampleBlock(n uint64) *chain.BlockData {
 	bh := hash('b', n)
 	tx0, tx1 := hash('a', n*10), hash('a', n*10+1)
-	return &types.BlockData{
-		Block: types.Block{
+	return &chain.BlockData{
+		Block: chain.Block{
 			Number: n, Hash: bh, ParentHash: hash('b', n-1), Timestamp: 1_700_000_000 + n*12,
 			Miner: "0x00000000000000000000000000000000000000c0", GasUsed: 21_000 + n, GasLimit: 30_000_000,
 			BaseFeePerGas: "7000000001", Size: 1234, TxCount: 2, LogCount: 3,
 			Raw: []byte(fmt.Sprintf(`{"number":"0x%x","transactions":["%s","%s"]}`, n, tx0, tx1)),
 		},
-		Transactions: []types.Transaction{
+		Transactions: []chain.Transaction{
 			{
 				BlockNumber: n, BlockHash: bh, Index: 0, Hash: tx0, Type: 2,
 				From: "0x00000000000000000000000000000000000000f0", To: "0x00000000000000000000000000000000000000f1",
@@ -112,7 +111,7 @@ func sampleBlock(n uint64) *types.BlockData {
 				Raw: []byte(`{"hash":"` + tx1 + `"}`), ReceiptRaw: []byte(`{"status":"0x0"}`),
 			},
 		},
-		Logs: []types.Log{
+		Logs: []chain.Log{
 			{
 				BlockNumber: n, BlockHash: bh, TxHash: tx0, TxIndex: 0, LogIndex: 0,
 				Address: "0x00000000000000000000000000000000000000e0",
@@ -137,10 +136,10 @@ func sampleBlock(n uint64) *types.BlockData {
 
 // readBlockData reads one height back with FINAL, column by column, into
 // the types it was written from.
-func readBlockData(t *testing.T, c *ClickHouse, chainID string, n uint64) *types.BlockData {
+func readBlockData(t *testing.T, c *ClickHouse, chainID string, n uint64) *chain.BlockData {
 	t.Helper()
 	ctx := testContext(t)
-	out := &types.BlockData{}
+	out := &chain.BlockData{}
 
 	b := &out.Block
 	var ts time.Time
@@ -159,7 +158,7 @@ func readBlockData(t *testing.T, c *ClickHouse, chainID string, n uint64) *types
 		FROM transactions FINAL WHERE chain_id = ? AND block_number = ? ORDER BY tx_index`, chainID, n)
 	require.NoError(t, err)
 	for rows.Next() {
-		var tx types.Transaction
+		var tx chain.Transaction
 		var raw, receipt string
 		require.NoError(t, rows.Scan(&tx.BlockNumber, &tx.BlockHash, &tx.Index, &tx.Hash, &tx.Type, &tx.From,
 			&tx.To, &tx.Value, &tx.Nonce, &tx.Gas, &tx.GasPrice, &tx.Status, &tx.GasUsed, &tx.EffectiveGasPrice,
@@ -175,7 +174,7 @@ func readBlockData(t *testing.T, c *ClickHouse, chainID string, n uint64) *types
 		FROM logs FINAL WHERE chain_id = ? AND block_number = ? ORDER BY log_index`, chainID, n)
 	require.NoError(t, err)
 	for rows.Next() {
-		var l types.Log
+		var l chain.Log
 		var topics [4]string
 		var count uint8
 		var raw string

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
 // rangeCountQuery counts the distinct indexed heights of one range.
@@ -20,7 +20,7 @@ func (q rangeCountQuery) toSQL() (string, []any) {
 
 // CountIndexed returns, per range, how many of its heights are indexed: the
 // scheduler's in-flight window asks it about the batches it started.
-func (c *ClickHouse) CountIndexed(ctx context.Context, chainID string, ranges []types.HeightRange) ([]uint64, error) {
+func (c *ClickHouse) CountIndexed(ctx context.Context, chainID string, ranges []chain.HeightRange) ([]uint64, error) {
 	out := make([]uint64, len(ranges))
 	for i, r := range ranges {
 		if r.To < r.From {
@@ -35,25 +35,12 @@ func (c *ClickHouse) CountIndexed(ctx context.Context, chainID string, ranges []
 
 // MissingRanges lists the holes of [from, to] as ascending ranges, covering
 // at most maxHeights heights (the lowest ones).
-func (c *ClickHouse) MissingRanges(ctx context.Context, chainID string, from, to uint64, maxHeights int) ([]types.HeightRange, error) {
+func (c *ClickHouse) MissingRanges(ctx context.Context, chainID string, from, to uint64, maxHeights int) ([]chain.HeightRange, error) {
 	hs, err := c.MissingHeights(ctx, chainID, from, to, maxHeights)
 	if err != nil {
 		return nil, err
 	}
-	return ToRanges(hs), nil
-}
-
-// ToRanges folds ascending heights into ascending disjoint ranges.
-func ToRanges(hs []uint64) []types.HeightRange {
-	var out []types.HeightRange
-	for _, h := range hs {
-		if n := len(out); n > 0 && out[n-1].To+1 == h {
-			out[n-1].To = h
-			continue
-		}
-		out = append(out, types.HeightRange{From: h, To: h})
-	}
-	return out
+	return chain.ToRanges(hs), nil
 }
 
 // StateWatermark is the chain_state key of the persisted contiguous

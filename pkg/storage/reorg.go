@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
 // Reorganisations. Rows are never deleted (no mutations): a row of a block
@@ -65,7 +65,7 @@ func (q canonicalPositionsQuery) toSQL() (string, []any) {
 // StoredBlocks returns the newest block row of every height in [from, to]
 // that has one, ascending: hash, parent hash and whether it is canonical.
 // It is what the indexer compares with the node near the head.
-func (c *ClickHouse) StoredBlocks(ctx context.Context, chainID string, from, to uint64) ([]types.StoredBlock, error) {
+func (c *ClickHouse) StoredBlocks(ctx context.Context, chainID string, from, to uint64) ([]chain.StoredBlock, error) {
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
 	query, args := storedBlocksQuery{chainID, from, to}.toSQL()
@@ -77,10 +77,10 @@ func (c *ClickHouse) StoredBlocks(ctx context.Context, chainID string, from, to 
 		return nil, fail(err)
 	}
 	defer rows.Close()
-	var out []types.StoredBlock
+	var out []chain.StoredBlock
 	for rows.Next() {
 		var (
-			b     types.StoredBlock
+			b     chain.StoredBlock
 			canon uint8
 		)
 		if err := rows.Scan(&b.Number, &b.Hash, &b.ParentHash, &canon); err != nil {
@@ -147,7 +147,7 @@ func (c *ClickHouse) stalePositions(ctx context.Context, chainID string, height 
 // Two rewrites of one height with different blocks at the same moment may
 // each miss the other's positions; the block row of the newer one wins and
 // the next check near the head rewrites the height again if needed.
-func (c *ClickHouse) RewriteBlock(ctx context.Context, chainID string, data *types.BlockData) error {
+func (c *ClickHouse) RewriteBlock(ctx context.Context, chainID string, data *chain.BlockData) error {
 	if chainID == "" {
 		return errors.New("storage: RewriteBlock: empty chain id")
 	}
@@ -231,7 +231,7 @@ func (c *ClickHouse) RemoveBlock(ctx context.Context, chainID string, height uin
 	}
 	if len(stored) == 1 && stored[0].Canonical {
 		// The tombstone keeps the removed block's hashes, for operators.
-		b := types.Block{Number: height, Hash: stored[0].Hash, ParentHash: stored[0].ParentHash}
+		b := chain.Block{Number: height, Hash: stored[0].Hash, ParentHash: stored[0].ParentHash}
 		rows := [][]any{append(blockRow(chainID, &b, version), tombstone)}
 		if err := c.insert(ctx, insertStmt{tableBlocks, blockRewriteColumns}, rows); err != nil {
 			return writeErr(tableBlocks, chainID, height, err)
@@ -246,7 +246,7 @@ func (c *ClickHouse) RemoveBlock(ctx context.Context, chainID string, height uin
 func txTombstones(chainID string, height uint64, positions map[uint32]string, version uint64) [][]any {
 	var rows [][]any
 	for _, pos := range sortedPositions(positions) {
-		t := types.Transaction{BlockNumber: height, BlockHash: positions[pos], Index: pos}
+		t := chain.Transaction{BlockNumber: height, BlockHash: positions[pos], Index: pos}
 		rows = append(rows, append(txRow(chainID, &t, version), tombstone))
 	}
 	return rows
@@ -255,7 +255,7 @@ func txTombstones(chainID string, height uint64, positions map[uint32]string, ve
 func logTombstones(chainID string, height uint64, positions map[uint32]string, version uint64) [][]any {
 	var rows [][]any
 	for _, pos := range sortedPositions(positions) {
-		l := types.Log{BlockNumber: height, BlockHash: positions[pos], LogIndex: pos}
+		l := chain.Log{BlockNumber: height, BlockHash: positions[pos], LogIndex: pos}
 		rows = append(rows, append(logRow(chainID, &l, version), tombstone))
 	}
 	return rows

@@ -6,9 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"go.uber.org/zap/zaptest"
-
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
 
 // openFresh is openTest on a database new to this run, so the tests also
@@ -60,7 +59,7 @@ func readCanonical(t *testing.T, c *ClickHouse, chainID string, n uint64) canoni
 }
 
 // viewOf is what readCanonical must return for data.
-func viewOf(d *types.BlockData) canonicalView {
+func viewOf(d *chain.BlockData) canonicalView {
 	v := canonicalView{Blocks: []string{d.Block.Hash}}
 	for _, tx := range d.Transactions {
 		v.Txs = append(v.Txs, fmt.Sprintf("%d:%s@%s", tx.Index, tx.Hash, tx.BlockHash))
@@ -73,7 +72,7 @@ func viewOf(d *types.BlockData) canonicalView {
 
 // forkOf is sampleBlock(n) on another branch, keeping its first txs
 // transactions and first logs logs (renumbered from 0).
-func forkOf(n uint64, txs, logs int) *types.BlockData {
+func forkOf(n uint64, txs, logs int) *chain.BlockData {
 	d := sampleBlock(n)
 	d.Block.Hash = hash('f', n)
 	d.Transactions = d.Transactions[:txs]
@@ -127,7 +126,7 @@ func TestRewriteBlockWithFewerRowsShowsOnlyTheNewBlock(t *testing.T) {
 	require.Equal(t, fork.Block.Hash, markHash)
 	stored, err := c.StoredBlocks(ctx, "1", 0, 10)
 	require.NoError(t, err)
-	require.Equal(t, []types.StoredBlock{
+	require.Equal(t, []chain.StoredBlock{
 		{Number: 4, Hash: hash('b', 4), ParentHash: hash('b', 3), Canonical: true},
 		{Number: 5, Hash: fork.Block.Hash, ParentHash: hash('b', 4), Canonical: true},
 		{Number: 6, Hash: hash('b', 6), ParentHash: hash('b', 5), Canonical: true},
@@ -179,7 +178,7 @@ func TestRemoveBlockHidesEveryRowAndKeepsTheMark(t *testing.T) {
 	require.Equal(t, viewOf(sampleBlock(9)), readCanonical(t, c, "1", 9))
 	stored, err := c.StoredBlocks(ctx, "1", 10, 10)
 	require.NoError(t, err)
-	require.Equal(t, []types.StoredBlock{{Number: 10, Hash: hash('b', 10), ParentHash: hash('b', 9), Canonical: false}}, stored)
+	require.Equal(t, []chain.StoredBlock{{Number: 10, Hash: hash('b', 10), ParentHash: hash('b', 9), Canonical: false}}, stored)
 	hashes, err := c.BlockHashes(ctx, "1", 0, 20)
 	require.NoError(t, err)
 	require.Equal(t, map[uint64]string{9: hash('b', 9)}, hashes)

@@ -7,7 +7,7 @@ package storage
 import (
 	"context"
 
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
 // Store is what the indexer needs from its database.
@@ -15,18 +15,18 @@ type Store interface {
 	// WriteBlock writes the block, its transactions and logs, then marks
 	// the height indexed. The mark is written last, so a crash in between
 	// leaves the height unmarked and it is indexed again.
-	WriteBlock(ctx context.Context, chainID string, data *types.BlockData) error
+	WriteBlock(ctx context.Context, chainID string, data *chain.BlockData) error
 	// RewriteBlock writes a height that may hold another block (a
 	// reorganisation): as WriteBlock, and every transaction or log position
 	// of the old block that the new one lacks is superseded by a tombstone
 	// (is_canonical = 0). The block row is written after them, the mark last.
-	RewriteBlock(ctx context.Context, chainID string, data *types.BlockData) error
+	RewriteBlock(ctx context.Context, chainID string, data *chain.BlockData) error
 	// RemoveBlock supersedes every row of a height with tombstones, for a
 	// height the node no longer has. The mark stays.
 	RemoveBlock(ctx context.Context, chainID string, height uint64) error
 	// StoredBlocks returns, ascending, the newest block row of each height
 	// in [from, to] that has one: hash, parent hash, canonical or not.
-	StoredBlocks(ctx context.Context, chainID string, from, to uint64) ([]types.StoredBlock, error)
+	StoredBlocks(ctx context.Context, chainID string, from, to uint64) ([]chain.StoredBlock, error)
 	// IsIndexed reports whether the height is marked indexed.
 	IsIndexed(ctx context.Context, chainID string, height uint64) (bool, error)
 	// LastIndexed returns the highest indexed height; found is false when
@@ -40,9 +40,9 @@ type Store interface {
 	MissingHeights(ctx context.Context, chainID string, from, to uint64, limit int) ([]uint64, error)
 	// MissingRanges lists the holes of [from, to] as ascending ranges,
 	// covering at most maxHeights heights.
-	MissingRanges(ctx context.Context, chainID string, from, to uint64, maxHeights int) ([]types.HeightRange, error)
+	MissingRanges(ctx context.Context, chainID string, from, to uint64, maxHeights int) ([]chain.HeightRange, error)
 	// CountIndexed returns, per range, how many of its heights are indexed.
-	CountIndexed(ctx context.Context, chainID string, ranges []types.HeightRange) ([]uint64, error)
+	CountIndexed(ctx context.Context, chainID string, ranges []chain.HeightRange) ([]uint64, error)
 	// SaveState and LoadState keep a per-chain singleton value (e.g. the
 	// watermark under StateWatermark).
 	SaveState(ctx context.Context, chainID, key string, value uint64) error

@@ -9,20 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tideline-dev/tideline/pkg/config"
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
-
-// PriorityKey maps the seed's levels (5 = most urgent) onto Temporal's
-// PriorityKey (1 = most urgent, 5 = least). This is the only translation.
-func PriorityKey(level types.PriorityLevel) int {
-	if level < types.UltraLow {
-		level = types.UltraLow
-	}
-	if level > types.UltraHigh {
-		level = types.UltraHigh
-	}
-	return int(types.UltraHigh) + 1 - int(level)
-}
 
 // Options builds every workflow, activity and start option of one chain from
 // its config, so no workflow file holds an options literal.
@@ -83,14 +70,15 @@ func (o Options) IndexActivity() workflow.ActivityOptions {
 // IndexBlockStart starts the IndexBlockWorkflow of one height. The ID is
 // fixed per height; while a run exists, a second start returns it instead of
 // starting another, and a finished height may be started again (the run
-// then returns at once because the height is indexed).
-func (o Options) IndexBlockStart(height uint64, level types.PriorityLevel) client.StartWorkflowOptions {
+// then returns at once because the height is indexed). priorityKey is
+// Temporal's (1 = most urgent): types.PriorityLevel.PriorityKey makes it.
+func (o Options) IndexBlockStart(height uint64, priorityKey int) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                       IndexBlockID(o.ChainID, height),
 		TaskQueue:                IndexQueue(o.ChainID),
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		Priority:                 sdktemporal.Priority{PriorityKey: PriorityKey(level)},
+		Priority:                 sdktemporal.Priority{PriorityKey: priorityKey},
 	}
 }
 

@@ -68,7 +68,7 @@ func TestIndexesAnvilChainExactly(t *testing.T) {
 	tc := temporalClient(t)
 	opts := temporal.NewOptions(chainID, chainConfig(chainID, node.HTTPURL).Chains[chainID])
 	for _, h := range []uint64{0, head / 2, head} {
-		run, err := tc.ExecuteWorkflow(context.Background(), opts.IndexBlockStart(h, types.UltraHigh),
+		run, err := tc.ExecuteWorkflow(context.Background(), opts.IndexBlockStart(h, types.UltraHigh.PriorityKey()),
 			temporal.IndexBlockWorkflow, types.IndexBlockInput{ChainID: chainID, Height: h})
 		require.NoError(t, err)
 		var res types.IndexBlockResult

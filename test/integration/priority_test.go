@@ -94,7 +94,7 @@ func backlog(t *testing.T, tc client.Client, queue string, typ enumspb.TaskQueue
 // With a backlog on a task queue and a single execution slot, Ultra High
 // work (Temporal PriorityKey 1) is served before Ultra Low work (PriorityKey
 // 5) that was enqueued earlier. The options are the production ones
-// (temporal.Options.IndexBlockStart, hence temporal.PriorityKey), and the
+// (temporal.Options.IndexBlockStart, hence types.PriorityLevel.PriorityKey), and the
 // workflow type is the production IndexBlock name on the production index
 // queue of a chain no worker serves; only its body is a probe that records
 // the order. Nothing polls while the backlog is built. Temporal orders by
@@ -117,8 +117,8 @@ func TestPriorityUltraHighServedBeforeUltraLow(t *testing.T) {
 	isHigh := func(h uint64) bool { return h >= highBase }
 
 	// The production mapping, named by level.
-	require.Equal(t, 1, temporal.PriorityKey(types.UltraHigh))
-	require.Equal(t, 5, temporal.PriorityKey(types.UltraLow))
+	require.Equal(t, 1, types.UltraHigh.PriorityKey())
+	require.Equal(t, 5, types.UltraLow.PriorityKey())
 
 	// The SDK's default logger writes every activity at debug level.
 	tc, err := client.Dial(client.Options{
@@ -136,7 +136,7 @@ func TestPriorityUltraHighServedBeforeUltraLow(t *testing.T) {
 	var enqueued []uint64
 	var runs []client.WorkflowRun
 	start := func(h uint64, level types.PriorityLevel) {
-		o := opts.IndexBlockStart(h, level)
+		o := opts.IndexBlockStart(h, level.PriorityKey())
 		require.Equal(t, queue, o.TaskQueue)
 		run, err := tc.ExecuteWorkflow(ctx, o, temporal.IndexBlockWorkflow, types.IndexBlockInput{ChainID: chainID, Height: h})
 		require.NoError(t, err)
@@ -157,7 +157,7 @@ func TestPriorityUltraHighServedBeforeUltraLow(t *testing.T) {
 		}
 		d, err := tc.DescribeWorkflowExecution(ctx, temporal.IndexBlockID(chainID, h), "")
 		require.NoError(t, err)
-		require.Equal(t, int32(temporal.PriorityKey(level)), d.GetWorkflowExecutionInfo().GetPriority().GetPriorityKey(),
+		require.Equal(t, int32(level.PriorityKey()), d.GetWorkflowExecutionInfo().GetPriority().GetPriorityKey(),
 			"height %d priority key on the server", h)
 	}
 	// Starting a run returns before history hands its first workflow task to

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
@@ -215,7 +216,7 @@ func waitCaughtUp(t *testing.T, s *storage.ClickHouse, tc client.Client, chainID
 	lastLog, lastChange := began, began
 	var last uint64
 	waitFor(t, timeout, fmt.Sprintf("%s indexed up to %d", chainID, head), func() (bool, string) {
-		n, err := s.CountIndexed(context.Background(), chainID, []types.HeightRange{{From: 0, To: head}})
+		n, err := s.CountIndexed(context.Background(), chainID, []chain.HeightRange{{From: 0, To: head}})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -302,7 +303,7 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 	})
 	t.Logf("progress mid-run: owned=%+v head=%d scheduled=%d remaining=%d runs=%d in_flight=%d rate=%.0f/s buckets=%+v",
 		mid.Owned, mid.Head, mid.Scheduled, mid.Remaining, mid.Runs, mid.InFlight, mid.Rate, mid.Buckets)
-	require.Equal(t, types.HeightRange{From: 0, To: head}, mid.Owned, "nothing was indexed before: it owns [0, head]")
+	require.Equal(t, chain.HeightRange{From: 0, To: head}, mid.Owned, "nothing was indexed before: it owns [0, head]")
 	require.Equal(t, head, mid.Head)
 	require.Equal(t, head+1, mid.Scheduled+mid.Remaining)
 	require.Len(t, mid.Buckets, 2)
@@ -317,7 +318,7 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 	// A second start while it runs is refused by Temporal: the fixed ID and
 	// the production start options admit one scheduler per chain.
 	_, err = tc.ExecuteWorkflow(context.Background(), opts.SchedulerStart(), temporal.SchedulerWorkflow, types.SchedulerInput{
-		ChainID: chainID, Head: head, Remaining: []types.HeightRange{{From: 0, To: head}},
+		ChainID: chainID, Head: head, Remaining: []chain.HeightRange{{From: 0, To: head}},
 	})
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	require.True(t, errors.As(err, &already), "second scheduler start: got %v", err)
@@ -382,7 +383,7 @@ func TestSchedulerLeavesLiveBlocksToHeadScan(t *testing.T) {
 		p, ok, state = queryProgress(tc, chainID)
 		return ok && p.Scheduled > 0, state
 	})
-	require.Equal(t, types.HeightRange{From: 0, To: head0}, p.Owned, "the scheduler owns [0, the head it started at]")
+	require.Equal(t, chain.HeightRange{From: 0, To: head0}, p.Owned, "the scheduler owns [0, the head it started at]")
 
 	mineBacklog(t, node.HTTPURL, live)
 	mined := time.Now()
@@ -426,7 +427,7 @@ func TestSchedulerLeavesLiveBlocksToHeadScan(t *testing.T) {
 	for _, h := range newHeights {
 		d, err := tc.DescribeWorkflowExecution(context.Background(), temporal.IndexBlockID(chainID, h), "")
 		require.NoError(t, err)
-		require.Equal(t, int32(temporal.PriorityKey(types.UltraHigh)), d.GetWorkflowExecutionInfo().GetPriority().GetPriorityKey(),
+		require.Equal(t, int32(types.UltraHigh.PriorityKey()), d.GetWorkflowExecutionInfo().GetPriority().GetPriorityKey(),
 			"height %d priority key", h)
 	}
 

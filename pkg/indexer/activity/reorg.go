@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
@@ -132,7 +133,7 @@ func writeErr(err error) error {
 // writeChecked writes a fetched block; near the head it first checks the
 // stored blocks around it and repairs a reorganisation (see above). The
 // result is non-nil when a reorganisation was repaired.
-func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, data *types.BlockData, log *zap.Logger) (*types.ReorgResult, error) {
+func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, data *chain.BlockData, log *zap.Logger) (*types.ReorgResult, error) {
 	depth := uint64(max(c.Options.Chain.ConfirmationDepth, 0))
 	n := data.Block.Number
 	if depth == 0 || !a.nearHead(ctx, chainID, c, n, depth) {
@@ -189,7 +190,7 @@ func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, 
 }
 
 // storedView reads the stored blocks of [lo, hi], ascending.
-func (a *Activities) storedView(ctx context.Context, chainID string, lo, hi uint64) ([]types.StoredBlock, error) {
+func (a *Activities) storedView(ctx context.Context, chainID string, lo, hi uint64) ([]chain.StoredBlock, error) {
 	stored, err := a.Store.StoredBlocks(ctx, chainID, lo, hi)
 	if err != nil {
 		return nil, writeErr(fmt.Errorf("read stored blocks [%d, %d]: %w", lo, hi, err))
@@ -202,7 +203,7 @@ func (a *Activities) storedView(ctx context.Context, chainID string, lo, hi uint
 // canonical) in place of the stored block at its height: a tombstone, a
 // stored block at b's height other than b, or either side of a parent link
 // that does not hold.
-func firstSuspect(stored []types.StoredBlock, b *types.Block) (uint64, bool) {
+func firstSuspect(stored []chain.StoredBlock, b *chain.Block) (uint64, bool) {
 	view := overlay(stored, b)
 	for i, s := range view {
 		if !s.Canonical {
@@ -223,7 +224,7 @@ func firstSuspect(stored []types.StoredBlock, b *types.Block) (uint64, bool) {
 	return 0, false
 }
 
-func cmpNumber(s types.StoredBlock, n uint64) int {
+func cmpNumber(s chain.StoredBlock, n uint64) int {
 	switch {
 	case s.Number < n:
 		return -1
@@ -234,8 +235,8 @@ func cmpNumber(s types.StoredBlock, n uint64) int {
 }
 
 // overlay returns stored with b in place of (or inserted at) its height.
-func overlay(stored []types.StoredBlock, b *types.Block) []types.StoredBlock {
-	nb := types.StoredBlock{Number: b.Number, Hash: b.Hash, ParentHash: b.ParentHash, Canonical: true}
+func overlay(stored []chain.StoredBlock, b *chain.Block) []chain.StoredBlock {
+	nb := chain.StoredBlock{Number: b.Number, Hash: b.Hash, ParentHash: b.ParentHash, Canonical: true}
 	j, found := slices.BinarySearchFunc(stored, b.Number, cmpNumber)
 	out := slices.Clone(stored)
 	if found {
@@ -250,7 +251,7 @@ func overlay(stored []types.StoredBlock, b *types.Block) []types.StoredBlock {
 // re-indexes every height whose stored block is not the node's. The block
 // being indexed is written last. A nil result means nothing stored was off
 // the chain (the suspect was a tombstone of a height the node still lacks).
-func (a *Activities) repair(ctx context.Context, chainID string, c Chain, data *types.BlockData, stored []types.StoredBlock, from, lo uint64) (*types.ReorgResult, error) {
+func (a *Activities) repair(ctx context.Context, chainID string, c Chain, data *chain.BlockData, stored []chain.StoredBlock, from, lo uint64) (*types.ReorgResult, error) {
 	n := data.Block.Number
 	// The block being written must still be the node's: otherwise the
 	// comparison below would be against a chain that moved on.
@@ -263,8 +264,8 @@ func (a *Activities) repair(ctx context.Context, chainID string, c Chain, data *
 	}
 
 	// canonical[h] is the node's block at h, nil when the node lacks h.
-	canonical := map[uint64]*types.BlockData{}
-	nodeBlock := func(h uint64) (*types.BlockData, error) {
+	canonical := map[uint64]*chain.BlockData{}
+	nodeBlock := func(h uint64) (*chain.BlockData, error) {
 		d, err := c.RPC.BlockByHeight(ctx, h)
 		if errors.Is(err, rpc.ErrBlockNotFound) {
 			return nil, nil
@@ -278,7 +279,7 @@ func (a *Activities) repair(ctx context.Context, chainID string, c Chain, data *
 	var orphaned, removed []uint64
 	// offChain compares one stored height with the node; matched is true
 	// when the stored block is the node's.
-	offChain := func(s types.StoredBlock) (matched bool, err error) {
+	offChain := func(s chain.StoredBlock) (matched bool, err error) {
 		d, err := nodeBlock(s.Number)
 		if err != nil {
 			return false, err

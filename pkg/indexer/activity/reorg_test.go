@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
@@ -27,7 +28,7 @@ import (
 // fakeChain is a node whose canonical chain the test rewrites at will.
 type fakeChain struct {
 	mu     sync.Mutex
-	blocks []*types.BlockData // index = height
+	blocks []*chain.BlockData // index = height
 	calls  map[string]int
 }
 
@@ -38,7 +39,7 @@ func (f *fakeChain) HeadHeight(context.Context) (uint64, error) {
 	return uint64(len(f.blocks) - 1), nil
 }
 
-func (f *fakeChain) BlockByHeight(_ context.Context, h uint64) (*types.BlockData, error) {
+func (f *fakeChain) BlockByHeight(_ context.Context, h uint64) (*chain.BlockData, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["block"]++
@@ -51,7 +52,7 @@ func (f *fakeChain) BlockByHeight(_ context.Context, h uint64) (*types.BlockData
 	return &d, nil
 }
 
-func (f *fakeChain) Receipts(_ context.Context, d *types.BlockData) error {
+func (f *fakeChain) Receipts(_ context.Context, d *chain.BlockData) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["receipts"]++
@@ -92,24 +93,24 @@ func (f *fakeChain) rollback(h uint64) {
 	f.blocks = f.blocks[:h+1]
 }
 
-func (f *fakeChain) block(h uint64) *types.BlockData {
+func (f *fakeChain) block(h uint64) *chain.BlockData {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.blocks[h]
 }
 
-func fakeBlock(branch byte, h uint64, parent string, txs int) *types.BlockData {
+func fakeBlock(branch byte, h uint64, parent string, txs int) *chain.BlockData {
 	hash := fmt.Sprintf("0x%c%063x", branch, h)
-	d := &types.BlockData{Block: types.Block{
+	d := &chain.BlockData{Block: chain.Block{
 		Number: h, Hash: hash, ParentHash: parent, Timestamp: 1_700_000_000 + h,
 		TxCount: uint32(txs), LogCount: uint32(txs),
 	}}
 	for i := range txs {
 		tx := fmt.Sprintf("0x%c%031x%032x", branch, h, i)
-		d.Transactions = append(d.Transactions, types.Transaction{
+		d.Transactions = append(d.Transactions, chain.Transaction{
 			BlockNumber: h, BlockHash: hash, Index: uint32(i), Hash: tx, Value: "0", Status: 1, LogCount: 1,
 		})
-		d.Logs = append(d.Logs, types.Log{
+		d.Logs = append(d.Logs, chain.Log{
 			BlockNumber: h, BlockHash: hash, TxHash: tx, TxIndex: uint32(i), LogIndex: uint32(i),
 			Topics: []string{hash}, Data: "0x",
 		})
@@ -176,15 +177,15 @@ func (f *reorgFixture) requireStoredIsNode() {
 	f.t.Helper()
 	ctx := context.Background()
 	f.node.mu.Lock()
-	blocks := append([]*types.BlockData(nil), f.node.blocks...)
+	blocks := append([]*chain.BlockData(nil), f.node.blocks...)
 	f.node.mu.Unlock()
 	head := uint64(len(blocks) - 1)
 	stored, err := f.store.StoredBlocks(ctx, f.chainID, 0, head+100)
 	require.NoError(f.t, err)
-	var want, got []types.StoredBlock
+	var want, got []chain.StoredBlock
 	var txs, logs uint64
 	for _, d := range blocks {
-		want = append(want, types.StoredBlock{Number: d.Block.Number, Hash: d.Block.Hash, ParentHash: d.Block.ParentHash, Canonical: true})
+		want = append(want, chain.StoredBlock{Number: d.Block.Number, Hash: d.Block.Hash, ParentHash: d.Block.ParentHash, Canonical: true})
 		txs += uint64(len(d.Transactions))
 		logs += uint64(len(d.Logs))
 	}

@@ -102,7 +102,7 @@ func (a *Activities) StartIndex(ctx context.Context, in types.StartIndexInput) (
 	g.SetLimit(startConcurrency)
 	for _, h := range heights {
 		g.Go(func() error {
-			_, err := a.Temporal.ExecuteWorkflow(gctx, c.Options.IndexBlockStart(h, in.Level),
+			_, err := a.Temporal.ExecuteWorkflow(gctx, c.Options.IndexBlockStart(h, in.Level.PriorityKey()),
 				temporal.IndexBlockWorkflow, types.IndexBlockInput{ChainID: in.ChainID, Height: h})
 			if err != nil {
 				return fmt.Errorf("chain %s: start indexing of height %d: %w", in.ChainID, h, err)

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -73,9 +74,9 @@ func (a *Activities) StartScheduler(ctx context.Context, in types.SchedulerInput
 	case err != nil:
 		return types.StartSchedulerResult{}, fmt.Errorf("chain %s: start scheduler: %w", in.ChainID, err)
 	}
-	span := types.Span(in.Remaining)
+	span := chain.Span(in.Remaining)
 	a.logger(in.ChainID).Info("scheduler started", zap.Uint64("from", span.From), zap.Uint64("to", span.To),
-		zap.Uint64("heights", types.TotalLen(in.Remaining)))
+		zap.Uint64("heights", chain.TotalLen(in.Remaining)))
 	a.Metrics.SchedulerActive.WithLabelValues(in.ChainID).Set(1)
 	return types.StartSchedulerResult{Started: true}, nil
 }
@@ -93,7 +94,7 @@ func (a *Activities) CountIndexed(ctx context.Context, in types.CountIndexedInpu
 }
 
 // MissingRanges lists the holes of a range as ascending ranges.
-func (a *Activities) MissingRanges(ctx context.Context, in types.MissingInput) ([]types.HeightRange, error) {
+func (a *Activities) MissingRanges(ctx context.Context, in types.MissingInput) ([]chain.HeightRange, error) {
 	if _, err := a.chain(in.ChainID); err != nil {
 		return nil, err
 	}

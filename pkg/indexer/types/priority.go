@@ -3,12 +3,22 @@ package types
 import (
 	"fmt"
 	"time"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
 // PriorityLevel is the seed's scheduling level, numbered as the seed numbers
 // it: the larger, the more urgent. Temporal numbers the other way round;
-// temporal.PriorityKey is the only place that translates.
+// PriorityLevel.PriorityKey is the only place that translates.
 type PriorityLevel int
+
+// PriorityKey maps the seed's levels (5 = most urgent) onto Temporal's
+// PriorityKey (1 = most urgent, 5 = least). This is the only translation:
+// pkg/temporal takes the key as a plain int.
+func (p PriorityLevel) PriorityKey() int {
+	p = max(UltraLow, min(p, UltraHigh))
+	return int(UltraHigh) + 1 - int(p)
+}
 
 // The seed's five levels.
 const (
@@ -86,4 +96,30 @@ func MinHeightForLevel(head, floor uint64, blockTime time.Duration, level Priori
 		return floor
 	}
 	return head - maxDist
+}
+
+// LevelSpans splits [floor, head] into the levels' contiguous spans, newest
+// first: High is on top, UltraLow at the bottom. A level with no heights is
+// left out.
+func LevelSpans(head, floor uint64, blockTime time.Duration) []LevelSpan {
+	var out []LevelSpan
+	top := head
+	for _, lvl := range Levels {
+		lo := MinHeightForLevel(head, floor, blockTime, lvl)
+		if lo > top || (len(out) > 0 && out[len(out)-1].Range.From == floor) {
+			continue
+		}
+		out = append(out, LevelSpan{Level: lvl, Range: chain.HeightRange{From: lo, To: top}})
+		if lo == floor {
+			break
+		}
+		top = lo - 1
+	}
+	return out
+}
+
+// LevelSpan is the heights of one level.
+type LevelSpan struct {
+	Level PriorityLevel
+	Range chain.HeightRange
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
 
@@ -100,7 +101,7 @@ func TestMinHeightForLevelMatchesLevelForAge(t *testing.T) {
 
 func TestLevelSpans(t *testing.T) {
 	span := func(l types.PriorityLevel, from, to uint64) types.LevelSpan {
-		return types.LevelSpan{Level: l, Range: types.HeightRange{From: from, To: to}}
+		return types.LevelSpan{Level: l, Range: chain.HeightRange{From: from, To: to}}
 	}
 	cases := []struct {
 		name        string
@@ -173,4 +174,27 @@ func TestPriorityLevelString(t *testing.T) {
 	require.Equal(t, "ultra_high", types.UltraHigh.String())
 	require.Equal(t, "level(9)", types.PriorityLevel(9).String())
 	require.Equal(t, []types.PriorityLevel{types.High, types.Medium, types.Low, types.UltraLow}, types.Levels)
+}
+
+// seed level (5 = most urgent) → Temporal PriorityKey (1 = most urgent).
+func TestPriorityKey(t *testing.T) {
+	cases := []struct {
+		level types.PriorityLevel
+		key   int
+	}{
+		{types.UltraHigh, 1},
+		{types.High, 2},
+		{types.Medium, 3},
+		{types.Low, 4},
+		{types.UltraLow, 5},
+		// Out of range clamps to the ends.
+		{types.PriorityLevel(0), 5},
+		{types.PriorityLevel(-3), 5},
+		{types.PriorityLevel(6), 1},
+	}
+	for _, c := range cases {
+		t.Run(c.level.String(), func(t *testing.T) {
+			require.Equal(t, c.key, c.level.PriorityKey())
+		})
+	}
 }

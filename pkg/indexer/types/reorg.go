@@ -1,15 +1,5 @@
 package types
 
-// StoredBlock is what the database holds for one height: the newest block
-// row's hash and parent hash, and whether that row is canonical (false for
-// a tombstone: the node no longer had the block when it was last checked).
-type StoredBlock struct {
-	Number     uint64
-	Hash       string
-	ParentHash string
-	Canonical  bool
-}
-
 // ReorgResult describes a chain reorganisation that an IndexBlock activity
 // found near the head and repaired before returning.
 type ReorgResult struct {

@@ -1,6 +1,10 @@
 package types
 
-import "time"
+import (
+	"time"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
+)
 
 // SchedulerInput is the input of a SchedulerWorkflow run. The first run gets
 // the ranges to catch up; each ContinueAsNew carries what is left and the
@@ -13,7 +17,7 @@ type SchedulerInput struct {
 	Head uint64 `json:"head"`
 	// Remaining holds the heights not yet scheduled, as ascending disjoint
 	// ranges. The scheduler takes from the top (newest first).
-	Remaining []HeightRange `json:"remaining"`
+	Remaining []chain.HeightRange `json:"remaining"`
 	// State is zero in the first run.
 	State SchedulerState `json:"state"`
 }
@@ -25,12 +29,12 @@ type SchedulerState struct {
 	Buckets   []BucketProgress `json:"buckets"` // High, Medium, Low, UltraLow
 	// Owned is the span of all heights the scheduler was given: HeadScan
 	// and GapScan leave it alone.
-	Owned HeightRange `json:"owned"`
+	Owned chain.HeightRange `json:"owned"`
 	// Pending holds started batches not yet seen fully indexed, and
 	// InFlight how many of their heights were unindexed at the last look:
 	// the in-flight window, carried so a new run does not overfill it.
-	Pending  []HeightRange `json:"pending"`
-	InFlight uint64        `json:"in_flight"`
+	Pending  []chain.HeightRange `json:"pending"`
+	InFlight uint64              `json:"in_flight"`
 }
 
 // BucketProgress counts one level's heights.
@@ -43,12 +47,12 @@ type BucketProgress struct {
 
 // SchedulerProgress answers the scheduler's `progress` query.
 type SchedulerProgress struct {
-	ChainID   string           `json:"chain_id"`
-	Head      uint64           `json:"head"`
-	Owned     HeightRange      `json:"owned"`
-	Remaining uint64           `json:"remaining"` // heights not yet scheduled
-	Scheduled uint64           `json:"scheduled"` // over all runs
-	Buckets   []BucketProgress `json:"buckets"`
+	ChainID   string            `json:"chain_id"`
+	Head      uint64            `json:"head"`
+	Owned     chain.HeightRange `json:"owned"`
+	Remaining uint64            `json:"remaining"` // heights not yet scheduled
+	Scheduled uint64            `json:"scheduled"` // over all runs
+	Buckets   []BucketProgress  `json:"buckets"`
 	// Rate is heights scheduled per second of workflow time in this run.
 	Rate float64 `json:"rate"`
 	// Runs counts this run too.
@@ -69,8 +73,8 @@ type SchedulerResult struct {
 
 // SchedulerStatus says whether a chain's scheduler runs and what it owns.
 type SchedulerStatus struct {
-	Running bool        `json:"running"`
-	Owned   HeightRange `json:"owned"`
+	Running bool              `json:"running"`
+	Owned   chain.HeightRange `json:"owned"`
 }
 
 // StartSchedulerResult says whether this call started the scheduler.
@@ -83,54 +87,6 @@ type StartSchedulerResult struct {
 
 // CountIndexedInput asks how many heights of the ranges are indexed.
 type CountIndexedInput struct {
-	ChainID string        `json:"chain_id"`
-	Ranges  []HeightRange `json:"ranges"`
-}
-
-// TotalLen is the number of heights in rs.
-func TotalLen(rs []HeightRange) uint64 {
-	var n uint64
-	for _, r := range rs {
-		n += r.Len()
-	}
-	return n
-}
-
-// Span is the smallest range covering rs (zero for none).
-func Span(rs []HeightRange) HeightRange {
-	if len(rs) == 0 {
-		return HeightRange{}
-	}
-	s := rs[0]
-	for _, r := range rs[1:] {
-		s.From = min(s.From, r.From)
-		s.To = max(s.To, r.To)
-	}
-	return s
-}
-
-// LevelSpans splits [floor, head] into the levels' contiguous spans, newest
-// first: High is on top, UltraLow at the bottom. A level with no heights is
-// left out.
-func LevelSpans(head, floor uint64, blockTime time.Duration) []LevelSpan {
-	var out []LevelSpan
-	top := head
-	for _, lvl := range Levels {
-		lo := MinHeightForLevel(head, floor, blockTime, lvl)
-		if lo > top || (len(out) > 0 && out[len(out)-1].Range.From == floor) {
-			continue
-		}
-		out = append(out, LevelSpan{Level: lvl, Range: HeightRange{From: lo, To: top}})
-		if lo == floor {
-			break
-		}
-		top = lo - 1
-	}
-	return out
-}
-
-// LevelSpan is the heights of one level.
-type LevelSpan struct {
-	Level PriorityLevel
-	Range HeightRange
+	ChainID string              `json:"chain_id"`
+	Ranges  []chain.HeightRange `json:"ranges"`
 }

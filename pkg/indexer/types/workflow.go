@@ -1,20 +1,9 @@
+// Package types holds the inputs and results of workflows and activities
+// and the scheduling levels. The chain model (blocks, heights, ranges) is in
+// pkg/chain.
 package types
 
-// HeightRange is an inclusive range of heights: the unit of work the
-// scheduler hands out. A single height is a range with From == To; today
-// every range is indexed one height per IndexBlockWorkflow.
-type HeightRange struct {
-	From uint64 `json:"from"`
-	To   uint64 `json:"to"`
-}
-
-// Len is the number of heights in r.
-func (r HeightRange) Len() uint64 {
-	if r.To < r.From {
-		return 0
-	}
-	return r.To - r.From + 1
-}
+import "github.com/tideline-dev/tideline/pkg/chain"
 
 // HeadScanInput is the input of one HeadScan run (the Schedule's argument).
 // It carries the chain ID only: settings come from the worker's config and
@@ -103,9 +92,9 @@ type WatermarkResult struct {
 
 // MissingInput asks for unindexed heights in a range.
 type MissingInput struct {
-	ChainID string      `json:"chain_id"`
-	Range   HeightRange `json:"range"`
-	Limit   int         `json:"limit"`
+	ChainID string            `json:"chain_id"`
+	Range   chain.HeightRange `json:"range"`
+	Limit   int               `json:"limit"`
 }
 
 // GapScanInput is the input of one GapScan run (the Schedule's argument).

@@ -3,6 +3,7 @@ package workflow
 import (
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -41,8 +42,8 @@ func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.
 	if next > res.Head {
 		return res, nil
 	}
-	var gaps []types.HeightRange
-	q := types.MissingInput{ChainID: in.ChainID, Range: types.HeightRange{From: next, To: res.Head}, Limit: maxGapHeights}
+	var gaps []chain.HeightRange
+	q := types.MissingInput{ChainID: in.ChainID, Range: chain.HeightRange{From: next, To: res.Head}, Limit: maxGapHeights}
 	if err := workflow.ExecuteLocalActivity(lctx, a.MissingRanges, q).Get(lctx, &gaps); err != nil {
 		return res, err
 	}
@@ -51,7 +52,7 @@ func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.
 		return res, err
 	}
 	if sched.Running {
-		gaps = subtract(gaps, sched.Owned)
+		gaps = chain.Subtract(gaps, sched.Owned)
 	}
 	if len(gaps) > 0 {
 		// The heights just above push's last one are not gaps yet: push
@@ -61,10 +62,10 @@ func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.
 			return res, err
 		}
 		if ok {
-			gaps = subtract(gaps, w)
+			gaps = chain.Subtract(gaps, w)
 		}
 	}
-	res.Missing = types.TotalLen(gaps)
+	res.Missing = chain.TotalLen(gaps)
 	if res.Missing == 0 {
 		return res, nil
 	}
@@ -82,7 +83,7 @@ func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.
 	if res.Missing >= threshold {
 		// A scheduler runs but does not own these: start the newest few now,
 		// the next scan (or scheduler) takes the rest.
-		gaps = newest(gaps, threshold)
+		gaps = chain.Newest(gaps, threshold)
 		log.Info("scheduler running; starting the newest gaps directly", "chain_id", in.ChainID, "heights", threshold)
 	}
 	res.Started, err = startByAge(lctx, o, in.ChainID, res.Head, gaps)
@@ -91,7 +92,7 @@ func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.
 
 // startByAge starts the heights of ranges newest first, each batch at the
 // priority its age gives.
-func startByAge(lctx workflow.Context, o temporal.Options, chainID string, head uint64, ranges []types.HeightRange) (int, error) {
+func startByAge(lctx workflow.Context, o temporal.Options, chainID string, head uint64, ranges []chain.HeightRange) (int, error) {
 	started := 0
 	for i := len(ranges) - 1; i >= 0; i-- {
 		r := ranges[i]
@@ -100,7 +101,7 @@ func startByAge(lctx workflow.Context, o temporal.Options, chainID string, head 
 			if lo > hi {
 				continue
 			}
-			n, err := startInBatches(lctx, o, chainID, descending(types.HeightRange{From: lo, To: hi}), sp.Level)
+			n, err := startInBatches(lctx, o, chainID, chain.HeightRange{From: lo, To: hi}.Descending(), sp.Level)
 			started += n
 			if err != nil {
 				return started, err
@@ -108,36 +109,4 @@ func startByAge(lctx workflow.Context, o temporal.Options, chainID string, head 
 		}
 	}
 	return started, nil
-}
-
-// subtract removes the heights of cut from ascending ranges.
-func subtract(rs []types.HeightRange, cut types.HeightRange) []types.HeightRange {
-	var out []types.HeightRange
-	for _, r := range rs {
-		if r.To < cut.From || r.From > cut.To {
-			out = append(out, r)
-			continue
-		}
-		if r.From < cut.From {
-			out = append(out, types.HeightRange{From: r.From, To: cut.From - 1})
-		}
-		if r.To > cut.To {
-			out = append(out, types.HeightRange{From: cut.To + 1, To: r.To})
-		}
-	}
-	return out
-}
-
-// newest keeps the n highest heights of ascending ranges.
-func newest(rs []types.HeightRange, n uint64) []types.HeightRange {
-	var out []types.HeightRange
-	for i := len(rs) - 1; i >= 0 && n > 0; i-- {
-		r := rs[i]
-		if r.Len() > n {
-			r.From = r.To - n + 1
-		}
-		n -= r.Len()
-		out = append([]types.HeightRange{r}, out...)
-	}
-	return out
 }

@@ -3,6 +3,7 @@ package workflow
 import (
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -78,7 +79,7 @@ func headScan(ctx, lctx workflow.Context, o temporal.Options, in types.HeadScanI
 		err := workflow.ExecuteActivity(actx, a.StartScheduler, types.SchedulerInput{
 			ChainID:   in.ChainID,
 			Head:      res.Head,
-			Remaining: []types.HeightRange{{From: next, To: res.Head}},
+			Remaining: []chain.HeightRange{{From: next, To: res.Head}},
 		}).Get(actx, &started)
 		if err != nil {
 			return res, err
@@ -94,7 +95,7 @@ func headScan(ctx, lctx workflow.Context, o temporal.Options, in types.HeadScanI
 		return res, nil
 	}
 	var missing []uint64
-	q := types.MissingInput{ChainID: in.ChainID, Range: types.HeightRange{From: next, To: res.Head}, Limit: int(threshold)}
+	q := types.MissingInput{ChainID: in.ChainID, Range: chain.HeightRange{From: next, To: res.Head}, Limit: int(threshold)}
 	if err := workflow.ExecuteLocalActivity(lctx, a.MissingHeights, q).Get(lctx, &missing); err != nil {
 		return res, err
 	}
@@ -122,22 +123,22 @@ const pushStatusChange = "push-status"
 // Threshold 0 leaves nothing (pull-only), a huge one everything above
 // Latest (push-only while healthy); an unhealthy or absent push leaves
 // nothing (ok false).
-func pushWindow(ctx, lctx workflow.Context, chainID string) (window types.HeightRange, ok bool, err error) {
+func pushWindow(ctx, lctx workflow.Context, chainID string) (window chain.HeightRange, ok bool, err error) {
 	if workflow.GetVersion(ctx, pushStatusChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return types.HeightRange{}, false, nil
+		return chain.HeightRange{}, false, nil
 	}
 	var ps types.PushStatus
 	if err := workflow.ExecuteLocalActivity(lctx, a.PushStatus, chainID).Get(lctx, &ps); err != nil {
-		return types.HeightRange{}, false, err
+		return chain.HeightRange{}, false, err
 	}
 	if !ps.Enabled || !ps.Healthy || ps.LagThreshold == 0 || ps.Latest == ^uint64(0) {
-		return types.HeightRange{}, false, nil
+		return chain.HeightRange{}, false, nil
 	}
 	hi := ps.Latest + ps.LagThreshold
 	if hi < ps.Latest {
 		hi = ^uint64(0)
 	}
-	return types.HeightRange{From: ps.Latest + 1, To: hi}, true, nil
+	return chain.HeightRange{From: ps.Latest + 1, To: hi}, true, nil
 }
 
 // leaveToPush drops from missing the heights left to push (pushWindow).
@@ -151,7 +152,7 @@ func leaveToPush(ctx, lctx workflow.Context, chainID string, missing []uint64) (
 	}
 	out := missing[:0:0]
 	for _, h := range missing {
-		if h < w.From || h > w.To {
+		if !w.Contains(h) {
 			out = append(out, h)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -23,7 +24,7 @@ func runPushHeadScan(t *testing.T, f *fakeChain, ps types.PushStatus, oldHistory
 	t.Helper()
 	r := newRecorder(2000)
 	r.keep = true
-	env := newEnv(newWorkflows(chain(nil)), t0)
+	env := newEnv(newWorkflows(chainConfig(nil)), t0)
 	f.mock(env)
 	mockStarts(env, r, nil)
 	var asked atomic.Int32
@@ -118,7 +119,7 @@ func TestHeadScanPushDisabledSchedulesAll(t *testing.T) {
 
 // The live heights above a running scheduler are filtered the same way.
 func TestHeadScanPushAboveRunningScheduler(t *testing.T) {
-	f := &fakeChain{head: 700_010, running: true, owned: types.HeightRange{From: 0, To: 700_000}}
+	f := &fakeChain{head: 700_010, running: true, owned: chain.HeightRange{From: 0, To: 700_000}}
 	res, started, _ := runPushHeadScan(t, f,
 		types.PushStatus{Enabled: true, Healthy: true, Latest: 700_006, LagThreshold: 2}, false)
 	require.Equal(t, types.ModeCatchup, res.Mode)
@@ -152,7 +153,7 @@ func runPushGapScan(t *testing.T, f *fakeChain, ps types.PushStatus, oldHistory 
 	t.Helper()
 	r := newRecorder(2000)
 	r.keep = true
-	env := newEnv(newWorkflows(chain(nil)), t0)
+	env := newEnv(newWorkflows(chainConfig(nil)), t0)
 	f.mock(env)
 	mockStarts(env, r, nil)
 	env.OnActivity(acts.PushStatus, mock.Anything, chainID).Return(ps, nil)
@@ -176,7 +177,7 @@ func runPushGapScan(t *testing.T, f *fakeChain, ps types.PushStatus, oldHistory 
 func TestGapScanLeavesPushWindow(t *testing.T) {
 	gaps := func() *fakeChain {
 		f := pushChain()
-		f.gaps = []types.HeightRange{{From: 1003, To: 1003}, {From: 1006, To: 1010}}
+		f.gaps = []chain.HeightRange{{From: 1003, To: 1003}, {From: 1006, To: 1010}}
 		return f
 	}
 	healthy := types.PushStatus{Enabled: true, Healthy: true, Latest: 1005, LagThreshold: 2}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	sdktemporal "go.temporal.io/sdk/temporal"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	indexwf "github.com/tideline-dev/tideline/pkg/indexer/workflow"
@@ -18,7 +19,7 @@ func TestHeadScanSmallRangeDirect(t *testing.T) {
 	f := &fakeChain{head: 1005, watermark: types.WatermarkResult{Height: 1000, Found: true}}
 	r := newRecorder(2000)
 	r.keep = true
-	res, _ := runHeadScan(t, newWorkflows(chain(nil)), f, r, t0)
+	res, _ := runHeadScan(t, newWorkflows(chainConfig(nil)), f, r, t0)
 
 	require.Equal(t, types.HeadScanResult{
 		Head: 1005, Watermark: 1000, HasWatermark: true, Pending: 5, Mode: types.ModeNormal, Started: 5,
@@ -27,11 +28,11 @@ func TestHeadScanSmallRangeDirect(t *testing.T) {
 	require.Len(t, calls, 1)
 	require.Equal(t, []uint64{1001, 1002, 1003, 1004, 1005}, calls[0].Heights)
 	require.Equal(t, types.UltraHigh, calls[0].Level)
-	require.Equal(t, 1, temporal.PriorityKey(calls[0].Level))
+	require.Equal(t, 1, calls[0].Level.PriorityKey())
 	require.False(t, calls[0].SkipIndexed)
 	require.Equal(t, []types.SchedulerStatus{{}}, f.checks, "CheckScheduler asked once, not running")
 	require.Empty(t, f.startAttempts, "no scheduler for 5 blocks")
-	require.Equal(t, []types.MissingInput{{ChainID: chainID, Range: types.HeightRange{From: 1001, To: 1005}, Limit: 1000}}, f.missingQs)
+	require.Equal(t, []types.MissingInput{{ChainID: chainID, Range: chain.HeightRange{From: 1001, To: 1005}, Limit: 1000}}, f.missingQs)
 	require.Equal(t, []types.HeadScanResult{res}, f.reports, "the result is reported as metrics")
 }
 
@@ -41,7 +42,7 @@ func TestHeadScanDirectBatches(t *testing.T) {
 		indexed: func(h uint64) bool { return h%10 == 0 }}
 	r := newRecorder(2000)
 	r.keep = true
-	res, _ := runHeadScan(t, newWorkflows(chain(nil)), f, r, t0)
+	res, _ := runHeadScan(t, newWorkflows(chainConfig(nil)), f, r, t0)
 
 	require.Equal(t, types.ModeNormal, res.Mode)
 	require.Equal(t, uint64(250), res.Pending)
@@ -63,7 +64,7 @@ func TestHeadScanDirectBatches(t *testing.T) {
 
 // pending 999 → direct; pending 1000 (= catchup_threshold) → scheduler.
 func TestHeadScanThresholdBoundary(t *testing.T) {
-	wfs := newWorkflows(chain(nil))
+	wfs := newWorkflows(chainConfig(nil))
 
 	f := &fakeChain{head: 1999, watermark: types.WatermarkResult{Height: 1000, Found: true}}
 	r := newRecorder(3000)
@@ -81,7 +82,7 @@ func TestHeadScanThresholdBoundary(t *testing.T) {
 	require.True(t, res.SchedulerStarted)
 	require.Zero(t, res.Started)
 	require.Len(t, f.started, 1)
-	require.Equal(t, []types.HeightRange{{From: 1001, To: 2000}}, f.started[0].Remaining)
+	require.Equal(t, []chain.HeightRange{{From: 1001, To: 2000}}, f.started[0].Remaining)
 	require.Empty(t, r.snapshot())
 }
 
@@ -89,13 +90,13 @@ func TestHeadScanThresholdBoundary(t *testing.T) {
 func TestHeadScanLargeRangeStartsScheduler(t *testing.T) {
 	f := &fakeChain{head: 5000, watermark: types.WatermarkResult{Height: 3999, Found: true}}
 	r := newRecorder(6000)
-	res, _ := runHeadScan(t, newWorkflows(chain(nil)), f, r, t0)
+	res, _ := runHeadScan(t, newWorkflows(chainConfig(nil)), f, r, t0)
 
 	require.Equal(t, types.HeadScanResult{
 		Head: 5000, Watermark: 3999, HasWatermark: true, Pending: 1001, Mode: types.ModeCatchup, SchedulerStarted: true,
 	}, res)
 	require.Equal(t, []types.SchedulerInput{{
-		ChainID: chainID, Head: 5000, Remaining: []types.HeightRange{{From: 4000, To: 5000}},
+		ChainID: chainID, Head: 5000, Remaining: []chain.HeightRange{{From: 4000, To: 5000}},
 	}}, f.startAttempts)
 	require.Len(t, f.started, 1)
 	require.Empty(t, r.snapshot(), "the scheduler owns the backlog: nothing started directly")
@@ -106,20 +107,20 @@ func TestHeadScanLargeRangeStartsScheduler(t *testing.T) {
 func TestHeadScanNoWatermarkStartsAtStartHeight(t *testing.T) {
 	f := &fakeChain{head: 2000}
 	r := newRecorder(3000)
-	res, _ := runHeadScan(t, newWorkflows(chain(func(c *config.Chain) { c.StartHeight = 100 })), f, r, t0)
+	res, _ := runHeadScan(t, newWorkflows(chainConfig(func(c *config.Chain) { c.StartHeight = 100 })), f, r, t0)
 	require.False(t, res.HasWatermark)
 	require.Equal(t, uint64(1901), res.Pending)
 	require.Len(t, f.started, 1)
-	require.Equal(t, []types.HeightRange{{From: 100, To: 2000}}, f.started[0].Remaining)
+	require.Equal(t, []chain.HeightRange{{From: 100, To: 2000}}, f.started[0].Remaining)
 	require.Equal(t, uint64(2000), f.started[0].Head)
 }
 
 // scheduler owns 0..700000, head 700003 → only 700001..700003 started, UltraHigh.
 func TestHeadScanSchedulerRunningStartsAboveOwned(t *testing.T) {
-	f := &fakeChain{head: 700_003, running: true, owned: types.HeightRange{From: 0, To: 700_000}}
+	f := &fakeChain{head: 700_003, running: true, owned: chain.HeightRange{From: 0, To: 700_000}}
 	r := newRecorder(700_010)
 	r.keep = true
-	res, _ := runHeadScan(t, newWorkflows(chain(nil)), f, r, t0)
+	res, _ := runHeadScan(t, newWorkflows(chainConfig(nil)), f, r, t0)
 
 	require.Equal(t, types.ModeCatchup, res.Mode)
 	require.Equal(t, 3, res.Started)
@@ -130,14 +131,14 @@ func TestHeadScanSchedulerRunningStartsAboveOwned(t *testing.T) {
 		require.Equal(t, types.UltraHigh, c.Level)
 	}
 	require.Len(t, f.missingQs, 1)
-	require.Equal(t, types.HeightRange{From: 700_001, To: 700_003}, f.missingQs[0].Range)
+	require.Equal(t, chain.HeightRange{From: 700_001, To: 700_003}, f.missingQs[0].Range)
 }
 
 // scheduler owns up to 700000, head 699999 → nothing to start, not even a query.
 func TestHeadScanSchedulerRunningOwnsAll(t *testing.T) {
-	f := &fakeChain{head: 699_999, running: true, owned: types.HeightRange{From: 0, To: 700_000}}
+	f := &fakeChain{head: 699_999, running: true, owned: chain.HeightRange{From: 0, To: 700_000}}
 	r := newRecorder(700_010)
-	res, _ := runHeadScan(t, newWorkflows(chain(nil)), f, r, t0)
+	res, _ := runHeadScan(t, newWorkflows(chainConfig(nil)), f, r, t0)
 	require.Equal(t, types.ModeCatchup, res.Mode)
 	require.Zero(t, res.Started)
 	require.Empty(t, r.snapshot())
@@ -147,9 +148,9 @@ func TestHeadScanSchedulerRunningOwnsAll(t *testing.T) {
 
 // check says not running (stale), start refused (AlreadyRunning) → no error, nothing started.
 func TestHeadScanAlreadyRunning(t *testing.T) {
-	f := &fakeChain{head: 5000, running: true, owned: types.HeightRange{From: 0, To: 4990}, staleCheck: true}
+	f := &fakeChain{head: 5000, running: true, owned: chain.HeightRange{From: 0, To: 4990}, staleCheck: true}
 	r := newRecorder(6000)
-	res, _ := runHeadScan(t, newWorkflows(chain(nil)), f, r, t0)
+	res, _ := runHeadScan(t, newWorkflows(chainConfig(nil)), f, r, t0)
 	require.Equal(t, types.ModeCatchup, res.Mode)
 	require.False(t, res.SchedulerStarted)
 	require.Len(t, f.startAttempts, 1)
@@ -162,21 +163,21 @@ func TestHeadScanAlreadyRunning(t *testing.T) {
 func TestHeadScanNothingPending(t *testing.T) {
 	f := &fakeChain{head: 1000, watermark: types.WatermarkResult{Height: 1000, Found: true}}
 	r := newRecorder(2000)
-	res, _ := runHeadScan(t, newWorkflows(chain(nil)), f, r, t0)
+	res, _ := runHeadScan(t, newWorkflows(chainConfig(nil)), f, r, t0)
 	require.Equal(t, types.HeadScanResult{Head: 1000, Watermark: 1000, HasWatermark: true, Mode: types.ModeNormal}, res)
 	require.Empty(t, f.checks)
 	require.Empty(t, r.snapshot())
 }
 
 func TestWorkflowsRejectUnknownChain(t *testing.T) {
-	wfs := newWorkflows(chain(nil))
+	wfs := newWorkflows(chainConfig(nil))
 	for _, run := range []struct {
 		name string
 		in   any
 	}{
 		{temporal.HeadScanWorkflow, types.HeadScanInput{ChainID: "nope"}},
 		{temporal.GapScanWorkflow, types.GapScanInput{ChainID: "nope"}},
-		{temporal.SchedulerWorkflow, types.SchedulerInput{ChainID: "nope", Remaining: []types.HeightRange{{From: 1, To: 2}}}},
+		{temporal.SchedulerWorkflow, types.SchedulerInput{ChainID: "nope", Remaining: []chain.HeightRange{{From: 1, To: 2}}}},
 		{temporal.IndexBlockWorkflow, types.IndexBlockInput{ChainID: "nope", Height: 1}},
 	} {
 		t.Run(run.name, func(t *testing.T) {

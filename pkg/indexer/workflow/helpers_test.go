@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
@@ -38,8 +39,8 @@ var t0 = time.Date(2025, 10, 14, 0, 0, 0, 0, time.UTC)
 // prints every debug line, which dominates the run time of the simulations).
 var quietLogger = log.NewStructuredLogger(slog.New(slog.DiscardHandler))
 
-// chain returns the seed's defaults with tweaks applied.
-func chain(tweak func(*config.Chain)) config.Chain {
+// chainConfig returns the seed's defaults with tweaks applied.
+func chainConfig(tweak func(*config.Chain)) config.Chain {
 	c := config.DefaultChain()
 	if tweak != nil {
 		tweak(&c)
@@ -298,10 +299,10 @@ type fakeChain struct {
 	head      uint64
 	watermark types.WatermarkResult
 	indexed   func(h uint64) bool // nil: nothing above the watermark is indexed
-	gaps      []types.HeightRange // MissingRanges answer
+	gaps      []chain.HeightRange // MissingRanges answer
 
 	running    bool              // a scheduler runs
-	owned      types.HeightRange // … and owns this
+	owned      chain.HeightRange // … and owns this
 	staleCheck bool              // CheckScheduler reports "not running" whatever runs (the race)
 
 	checks        []types.SchedulerStatus
@@ -343,7 +344,7 @@ func (f *fakeChain) mock(env *testsuite.TestWorkflowEnvironment) {
 			return out, nil
 		})
 	env.OnActivity(acts.MissingRanges, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in types.MissingInput) ([]types.HeightRange, error) {
+		func(_ context.Context, in types.MissingInput) ([]chain.HeightRange, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.rangeQs = append(f.rangeQs, in)
@@ -369,7 +370,7 @@ func (f *fakeChain) mock(env *testsuite.TestWorkflowEnvironment) {
 				f.refused++
 				return types.StartSchedulerResult{AlreadyRunning: true}, nil
 			}
-			f.running, f.owned = true, types.Span(in.Remaining)
+			f.running, f.owned = true, chain.Span(in.Remaining)
 			f.started = append(f.started, in)
 			return types.StartSchedulerResult{Started: true}, nil
 		})
@@ -499,11 +500,11 @@ func runScheduler(t testing.TB, wfs *indexwf.Workflows, in types.SchedulerInput,
 
 		require.Equal(t, in.ChainID, next.ChainID)
 		require.Equal(t, in.Head, next.Head)
-		require.Equal(t, types.TotalLen(in.Remaining)-sr.Scheduled, types.TotalLen(next.Remaining), "run %d: Remaining shrank by other than what was started", run)
+		require.Equal(t, chain.TotalLen(in.Remaining)-sr.Scheduled, chain.TotalLen(next.Remaining), "run %d: Remaining shrank by other than what was started", run)
 		require.NotZero(t, sr.Scheduled, "run %d continued as new without starting anything", run)
 		require.NotEmpty(t, next.Remaining)
-		require.Less(t, types.Span(next.Remaining).To, lowest, "run %d: carried heights not below what was started", run)
-		require.Equal(t, types.Span(in.Remaining).From, types.Span(next.Remaining).From)
+		require.Less(t, chain.Span(next.Remaining).To, lowest, "run %d: carried heights not below what was started", run)
+		require.Equal(t, chain.Span(in.Remaining).From, chain.Span(next.Remaining).From)
 		require.Equal(t, in.State.Runs+1, next.State.Runs)
 		require.Equal(t, in.State.Scheduled+sr.Scheduled, next.State.Scheduled)
 		var done uint64
@@ -519,7 +520,7 @@ func runScheduler(t testing.TB, wfs *indexwf.Workflows, in types.SchedulerInput,
 		if in.State.Buckets != nil {
 			require.Equal(t, in.State.Owned, next.State.Owned)
 		} else {
-			require.Equal(t, types.Span(in.Remaining), next.State.Owned)
+			require.Equal(t, chain.Span(in.Remaining), next.State.Owned)
 		}
 		in, start = next, env.Now()
 	}

@@ -13,7 +13,7 @@ import (
 
 func TestIndexBlock(t *testing.T) {
 	for _, indexed := range []bool{false, true} {
-		env := newEnv(newWorkflows(chain(nil)), t0)
+		env := newEnv(newWorkflows(chainConfig(nil)), t0)
 		in := types.IndexBlockInput{ChainID: chainID, Height: 42}
 		env.OnActivity(acts.IsIndexed, mock.Anything, in).Return(indexed, nil).Once()
 		writes := 0

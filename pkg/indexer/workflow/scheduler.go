@@ -5,6 +5,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -49,7 +50,7 @@ type schedulerRun struct {
 	opts      temporal.Options
 	chainID   string
 	head      uint64
-	remaining []types.HeightRange
+	remaining []chain.HeightRange
 	state     types.SchedulerState
 	spans     []types.LevelSpan
 
@@ -63,28 +64,28 @@ func newSchedulerRun(ctx workflow.Context, o temporal.Options, in types.Schedule
 		opts:      o,
 		chainID:   in.ChainID,
 		head:      in.Head,
-		remaining: append([]types.HeightRange(nil), in.Remaining...),
+		remaining: append([]chain.HeightRange(nil), in.Remaining...),
 		state:     in.State,
 		began:     workflow.Now(ctx),
 	}
 	first := s.state.Buckets == nil
 	if first {
-		s.state.Owned = types.Span(s.remaining)
+		s.state.Owned = chain.Span(s.remaining)
 	}
 	s.spans = types.LevelSpans(s.head, s.state.Owned.From, o.Chain.BlockTime)
 	if first {
 		for _, sp := range s.spans {
 			s.state.Buckets = append(s.state.Buckets, types.BucketProgress{
-				Level: sp.Level, Name: sp.Level.String(), Total: overlap(s.remaining, sp.Range),
+				Level: sp.Level, Name: sp.Level.String(), Total: chain.Overlap(s.remaining, sp.Range),
 			})
 		}
 		// Heights above the reference head count as the newest bucket.
-		if above := overlap(s.remaining, types.HeightRange{From: s.head + 1, To: ^uint64(0)}); above > 0 && len(s.state.Buckets) > 0 {
+		if above := chain.Overlap(s.remaining, chain.HeightRange{From: s.head + 1, To: ^uint64(0)}); above > 0 && len(s.state.Buckets) > 0 {
 			s.state.Buckets[0].Total += above
 		}
 		workflow.GetLogger(ctx).Info("scheduler started",
 			"chain_id", s.chainID, "from", s.state.Owned.From, "to", s.state.Owned.To, "head", s.head,
-			"heights", types.TotalLen(s.remaining), "buckets", s.state.Buckets)
+			"heights", chain.TotalLen(s.remaining), "buckets", s.state.Buckets)
 	}
 	return s
 }
@@ -104,7 +105,7 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 			}
 			s.state.Runs++
 			log.Info("scheduler continues as new", "chain_id", s.chainID, "runs", s.state.Runs,
-				"scheduled", s.state.Scheduled, "remaining", types.TotalLen(s.remaining), "buckets", s.state.Buckets)
+				"scheduled", s.state.Scheduled, "remaining", chain.TotalLen(s.remaining), "buckets", s.state.Buckets)
 			return types.SchedulerResult{}, workflow.NewContinueAsNewError(ctx, temporal.SchedulerWorkflow, types.SchedulerInput{
 				ChainID: s.chainID, Head: s.head, Remaining: s.remaining, State: s.state,
 			})
@@ -118,7 +119,7 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 		}
 		var r types.StartIndexResult
 		err := s.untilDone(ctx, lctx, &r, a.StartIndex, types.StartIndexInput{
-			ChainID: s.chainID, Heights: descending(batch), Level: level, SkipIndexed: true,
+			ChainID: s.chainID, Heights: batch.Descending(), Level: level, SkipIndexed: true,
 		})
 		if err != nil {
 			return types.SchedulerResult{}, err
@@ -150,7 +151,7 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 
 // nextBatchRange is the next heights to start: from the top of the newest
 // remaining range, at most size, never crossing a level boundary.
-func (s *schedulerRun) nextBatchRange(size int) (types.HeightRange, types.PriorityLevel) {
+func (s *schedulerRun) nextBatchRange(size int) (chain.HeightRange, types.PriorityLevel) {
 	top := s.remaining[len(s.remaining)-1]
 	level := s.levelOf(top.To)
 	from := top.From
@@ -162,12 +163,12 @@ func (s *schedulerRun) nextBatchRange(size int) (types.HeightRange, types.Priori
 			from = sp.Range.From
 		}
 	}
-	return types.HeightRange{From: from, To: top.To}, level
+	return chain.HeightRange{From: from, To: top.To}, level
 }
 
 func (s *schedulerRun) levelOf(h uint64) types.PriorityLevel {
 	for _, sp := range s.spans {
-		if h >= sp.Range.From && h <= sp.Range.To {
+		if sp.Range.Contains(h) {
 			return sp.Level
 		}
 	}
@@ -175,7 +176,7 @@ func (s *schedulerRun) levelOf(h uint64) types.PriorityLevel {
 }
 
 // take removes a started batch from the top of `remaining` and counts it.
-func (s *schedulerRun) take(batch types.HeightRange, level types.PriorityLevel) {
+func (s *schedulerRun) take(batch chain.HeightRange, level types.PriorityLevel) {
 	last := len(s.remaining) - 1
 	if batch.From == s.remaining[last].From {
 		s.remaining = s.remaining[:last]
@@ -261,7 +262,7 @@ func (s *schedulerRun) refreshInFlight(lctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
-	var still []types.HeightRange
+	var still []chain.HeightRange
 	s.state.InFlight = 0
 	for i, r := range s.state.Pending {
 		done := uint64(0)
@@ -284,7 +285,7 @@ func (s *schedulerRun) progress(ctx workflow.Context) types.SchedulerProgress {
 		ChainID:   s.chainID,
 		Head:      s.head,
 		Owned:     s.state.Owned,
-		Remaining: types.TotalLen(s.remaining),
+		Remaining: chain.TotalLen(s.remaining),
 		Scheduled: s.state.Scheduled,
 		Buckets:   s.state.Buckets,
 		Runs:      s.state.Runs + 1,
@@ -295,29 +296,6 @@ func (s *schedulerRun) progress(ctx workflow.Context) types.SchedulerProgress {
 		p.Rate = float64(s.thisRun) / elapsed.Seconds()
 	}
 	return p
-}
-
-// overlap counts the heights of rs inside r.
-func overlap(rs []types.HeightRange, r types.HeightRange) uint64 {
-	var n uint64
-	for _, x := range rs {
-		lo, hi := max(x.From, r.From), min(x.To, r.To)
-		if lo <= hi {
-			n += hi - lo + 1
-		}
-	}
-	return n
-}
-
-// descending lists a range's heights newest first.
-func descending(r types.HeightRange) []uint64 {
-	out := make([]uint64, 0, r.Len())
-	for h := r.To; ; h-- {
-		out = append(out, h)
-		if h == r.From {
-			return out
-		}
-	}
 }
 
 // outageRetry is the pause before a scheduler retries a local activity that

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
 
@@ -20,8 +21,8 @@ import (
 // `make bench-scheduler` runs it with -benchtime 3x.
 func BenchmarkSchedulerSimulation(b *testing.B) {
 	const head = 100_000
-	wfs := newWorkflows(chain(nil))
-	in := types.SchedulerInput{ChainID: chainID, Head: head, Remaining: []types.HeightRange{{From: 1, To: head}}}
+	wfs := newWorkflows(chainConfig(nil))
+	in := types.SchedulerInput{ChainID: chainID, Head: head, Remaining: []chain.HeightRange{{From: 1, To: head}}}
 	var heights uint64
 	var wall time.Duration
 	runs := 0

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
@@ -53,7 +54,7 @@ func repeat(v uint64, n int) []uint64 {
 // 7003 s of workflow time, ≥ 700001/100 s.
 func TestLoad700kInitialCatchUp(t *testing.T) {
 	const head = 700_000
-	wfs := newWorkflows(chain(nil))
+	wfs := newWorkflows(chainConfig(nil))
 	began := time.Now()
 
 	f := &fakeChain{head: head}
@@ -65,7 +66,7 @@ func TestLoad700kInitialCatchUp(t *testing.T) {
 	require.Empty(t, hr.snapshot(), "HeadScan starts nothing itself")
 	require.Len(t, f.started, 1)
 	in := f.started[0]
-	require.Equal(t, types.SchedulerInput{ChainID: chainID, Head: head, Remaining: []types.HeightRange{{From: 0, To: head}}}, in)
+	require.Equal(t, types.SchedulerInput{ChainID: chainID, Head: head, Remaining: []chain.HeightRange{{From: 0, To: head}}}, in)
 
 	r := orderedRecorder(head)
 	out := runScheduler(t, wfs, in, scanEnd, r, schedOpts{})
@@ -122,7 +123,7 @@ func TestLoad700kInitialCatchUp(t *testing.T) {
 // running and starts only 700001 → 1 scheduler. Variant: #2's check is stale
 // (not running), its start is refused (AlreadyRunning) → still 1.
 func TestLoadHeadScanRace(t *testing.T) {
-	wfs := newWorkflows(chain(nil))
+	wfs := newWorkflows(chainConfig(nil))
 	for _, stale := range []bool{false, true} {
 		name := "check sees running"
 		if stale {
@@ -149,7 +150,7 @@ func TestLoadHeadScanRace(t *testing.T) {
 			require.Equal(t, types.ModeCatchup, res2.Mode)
 			if !stale {
 				require.True(t, f.checks[1].Running, "second HeadScan sees the scheduler")
-				require.Equal(t, types.HeightRange{From: 0, To: 700_000}, f.checks[1].Owned)
+				require.Equal(t, chain.HeightRange{From: 0, To: 700_000}, f.checks[1].Owned)
 				require.Len(t, f.startAttempts, 1, "no second start attempted")
 				require.Equal(t, []uint64{700_001}, r.heights(), "only the new block, above the scheduler's range")
 				c := r.snapshot()[0]
@@ -168,7 +169,7 @@ func TestLoadHeadScanRace(t *testing.T) {
 // block every 20 s; the fake indexes what is started. Each height once, all
 // UltraHigh (Temporal PriorityKey 1), no scheduler, each scan < 1 s.
 func TestLoadNormalOperation(t *testing.T) {
-	wfs := newWorkflows(chain(nil))
+	wfs := newWorkflows(chainConfig(nil))
 	opts := temporal.NewOptions(chainID, config.DefaultChain())
 	f := &fakeChain{watermark: types.WatermarkResult{Height: 1000, Found: true}}
 	r := newRecorder(2000)
@@ -201,9 +202,9 @@ func TestLoadNormalOperation(t *testing.T) {
 	}
 	for _, c := range r.snapshot() {
 		require.Equal(t, types.UltraHigh, c.Level)
-		require.Equal(t, 1, temporal.PriorityKey(c.Level))
+		require.Equal(t, 1, c.Level.PriorityKey())
 		for _, h := range c.Heights {
-			require.Equal(t, 1, opts.IndexBlockStart(h, c.Level).Priority.PriorityKey)
+			require.Equal(t, 1, opts.IndexBlockStart(h, c.Level.PriorityKey()).Priority.PriorityKey)
 		}
 	}
 	require.Empty(t, f.startAttempts, "no scheduler in normal operation")
@@ -214,13 +215,13 @@ func TestLoadNormalOperation(t *testing.T) {
 // 102 batches (44 + 44 + 14), one run (exactly 10000 ≤ continue_as_new_after).
 func TestLoadMixedDistribution(t *testing.T) {
 	const head, watermark = 100_000, 90_000
-	wfs := newWorkflows(chain(nil))
+	wfs := newWorkflows(chainConfig(nil))
 	f := &fakeChain{head: head, watermark: types.WatermarkResult{Height: watermark, Found: true}}
 	res, scanEnd := runHeadScan(t, wfs, f, newRecorder(head), t0)
 	require.True(t, res.SchedulerStarted)
 	require.Len(t, f.started, 1)
 	in := f.started[0]
-	require.Equal(t, []types.HeightRange{{From: watermark + 1, To: head}}, in.Remaining)
+	require.Equal(t, []chain.HeightRange{{From: watermark + 1, To: head}}, in.Remaining)
 
 	backlog := uint64(head - watermark)
 	wantHigh := min(backlog, perDay)
@@ -247,7 +248,7 @@ func TestLoadMixedDistribution(t *testing.T) {
 	require.Equal(t, wantLow, bucket(early.Buckets, types.Low).Total)
 	require.Equal(t, wantUltraLow, bucket(early.Buckets, types.UltraLow).Total)
 	require.Equal(t, uint64(200), bucket(early.Buckets, types.High).Done)
-	require.Equal(t, types.HeightRange{From: watermark + 1, To: head}, early.Owned)
+	require.Equal(t, chain.HeightRange{From: watermark + 1, To: head}, early.Owned)
 
 	require.Len(t, out.Runs, 1)
 	require.Equal(t, backlog, out.Result.Scheduled)
@@ -281,13 +282,13 @@ func TestLoadMixedDistribution(t *testing.T) {
 // hand-overs.
 func TestLoad50kContinueAsNewChain(t *testing.T) {
 	const head = 50_000
-	wfs := newWorkflows(chain(nil))
+	wfs := newWorkflows(chainConfig(nil))
 	began := time.Now()
 	f := &fakeChain{head: head, watermark: types.WatermarkResult{Height: 0, Found: true}}
 	res, scanEnd := runHeadScan(t, wfs, f, newRecorder(head), t0)
 	require.True(t, res.SchedulerStarted)
 	in := f.started[0]
-	require.Equal(t, []types.HeightRange{{From: 1, To: head}}, in.Remaining)
+	require.Equal(t, []chain.HeightRange{{From: 1, To: head}}, in.Remaining)
 
 	r := orderedRecorder(head)
 	r.lag, r.maxInFlight = 30*time.Second, 2000
@@ -312,7 +313,7 @@ func TestLoad50kContinueAsNewChain(t *testing.T) {
 	require.Positive(t, r.partial, "CountIndexed never reported an unfinished batch")
 	for i, run := range out.Runs[1:] {
 		require.NotEmpty(t, run.Input.State.Pending, "run %d got no pending batches", i+2)
-		require.Equal(t, types.TotalLen(run.Input.State.Pending), run.Input.State.InFlight)
+		require.Equal(t, chain.TotalLen(run.Input.State.Pending), run.Input.State.InFlight)
 		require.LessOrEqual(t, run.Input.State.InFlight, uint64(2000))
 	}
 	calls := r.snapshot()

@@ -13,13 +13,14 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // schedIn is a first-run scheduler input.
-func schedIn(head uint64, rs ...types.HeightRange) types.SchedulerInput {
+func schedIn(head uint64, rs ...chain.HeightRange) types.SchedulerInput {
 	return types.SchedulerInput{ChainID: chainID, Head: head, Remaining: rs}
 }
 
@@ -33,9 +34,9 @@ func orderedRecorder(head uint64) *recorder {
 
 // 20000..0 ↓ High 4320 | Medium 4320 | Low 4320 | UltraLow 7041; 100/s; one run.
 func TestSchedulerBucketOrder(t *testing.T) {
-	wfs := newWorkflows(chain(func(c *config.Chain) { c.Scheduler.ContinueAsNewAfter = 1_000_000 }))
+	wfs := newWorkflows(chainConfig(func(c *config.Chain) { c.Scheduler.ContinueAsNewAfter = 1_000_000 }))
 	r := orderedRecorder(20_000)
-	out := runScheduler(t, wfs, schedIn(20_000, types.HeightRange{From: 0, To: 20_000}), t0, r, schedOpts{})
+	out := runScheduler(t, wfs, schedIn(20_000, chain.HeightRange{From: 0, To: 20_000}), t0, r, schedOpts{})
 	require.NoError(t, r.err)
 
 	require.Len(t, out.Runs, 1)
@@ -72,9 +73,9 @@ func TestSchedulerBucketOrder(t *testing.T) {
 func TestSchedulerDisjointRanges(t *testing.T) {
 	r := orderedRecorder(20_000)
 	in := schedIn(20_000,
-		types.HeightRange{From: 100, To: 199}, types.HeightRange{From: 500, To: 649},
-		types.HeightRange{From: 5000, To: 5049}, types.HeightRange{From: 19_990, To: 20_010})
-	out := runScheduler(t, newWorkflows(chain(nil)), in, t0, r, schedOpts{})
+		chain.HeightRange{From: 100, To: 199}, chain.HeightRange{From: 500, To: 649},
+		chain.HeightRange{From: 5000, To: 5049}, chain.HeightRange{From: 19_990, To: 20_010})
+	out := runScheduler(t, newWorkflows(chainConfig(nil)), in, t0, r, schedOpts{})
 	require.NoError(t, r.err)
 
 	require.Equal(t, uint64(321), out.Result.Scheduled)
@@ -101,11 +102,11 @@ func TestSchedulerRateLimit(t *testing.T) {
 		batch int
 	}{{100, 100}, {250, 50}, {40, 20}, {1000, 100}} {
 		t.Run(fmt.Sprintf("rate=%v/batch=%d", tc.rate, tc.batch), func(t *testing.T) {
-			wfs := newWorkflows(chain(func(c *config.Chain) {
+			wfs := newWorkflows(chainConfig(func(c *config.Chain) {
 				c.Scheduler.RateLimit, c.Scheduler.BatchSize, c.Scheduler.ContinueAsNewAfter = tc.rate, tc.batch, 1000
 			}))
 			r := orderedRecorder(5000)
-			out := runScheduler(t, wfs, schedIn(5000, types.HeightRange{From: 1, To: 5000}), t0, r, schedOpts{})
+			out := runScheduler(t, wfs, schedIn(5000, chain.HeightRange{From: 1, To: 5000}), t0, r, schedOpts{})
 			require.NoError(t, r.err)
 			require.Equal(t, uint64(5000), out.Result.Scheduled)
 			require.Len(t, out.Runs, 5)
@@ -125,8 +126,8 @@ func TestSchedulerRateLimit(t *testing.T) {
 // 25000..1 ↓, CAN every 10000: run 1 → 10040 (High 4320, Medium 4320, Low 1400),
 // run 2 → 10020 (Low 2920, UltraLow 7100), run 3 → 4940.
 func TestSchedulerContinueAsNewHandOver(t *testing.T) {
-	wfs := newWorkflows(chain(nil))
-	in := schedIn(25_000, types.HeightRange{From: 1, To: 25_000})
+	wfs := newWorkflows(chainConfig(nil))
+	in := schedIn(25_000, chain.HeightRange{From: 1, To: 25_000})
 
 	// The first run by hand, to look at exactly what it carries.
 	r := orderedRecorder(25_000)
@@ -144,17 +145,17 @@ func TestSchedulerContinueAsNewHandOver(t *testing.T) {
 	require.Equal(t, uint64(10_040), r.total)
 	require.Equal(t, chainID, next.ChainID)
 	require.Equal(t, uint64(25_000), next.Head)
-	require.Equal(t, []types.HeightRange{{From: 1, To: 25_000 - 10_040}}, next.Remaining)
+	require.Equal(t, []chain.HeightRange{{From: 1, To: 25_000 - 10_040}}, next.Remaining)
 	require.Equal(t, 1, next.State.Runs)
 	require.Equal(t, uint64(10_040), next.State.Scheduled)
-	require.Equal(t, types.HeightRange{From: 1, To: 25_000}, next.State.Owned)
+	require.Equal(t, chain.HeightRange{From: 1, To: 25_000}, next.State.Owned)
 	require.Equal(t, []types.BucketProgress{
 		{Level: types.High, Name: "high", Total: 4320, Done: 4320},
 		{Level: types.Medium, Name: "medium", Total: 4320, Done: 4320},
 		{Level: types.Low, Name: "low", Total: 4320, Done: 1400},
 		{Level: types.UltraLow, Name: "ultra_low", Total: 25_000 - 12_960, Done: 0},
 	}, next.State.Buckets)
-	require.Equal(t, types.TotalLen(next.State.Pending), next.State.InFlight)
+	require.Equal(t, chain.TotalLen(next.State.Pending), next.State.InFlight)
 	require.LessOrEqual(t, next.State.InFlight, uint64(2000))
 	// 102 batches, one second apart, and the run waits out the last interval
 	// before handing over, so the next run may start at once.
@@ -181,7 +182,7 @@ func TestSchedulerContinueAsNewHandOver(t *testing.T) {
 // 1000..1 ↓, max_in_flight 300: 3 batches, then "nothing indexed" until
 // t+60 s blocks the 4th (polls every 2 s), then "all indexed" releases it.
 func TestSchedulerInFlightWindow(t *testing.T) {
-	wfs := newWorkflows(chain(func(c *config.Chain) { c.Scheduler.MaxInFlight = 300 }))
+	wfs := newWorkflows(chainConfig(func(c *config.Chain) { c.Scheduler.MaxInFlight = 300 }))
 	r := orderedRecorder(1000)
 	release := t0.Add(60 * time.Second)
 	var nothing, all int
@@ -207,7 +208,7 @@ func TestSchedulerInFlightWindow(t *testing.T) {
 			require.NoError(t, v.Get(&mid))
 		}, 30*time.Second)
 	}
-	out := runScheduler(t, wfs, schedIn(1000, types.HeightRange{From: 1, To: 1000}), t0, r, schedOpts{count: count, hook: hook})
+	out := runScheduler(t, wfs, schedIn(1000, chain.HeightRange{From: 1, To: 1000}), t0, r, schedOpts{count: count, hook: hook})
 	require.NoError(t, r.err)
 	require.Equal(t, uint64(1000), out.Result.Scheduled)
 
@@ -230,7 +231,7 @@ func TestSchedulerInFlightWindow(t *testing.T) {
 // 10000..1 ↓ High 4320 | Medium 4320 | Low 1360; CAN every 5000; progress
 // queried at 50.5 s of run 1 and 10.5 s of run 2.
 func TestSchedulerProgressQuery(t *testing.T) {
-	wfs := newWorkflows(chain(func(c *config.Chain) { c.Scheduler.ContinueAsNewAfter = 5000 }))
+	wfs := newWorkflows(chainConfig(func(c *config.Chain) { c.Scheduler.ContinueAsNewAfter = 5000 }))
 	r := orderedRecorder(10_000)
 	got := map[int]types.SchedulerProgress{}
 	hook := func(env *testsuite.TestWorkflowEnvironment, run int) {
@@ -246,7 +247,7 @@ func TestSchedulerProgressQuery(t *testing.T) {
 			got[run] = p
 		}, at)
 	}
-	out := runScheduler(t, wfs, schedIn(10_000, types.HeightRange{From: 1, To: 10_000}), t0, r, schedOpts{hook: hook})
+	out := runScheduler(t, wfs, schedIn(10_000, chain.HeightRange{From: 1, To: 10_000}), t0, r, schedOpts{hook: hook})
 	require.NoError(t, r.err)
 	require.Len(t, out.Runs, 2)
 	require.Len(t, got, 2)
@@ -255,7 +256,7 @@ func TestSchedulerProgressQuery(t *testing.T) {
 	p := got[0]
 	require.Equal(t, chainID, p.ChainID)
 	require.Equal(t, uint64(10_000), p.Head)
-	require.Equal(t, types.HeightRange{From: 1, To: 10_000}, p.Owned)
+	require.Equal(t, chain.HeightRange{From: 1, To: 10_000}, p.Owned)
 	require.Equal(t, uint64(5020), p.Scheduled)
 	require.Equal(t, uint64(10_000-5020), p.Remaining)
 	require.Equal(t, 1, p.Runs)
@@ -274,13 +275,13 @@ func TestSchedulerProgressQuery(t *testing.T) {
 	require.Equal(t, uint64(10_000-6120), p.Remaining)
 	require.Equal(t, uint64(1800), bucket(p.Buckets, types.Medium).Done)
 	require.InDelta(t, 1100/10.5, p.Rate, 1e-9)
-	require.Equal(t, types.HeightRange{From: 1, To: 10_000}, p.Owned)
+	require.Equal(t, chain.HeightRange{From: 1, To: 10_000}, p.Owned)
 }
 
 // A failed start is retried (local activity retry) with the same heights:
 // nothing skipped, nothing twice.
 func TestSchedulerRetriesFailedStart(t *testing.T) {
-	wfs := newWorkflows(chain(nil))
+	wfs := newWorkflows(chainConfig(nil))
 	r := orderedRecorder(1000)
 	// In the SDK's test environment a local activity's retry runs under a
 	// context deadline of its schedule time (workflow time) plus
@@ -306,7 +307,7 @@ func TestSchedulerRetriesFailedStart(t *testing.T) {
 		func(_ context.Context, in types.CountIndexedInput) ([]uint64, error) {
 			return r.allIndexed(env.Now(), in)
 		})
-	env.ExecuteWorkflow(temporal.SchedulerWorkflow, schedIn(1000, types.HeightRange{From: 1, To: 1000}))
+	env.ExecuteWorkflow(temporal.SchedulerWorkflow, schedIn(1000, chain.HeightRange{From: 1, To: 1000}))
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	require.NoError(t, r.err)

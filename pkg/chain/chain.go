@@ -1,7 +1,8 @@
-// Package types holds the data that crosses package boundaries: the chain
-// artifacts the RPC adapters decode and storage writes, and the inputs and
-// results of workflows and activities.
-package types
+// Package chain is the chain model: the artifacts the RPC adapters decode and
+// storage writes (Block, Transaction, Log, BlockData, StoredBlock) and
+// HeightRange with its arithmetic. It is a leaf: it imports nothing of
+// tideline, so every layer (rpc, storage, temporal, indexer) may use it.
+package chain
 
 // Block is one block header as stored. Hex values (hashes, addresses) are
 // 0x-prefixed lower case; big integers (wei amounts) are base-10 strings so
@@ -63,4 +64,14 @@ type BlockData struct {
 	Block        Block
 	Transactions []Transaction
 	Logs         []Log
+}
+
+// StoredBlock is what the database holds for one height: the newest block
+// row's hash and parent hash, and whether that row is canonical (false for
+// a tombstone: the node no longer had the block when it was last checked).
+type StoredBlock struct {
+	Number     uint64
+	Hash       string
+	ParentHash string
+	Canonical  bool
 }
