@@ -118,6 +118,9 @@ func run() int {
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintln(os.Stderr, "bench-catchup: interrupted; everything started was stopped")
+			if b.dir != "" {
+				fmt.Fprintln(os.Stderr, "bench-catchup: logs kept in", b.dir)
+			}
 			return 130
 		}
 		fmt.Fprintln(os.Stderr, "bench-catchup:", err)
@@ -131,9 +134,10 @@ func run() int {
 		b.say("run folder kept: %s", b.dir)
 	}
 	fmt.Println(res.line())
-	// After the line, which stays the last one: removing thousands of
-	// ClickHouse parts takes a while on a busy disk.
+	// After the line, which stays the last one on stdout: removing the
+	// many small files of ClickHouse's parts takes a while on a busy disk.
 	if !keep && b.dir != "" {
+		fmt.Fprintln(os.Stderr, "bench-catchup: removing", b.dir)
 		os.RemoveAll(b.dir)
 	}
 	return res.exitCode()
