@@ -2,8 +2,10 @@ package simchain
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -77,6 +79,36 @@ func BenchmarkServeHTTPBatch(b *testing.B) {
 	}
 }
 
+// BenchmarkServeHTTPSingle asks block and receipts one call per request,
+// as tideline's client does today for a single height: the per-request
+// overhead on top of BenchmarkGenerate.
+func BenchmarkServeHTTPSingle(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.Length = 1_000_000
+	s := startSim(b, cfg)
+	client := &http.Client{}
+	readBuf := make([]byte, 1<<20)
+	total := 0
+	for i := 0; b.Loop(); i++ {
+		for _, body := range []string{
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["0x%x",true]}`, i),
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"eth_getBlockReceipts","params":["0x%x"]}`, i),
+		} {
+			resp, err := client.Post(s.HTTPURL(), "application/json", strings.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			n, err := io.CopyBuffer(struct{ io.Writer }{io.Discard}, resp.Body, readBuf)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK {
+				b.Fatalf("HTTP %d: %v", resp.StatusCode, err)
+			}
+			total += int(n)
+		}
+	}
+	report(b, total)
+}
+
 var benchMixes = []struct {
 	name string
 	txs  int
@@ -87,4 +119,18 @@ func report(b *testing.B, total int) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "blocks/s")
 	b.ReportMetric(float64(total)/1e6/b.Elapsed().Seconds(), "MB/s")
 	b.ReportMetric(float64(total)/float64(b.N), "bytes/block")
+}
+
+// BenchmarkExpected is what checking one stored height against the chain
+// costs (hashes and counts, no block built): a 700,000-height run's check
+// takes 700,000 of these.
+func BenchmarkExpected(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.Length = 1_000_000
+	c := newChain(cfg)
+	v := c.view()
+	for i := 0; b.Loop(); i++ {
+		_ = v.expected(uint64(i % 1_000_000))
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "heights/s")
 }

@@ -2,14 +2,19 @@ package simchain
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"math/big"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/rpc"
 )
 
 func TestSameSeedSameBytes(t *testing.T) {
@@ -39,33 +44,39 @@ func TestSameSeedSameBytes(t *testing.T) {
 	}
 }
 
+// Every link at both ends of an 800,000-height chain and a sample of those
+// in between (checking all takes tens of seconds under -race).
 func TestParentLinksOverLongSpan(t *testing.T) {
 	cfg := testConfig(newFakeClock())
 	cfg.Length = 800_000
 	s := startSim(t, cfg)
-	prev := s.Expected(0)
-	if prev.ParentHash != "0x"+string(bytes.Repeat([]byte("0"), 64)) {
-		t.Fatalf("genesis parent %s, want zero", prev.ParentHash)
+	if p := s.Expected(0).ParentHash; p != "0x"+strings.Repeat("0", 64) {
+		t.Fatalf("genesis parent %s, want zero", p)
 	}
-	seen := map[string]uint64{prev.Hash: 0}
+	seen := map[string]uint64{}
+	checked := 0
 	for h := uint64(1); h <= cfg.Length; h++ {
-		e := s.Expected(h)
+		if h > 20_000 && h < cfg.Length-20_000 && h%97 != 0 {
+			continue
+		}
+		e, prev := s.Expected(h), s.Expected(h-1)
 		if e.ParentHash != prev.Hash {
 			t.Fatalf("height %d: parent %s, but block %d is %s", h, e.ParentHash, h-1, prev.Hash)
 		}
 		if e.Timestamp < prev.Timestamp {
 			t.Fatalf("height %d: timestamp %d before its parent's %d", h, e.Timestamp, prev.Timestamp)
 		}
-		if h%16 == 0 { // a map of every hash would dominate the test's time
-			if o, dup := seen[e.Hash]; dup {
-				t.Fatalf("heights %d and %d share hash %s", o, h, e.Hash)
-			}
-			seen[e.Hash] = h
+		if o, dup := seen[e.Hash]; dup {
+			t.Fatalf("heights %d and %d share hash %s", o, h, e.Hash)
 		}
-		prev = e
+		seen[e.Hash] = h
+		checked++
 	}
-	if prev.Height != s.Head() {
-		t.Fatalf("walked to %d, head is %d", prev.Height, s.Head())
+	if checked < 45_000 {
+		t.Fatalf("checked only %d links", checked)
+	}
+	if got := s.Expected(cfg.Length).Timestamp; got != uint64(s.chain.now().Unix()) {
+		t.Fatalf("head of the long chain has timestamp %d, want now", got)
 	}
 }
 
@@ -221,5 +232,63 @@ func TestLogsBloomMatchesGoEthereum(t *testing.T) {
 	}
 	if logs == 0 || !bytes.Equal(all.Bytes(), block.LogsBloom) {
 		t.Fatalf("block bloom differs from go-ethereum's over %d logs", logs)
+	}
+}
+
+// go-ethereum's own client decodes headers, receipts and known transaction
+// types: the field set is a node's, not just what tideline reads.
+func TestGoEthereumClientDecodes(t *testing.T) {
+	s := startSim(t, testConfig(newFakeClock()))
+	c, err := ethclient.Dial(s.HTTPURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	id, err := c.ChainID(ctx)
+	if err != nil || id.Uint64() != s.Config().ChainID {
+		t.Fatalf("ChainID %v (%v)", id, err)
+	}
+	for h := uint64(100); h < 110; h++ {
+		hd, err := c.HeaderByNumber(ctx, new(big.Int).SetUint64(h))
+		if err != nil {
+			t.Fatalf("header %d: %v", h, err)
+		}
+		if hd.Number.Uint64() != h || hd.ParentHash.Hex() != s.BlockHash(h-1) || hd.Time != s.Expected(h).Timestamp {
+			t.Fatalf("header %d: number %v parent %s time %d", h, hd.Number, hd.ParentHash.Hex(), hd.Time)
+		}
+		rs, err := c.BlockReceipts(ctx, rpc.BlockNumberOrHashWithNumber(rpc.BlockNumber(h)))
+		if err != nil {
+			t.Fatalf("receipts %d: %v", h, err)
+		}
+		logs := 0
+		for i, r := range rs {
+			if r.BlockNumber.Uint64() != h || r.TransactionIndex != uint(i) || r.GasUsed == 0 {
+				t.Fatalf("receipt %d of %d: %+v", i, h, r)
+			}
+			logs += len(r.Logs)
+		}
+		if len(rs) != s.Config().TxsPerBlock || logs != s.Expected(h).LogCount {
+			t.Fatalf("block %d: %d receipts, %d logs; want %+v", h, len(rs), logs, s.Expected(h))
+		}
+	}
+}
+
+func TestConfigIsValidated(t *testing.T) {
+	for name, change := range map[string]func(*Config){
+		"zero block time":   func(c *Config) { c.BlockTime = 0 },
+		"negative txs":      func(c *Config) { c.TxsPerBlock = -1 },
+		"rate above one":    func(c *Config) { c.MalformedRate = 1.5 },
+		"faults above one":  func(c *Config) { c.TimeoutRate, c.ServerErrorRate = 0.6, 0.6 },
+		"chain out of time": func(c *Config) { c.Length, c.BlockTime = 1<<40, time.Hour },
+		"no batch allowed":  func(c *Config) { c.MaxBatchCalls = 0 },
+		"timeouts, no hold": func(c *Config) { c.TimeoutRate, c.TimeoutHold = 0.1, 0 },
+	} {
+		cfg := DefaultConfig()
+		change(&cfg)
+		if s, err := Start(context.Background(), cfg); err == nil {
+			s.Close()
+			t.Errorf("%s: accepted", name)
+		}
 	}
 }

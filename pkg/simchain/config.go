@@ -3,6 +3,7 @@ package simchain
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -99,6 +100,9 @@ func (c *Config) validate() error {
 	}
 	if c.Length >= maxHeight {
 		bad("Length", "%d is too high (max %d)", c.Length, uint64(maxHeight-1))
+	} else if c.BlockTime > 0 && c.Length > uint64(math.MaxInt64/int64(c.BlockTime))/2 {
+		// Timestamps are computed in nanoseconds.
+		bad("Length", "%d blocks of %v do not fit in time", c.Length, c.BlockTime)
 	}
 	if c.Latency < 0 {
 		bad("Latency", "%v is negative", c.Latency)

@@ -31,6 +31,7 @@ type block struct {
 	number, timestamp uint64
 	epoch             uint32
 	hash, parent      [32]byte
+	hashHex           quotedHash
 	miner             uint16
 	gasLimit, gasUsed uint64
 	baseFee           uint64
@@ -45,6 +46,7 @@ type block struct {
 
 type txn struct {
 	hash       [32]byte
+	hashHex    quotedHash
 	typ        uint8
 	from, to   uint16 // pool indices
 	create     bool   // to is null, contract is the new address
@@ -136,6 +138,7 @@ func (v view) build(b *block, h uint64) {
 	b.number, b.epoch = h, ep
 	b.timestamp = v.c.timestamp(h)
 	blockHashOf(&b.hash, cfg.Seed, ep, h)
+	quoteHash(&b.hashHex, &b.hash)
 	if h > 0 {
 		v.blockHash(&b.parent, h-1)
 	} else {
@@ -164,6 +167,7 @@ func (v view) build(b *block, h uint64) {
 		s := shape(tr.next(), ml)
 		*t = txn{typ: s.typ, create: s.create, failed: s.failed, seed: tr.next()}
 		txHashOf(&t.hash, cfg.Seed, ep, h, i)
+		quoteHash(&t.hashHex, &t.hash)
 		t.from = uint16(contractCount + tr.intn(poolSize-contractCount))
 		t.nonce = tr.intn(200_000)
 		t.yParity = tr.next() & 1

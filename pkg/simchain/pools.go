@@ -43,6 +43,11 @@ type pools struct {
 	sigs       [][32]byte          // knownEvents, then customSigs
 	sigBloom   []bloomBits
 	selectors  [][4]byte
+
+	// The same as JSON strings, ready to copy.
+	addrHex  [poolSize][44]byte // "0x" and 40 digits
+	topicHex [poolSize]quotedHash
+	sigHex   []quotedHash
 }
 
 var poolCache sync.Map // seed → *pools; tests start many chains
@@ -62,6 +67,8 @@ func newPools(seed uint64) *pools {
 		p.addrBloom[i] = bloomOf(a[:])
 		copy(topic[12:], a[:])
 		p.topicBloom[i] = bloomOf(topic[:])
+		copy(p.addrHex[i][:], appendData(nil, a[:]))
+		quoteHash(&p.topicHex[i], &topic)
 	}
 	for _, e := range knownEvents {
 		p.sigs = append(p.sigs, [32]byte(crypto.Keccak256([]byte(e.sig))))
@@ -76,6 +83,9 @@ func newPools(seed uint64) *pools {
 	for _, s := range p.sigs {
 		p.sigBloom = append(p.sigBloom, bloomOf(s[:]))
 		p.selectors = append(p.selectors, [4]byte(s[:4]))
+		var q quotedHash
+		quoteHash(&q, &s)
+		p.sigHex = append(p.sigHex, q)
 	}
 	actual, _ := poolCache.LoadOrStore(seed, p)
 	return actual.(*pools)

@@ -32,8 +32,8 @@ const (
 
 const hexDigits = "0123456789abcdef"
 
-// renderer writes one view's answers; corrupt makes the next block or
-// receipts answer break the caller's checks.
+// renderer writes the answers of one view of the chain. A corrupt answer
+// is valid JSON that breaks a check of the caller's decoder.
 type renderer struct {
 	v       view
 	p       *pools
@@ -115,17 +115,30 @@ func appendRandHash(dst []byte, r *rng) []byte {
 	return append(dst, '"')
 }
 
+// Pool entries and the block's own hashes recur dozens of times per answer
+// (the block hash is in every transaction, receipt and log): their quoted
+// hex is made once and copied.
+
 func (rd *renderer) appendAddr(dst []byte, idx uint16) []byte {
-	return appendData(dst, rd.p.addrs[idx][:])
+	return append(dst, rd.p.addrHex[idx][:]...)
 }
 
 func (rd *renderer) appendTopic(dst []byte, t uint16) []byte {
 	if t&topicSigFlag != 0 {
-		return appendData(dst, rd.p.sigs[t&^topicSigFlag][:])
+		return append(dst, rd.p.sigHex[t&^topicSigFlag][:]...)
 	}
-	dst = append(dst, `"0x000000000000000000000000`...)
-	dst = appendHex(dst, rd.p.addrs[t][:])
-	return append(dst, '"')
+	return append(dst, rd.p.topicHex[t][:]...)
+}
+
+// quotedHash is a 32-byte hash as a JSON string: "0x" and 64 digits.
+type quotedHash [68]byte
+
+func quoteHash(q *quotedHash, h *[32]byte) {
+	q[0], q[1], q[2], q[67] = '"', '0', 'x', '"'
+	for i, c := range h {
+		p := hexPairs[c]
+		q[3+2*i], q[4+2*i] = p[0], p[1]
+	}
 }
 
 // roots are the block's hashes that nothing checks, drawn in a fixed order.
@@ -163,7 +176,7 @@ func (rd *renderer) appendBlock(dst []byte, b *block, full, header, corrupt bool
 	if corrupt {
 		dst = appendData(dst, b.hash[:31])
 	} else {
-		dst = appendData(dst, b.hash[:])
+		dst = append(dst, b.hashHex[:]...)
 	}
 	dst = append(dst, `,"logsBloom":`...)
 	dst = appendData(dst, b.bloom[:])
@@ -201,7 +214,7 @@ func (rd *renderer) appendBlock(dst []byte, b *block, full, header, corrupt bool
 			if full {
 				dst = rd.appendTx(dst, b, i)
 			} else {
-				dst = appendData(dst, b.txs[i].hash[:])
+				dst = append(dst, b.txs[i].hashHex[:]...)
 			}
 		}
 		dst = append(dst, ']')
@@ -241,7 +254,7 @@ func (rd *renderer) appendBlock(dst []byte, b *block, full, header, corrupt bool
 func (rd *renderer) appendTx(dst []byte, b *block, i int) []byte {
 	t := &b.txs[i]
 	dst = append(dst, `{"blockHash":`...)
-	dst = appendData(dst, b.hash[:])
+	dst = append(dst, b.hashHex[:]...)
 	dst = append(dst, `,"blockNumber":`...)
 	dst = appendQty(dst, b.number)
 	dst = append(dst, `,"from":`...)
@@ -261,7 +274,7 @@ func (rd *renderer) appendTx(dst []byte, b *block, i int) []byte {
 		dst = appendQty(dst, t.blobFeeCap)
 	}
 	dst = append(dst, `,"hash":`...)
-	dst = appendData(dst, t.hash[:])
+	dst = append(dst, t.hashHex[:]...)
 	dst = append(dst, `,"input":"0x`...)
 	ir := rng{mix(t.seed + subInput)}
 	switch t.inputKind {
@@ -381,7 +394,7 @@ func (rd *renderer) appendReceipt(dst []byte, b *block, i int, corrupt bool) []b
 	if corrupt {
 		dst = appendData(dst, b.hash[:31])
 	} else {
-		dst = appendData(dst, b.hash[:])
+		dst = append(dst, b.hashHex[:]...)
 	}
 	dst = append(dst, `,"blockNumber":`...)
 	dst = appendQty(dst, b.number)
@@ -428,7 +441,7 @@ func (rd *renderer) appendReceipt(dst []byte, b *block, i int, corrupt bool) []b
 		dst = rd.appendAddr(dst, t.to)
 	}
 	dst = append(dst, `,"transactionHash":`...)
-	dst = appendData(dst, t.hash[:])
+	dst = append(dst, t.hashHex[:]...)
 	dst = append(dst, `,"transactionIndex":`...)
 	dst = appendQty(dst, uint64(i))
 	dst = append(dst, `,"type":`...)
@@ -457,11 +470,11 @@ func (rd *renderer) appendLog(dst []byte, b *block, i, li int) []byte {
 	dst = append(dst, `","blockNumber":`...)
 	dst = appendQty(dst, b.number)
 	dst = append(dst, `,"transactionHash":`...)
-	dst = appendData(dst, b.txs[i].hash[:])
+	dst = append(dst, b.txs[i].hashHex[:]...)
 	dst = append(dst, `,"transactionIndex":`...)
 	dst = appendQty(dst, uint64(i))
 	dst = append(dst, `,"blockHash":`...)
-	dst = appendData(dst, b.hash[:])
+	dst = append(dst, b.hashHex[:]...)
 	dst = append(dst, `,"blockTimestamp":`...)
 	dst = appendQty(dst, b.timestamp)
 	dst = append(dst, `,"logIndex":`...)

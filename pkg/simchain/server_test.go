@@ -206,7 +206,7 @@ func TestAdminEndpoints(t *testing.T) {
 	if st, out := post(t, http.DefaultClient, s.HTTPURL(), []byte(`{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["0x5",false]}`)); st != 200 || !bytes.Contains(out, []byte(`"hash":"`+s.BlockHash(5)[:64]+`"`)) {
 		t.Fatalf("poisoned height 5 answered a well-formed hash: %.300s", out)
 	}
-	if m := adm("GET", "/admin/stats"); m["Requests"] == float64(0) {
+	if m := adm("GET", "/admin/stats"); m["requests"] == float64(0) {
 		t.Fatalf("stats: %v", m)
 	}
 	resp, err := http.Get(s.HTTPURL() + "/admin/reorg?depth=1")

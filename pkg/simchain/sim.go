@@ -39,13 +39,13 @@ type Sim struct {
 
 // Stats counts what the chain served and which faults it injected.
 type Stats struct {
-	Requests        uint64 // HTTP JSON-RPC requests (a batch counts once)
-	Calls           uint64 // JSON-RPC calls answered, batch elements included
-	Timeouts        uint64
-	TooManyRequests uint64
-	ServerErrors    uint64
-	Malformed       uint64 // calls answered with a malformed result
-	BytesOut        uint64 // HTTP response bodies
+	Requests        uint64 `json:"requests"` // HTTP JSON-RPC requests (a batch counts once)
+	Calls           uint64 `json:"calls"`    // JSON-RPC calls answered, batch elements included
+	Timeouts        uint64 `json:"timeouts"`
+	TooManyRequests uint64 `json:"too_many_requests"`
+	ServerErrors    uint64 `json:"server_errors"`
+	Malformed       uint64 `json:"malformed"` // calls answered with a malformed result
+	BytesOut        uint64 `json:"bytes_out"` // HTTP response bodies
 }
 
 type counters struct {

@@ -34,7 +34,7 @@ func TestDecodesWithTidelineClient(t *testing.T) {
 		txs    int
 		logs   float64
 		blocks uint64
-	}{{"default", 20, 2, 60}, {"empty", 0, 0, 10}, {"heavy", 150, 4, 6}} {
+	}{{"default", 20, 2, 40}, {"empty", 0, 0, 8}, {"heavy", 150, 4, 4}} {
 		t.Run(mix.name, func(t *testing.T) {
 			cfg := testConfig(newFakeClock())
 			cfg.TxsPerBlock, cfg.LogsPerTx = mix.txs, mix.logs
@@ -49,6 +49,11 @@ func TestDecodesWithTidelineClient(t *testing.T) {
 				types := map[uint64]int{}
 				txs, logs := 0, 0
 				blocks := mix.blocks
+				if url == s.WSURL() {
+					// The transport differs, not the decoding: fewer blocks,
+					// and the mix is checked over HTTP's larger sample.
+					blocks = max(2, blocks/4)
+				}
 				for h := head - blocks + 1; h <= head; h++ {
 					data, err := rpc.FetchBlock(ctx, c, h)
 					if err != nil {
@@ -78,6 +83,9 @@ func TestDecodesWithTidelineClient(t *testing.T) {
 					if txs != 0 || logs != 0 {
 						t.Fatalf("empty mix: %d txs, %d logs", txs, logs)
 					}
+					continue
+				}
+				if url == s.WSURL() {
 					continue
 				}
 				// Every type of the mix shows up, the unknown one included.
@@ -189,5 +197,33 @@ func TestNewHeadsThroughTidelineClient(t *testing.T) {
 	}
 	if s.BlockHash(start+3) == old {
 		t.Fatal("the reorg did not change the head's hash")
+	}
+}
+
+// A reorg between the block and its receipts: the receipts are asked by
+// the old hash, which the chain no longer has, and the client says so.
+func TestReorgBetweenBlockAndReceipts(t *testing.T) {
+	s := startSim(t, testConfig(newFakeClock()))
+	c := tidelineClient(t, s.HTTPURL(), nil)
+	ctx := context.Background()
+	head := s.Head()
+	data, err := c.BlockByHeight(ctx, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Reorg(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Receipts(ctx, data); !errors.Is(err, rpc.ErrBlockNotFound) {
+		t.Fatalf("receipts of the replaced block: got %v, want ErrBlockNotFound", err)
+	}
+	fresh, err := rpc.FetchBlock(ctx, c, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Block.Hash == data.Block.Hash || fresh.Block.Hash != s.BlockHash(head) ||
+		fresh.Block.ParentHash != s.BlockHash(head-1) || fresh.Transactions[0].Hash == data.Transactions[0].Hash {
+		t.Fatalf("after the reorg: block %s parent %s, first tx %s (before: %s, %s)", fresh.Block.Hash,
+			fresh.Block.ParentHash, fresh.Transactions[0].Hash, data.Block.Hash, data.Transactions[0].Hash)
 	}
 }
