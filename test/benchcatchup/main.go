@@ -487,7 +487,7 @@ func intersect(a, b chain.HeightRange) (chain.HeightRange, bool) {
 func (b *bench) measure(ctx context.Context) (result, error) {
 	o := b.opts
 	var (
-		lags        []uint64
+		lags        lagSampler
 		firstIdx    bool
 		sched       schedulerView
 		lastStatus  = time.Now()
@@ -506,6 +506,16 @@ func (b *bench) measure(ctx context.Context) (result, error) {
 		stopWatch()
 		<-watching
 	}()
+	samplerCtx, stopSampler := context.WithCancel(ctx)
+	sampling := make(chan struct{})
+	go func() {
+		defer close(sampling)
+		lags.run(samplerCtx, b)
+	}()
+	defer func() {
+		stopSampler()
+		<-sampling
+	}()
 	deadline := b.workerStart.Add(o.timeout)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -519,7 +529,6 @@ func (b *bench) measure(ctx context.Context) (result, error) {
 		if b.worker.Exited() {
 			return result{}, fmt.Errorf("worker exited during the catch-up:\n%s", b.worker.Tail(4000))
 		}
-		rss := b.sampleRSS()
 		head := b.sim.Head()
 		top, found, err := b.store.LastIndexed(ctx, chainID)
 		if err != nil {
@@ -527,7 +536,6 @@ func (b *bench) measure(ctx context.Context) (result, error) {
 			continue
 		}
 		if found {
-			lags = append(lags, head-min(head, top))
 			if !firstIdx {
 				firstIdx = true
 				b.say("first height indexed: %d (head %d)", top, head)
@@ -576,14 +584,17 @@ func (b *bench) measure(ctx context.Context) (result, error) {
 				elapsed := time.Since(b.workerStart).Seconds()
 				wm, _, _ := b.store.Watermark(ctx, chainID, 0)
 				line := fmt.Sprintf("status: %d/%d heights indexed, %.1f/s now, %.1f/s overall; watermark %d, newest %d, head %d, lag %d (p95 so far %d); worker rss peak %.0f MiB",
-					n[0], head+1, float64(n[0]-min(n[0], lastCount))/secs, float64(n[0])/elapsed, wm, top, head, head-min(head, top), percentile(lags, 95), rss)
+					n[0], head+1, float64(n[0]-min(n[0], lastCount))/secs, float64(n[0])/elapsed, wm, top, head, head-min(head, top), lags.p95(), b.sampleRSS())
 				b.say("%s%s", line, sched.status())
 				lastCount = n[0]
 			}
 			lastStatus = time.Now()
 		}
 	}
-	res.LagP95, res.LagMax = percentile(lags, 95), maxOf(lags)
+	stopSampler()
+	<-sampling
+	res.LagP95, res.LagMax = lags.result()
+	b.say("lag: %d samples from the first indexed height on, p95 %d, max %d blocks", lags.count(), res.LagP95, res.LagMax)
 	stopWatch()
 	<-watching
 
@@ -725,4 +736,52 @@ func (b *bench) countWorkflows(ctx context.Context) int64 {
 	}
 	b.say("workflow executions: %d (%s)", total.GetCount(), strings.Join(parts, " "))
 	return total.GetCount()
+}
+
+// lagSampler samples the live lag every second, apart from the main loop
+// whose status and watermark queries can take longer than a second on a
+// busy machine: head of the chain minus the newest indexed height, from the
+// first indexed height on. It also samples the worker's peak RSS.
+type lagSampler struct {
+	mu   sync.Mutex
+	lags []uint64
+}
+
+func (s *lagSampler) run(ctx context.Context, b *bench) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		b.sampleRSS()
+		head := b.sim.Head()
+		top, found, err := b.store.LastIndexed(ctx, chainID)
+		if err != nil || !found {
+			continue
+		}
+		s.mu.Lock()
+		s.lags = append(s.lags, head-min(head, top))
+		s.mu.Unlock()
+	}
+}
+
+func (s *lagSampler) p95() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return percentile(s.lags, 95)
+}
+
+func (s *lagSampler) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.lags)
+}
+
+func (s *lagSampler) result() (p95, maxLag uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return percentile(s.lags, 95), maxOf(s.lags)
 }
