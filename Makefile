@@ -6,7 +6,7 @@ CONFIG ?= config.example.yaml
 # Integration tests start real services; give the whole run room but a bound.
 TEST_TIMEOUT ?= 45m
 
-.PHONY: all tools build run run-sim simchain worker migrate test vet bench-scheduler bench-simchain clean bench-e2e
+.PHONY: all tools build run run-sim simchain worker migrate test vet bench-scheduler bench-simchain clean bench-e2e bench-catchup
 
 all: build
 
@@ -59,3 +59,23 @@ clean:
 bench-e2e: tools
 	$(GO) test -run '^$$' -bench HeadScanLiveBlocks -benchtime 20x -timeout 30m ./test/integration/
 	$(GO) test -run '^$$' -bench CatchupEndToEnd -benchtime 1x -timeout 30m ./test/integration/
+
+# bench-catchup knobs (docs/performance.md): N heights of backlog, TXS per
+# block, LOGS per transaction, BLOCK_TIME, RANGE (scheduler.range_size; empty
+# leaves the key out: the indexer's default), PUSH=1 for the push source,
+# SET="key=value ..." extra config, BENCH_TIMEOUT, BENCH_FLAGS (more flags).
+N ?= 50000
+TXS ?= 20
+LOGS ?= 2
+BLOCK_TIME ?= 2s
+RANGE ?=
+PUSH ?=
+SET ?=
+BENCH_TIMEOUT ?= 60m
+BENCH_FLAGS ?=
+
+## bench-catchup: catch up N heights of a simulated chain on the real local stack; ends with one `catchup:` line
+bench-catchup: tools
+	$(GO) build -o bin/bench-catchup ./test/benchcatchup
+	./bin/bench-catchup -n $(N) -txs $(TXS) -logs $(LOGS) -block-time $(BLOCK_TIME) -timeout $(BENCH_TIMEOUT) \
+		$(if $(RANGE),-range $(RANGE)) $(if $(filter 1 true yes,$(PUSH)),-push) $(foreach s,$(SET),-set $(s)) $(BENCH_FLAGS)
