@@ -1,0 +1,425 @@
+package rpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/buger/jsonparser"
+)
+
+// member is one key and value of an object, as slices of the answer.
+type member struct {
+	key []byte
+	val []byte // the value as sent, strings with their quotes
+	typ jsonparser.ValueType
+}
+
+// object is one JSON object of an answer, with the path that names it in
+// errors ("" for the top level, "transactions[3]", "receipts[0].logs[1]").
+type object struct {
+	d       decoder
+	path    where
+	members []member
+	a       *arena // where strings and copies go; nil: the heap
+}
+
+// where names an object in errors. It is formatted only when an error is
+// built, so that decoding a block does not format a path per object.
+type where struct {
+	list string // "transactions" or "receipts"; "" for a lone object
+	i    int
+	sub  string // "logs" for an object in a list inside list[i]
+	j    int
+	name string // a lone object's path ("" for the top level)
+}
+
+func (w where) String() string {
+	switch {
+	case w.list == "":
+		return w.name
+	case w.sub == "":
+		return w.list + "[" + strconv.Itoa(w.i) + "]"
+	default:
+		return w.list + "[" + strconv.Itoa(w.i) + "]." + w.sub + "[" + strconv.Itoa(w.j) + "]"
+	}
+}
+
+// within reports whether s is a slice of buf's memory.
+func within(buf, s []byte) bool {
+	if len(s) == 0 || len(buf) == 0 {
+		return true
+	}
+	b := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+	return p >= b && p < b+uintptr(len(buf))
+}
+
+// validUTF8 replaces each byte of an invalid UTF-8 sequence with U+FFFD, as
+// encoding/json does when it decodes a string.
+func validUTF8(s []byte) []byte {
+	if utf8.Valid(s) {
+		return s
+	}
+	out := make([]byte, 0, len(s)+8)
+	for len(s) > 0 {
+		r, n := utf8.DecodeRune(s)
+		out = utf8.AppendRune(out, r)
+		s = s[n:]
+	}
+	return out
+}
+
+func pathOr(path, def string) string {
+	if path == "" {
+		return def
+	}
+	return path
+}
+
+func (o object) field(key string) string {
+	if p := o.path.String(); p != "" {
+		return p + "." + key
+	}
+	return key
+}
+
+func (o object) malformed(key, format string, args ...any) *MalformedError {
+	return o.d.malformed(o.field(key), format, args...)
+}
+
+// get returns the member named key; of repeated keys, the last one (as
+// encoding/json does).
+func (o object) get(key string) (member, bool) {
+	for i := len(o.members) - 1; i >= 0; i-- {
+		if string(o.members[i].key) == key {
+			return o.members[i], true
+		}
+	}
+	return member{}, false
+}
+
+// str returns the field as a JSON string; ok is false when it is absent or
+// null, which optional fields treat alike. s may be a slice of the answer.
+func (o object) str(key string) (s []byte, ok bool, err error) {
+	m, present := o.get(key)
+	if !present || m.typ == jsonparser.Null {
+		return nil, false, nil
+	}
+	if m.typ != jsonparser.String {
+		return nil, false, o.malformed(key, "expected a string, got %s", snippet(m.val))
+	}
+	if s, err = unquote(m.val); err != nil {
+		return nil, false, o.malformed(key, "expected a string, got %s", snippet(m.val))
+	}
+	return s, true, nil
+}
+
+// unquote returns the content of a JSON string literal. Plain ASCII without
+// escapes, which is every hex field of a sane node, is returned in place;
+// anything else goes through encoding/json for its exact semantics.
+func unquote(q []byte) ([]byte, error) {
+	inner := q[1 : len(q)-1]
+	for _, c := range inner {
+		if c == '\\' || c >= utf8.RuneSelf {
+			var s string
+			if err := json.Unmarshal(q, &s); err != nil {
+				return nil, err
+			}
+			return []byte(s), nil
+		}
+	}
+	return inner, nil
+}
+
+func (o object) requiredStr(key string) ([]byte, error) {
+	s, ok, err := o.str(key)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, o.malformed(key, "missing")
+	}
+	return s, nil
+}
+
+func (o object) quantity(key string) (uint64, error) {
+	s, err := o.requiredStr(key)
+	if err != nil {
+		return 0, err
+	}
+	v, err := parseQuantity(s)
+	if err != nil {
+		return 0, o.malformed(key, "%v", err)
+	}
+	return v, nil
+}
+
+func (o object) optQuantity(key string) (v uint64, ok bool, err error) {
+	s, ok, err := o.str(key)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	v, err = parseQuantity(s)
+	if err != nil {
+		return 0, false, o.malformed(key, "%v", err)
+	}
+	return v, true, nil
+}
+
+// bigQuantity returns a wei amount as a base-10 string.
+func (o object) bigQuantity(key string) (string, error) {
+	s, err := o.requiredStr(key)
+	if err != nil {
+		return "", err
+	}
+	v, err := o.a.decimal(s)
+	if err != nil {
+		return "", o.malformed(key, "%v", err)
+	}
+	return v, nil
+}
+
+// optBigQuantity returns "" when the field is absent or null.
+func (o object) optBigQuantity(key string) (string, error) {
+	s, ok, err := o.str(key)
+	if err != nil || !ok {
+		return "", err
+	}
+	v, err := o.a.decimal(s)
+	if err != nil {
+		return "", o.malformed(key, "%v", err)
+	}
+	return v, nil
+}
+
+func (o object) hexBytes(key string, size int) (string, error) {
+	s, err := o.requiredStr(key)
+	if err != nil {
+		return "", err
+	}
+	v, err := o.a.hex(s, size)
+	if err != nil {
+		return "", o.malformed(key, "%v", err)
+	}
+	return v, nil
+}
+
+// optHexBytes returns "" when the field is absent or null (e.g. "to" of a
+// contract creation).
+func (o object) optHexBytes(key string, size int) (string, error) {
+	s, ok, err := o.str(key)
+	if err != nil || !ok {
+		return "", err
+	}
+	v, err := o.a.hex(s, size)
+	if err != nil {
+		return "", o.malformed(key, "%v", err)
+	}
+	return v, nil
+}
+
+// hexMismatch checks a hex field that must equal want (0x-prefixed lower
+// case) when present: it returns "" when it does or, for an optional field,
+// is absent, and otherwise the field in lower case for the error message.
+// It allocates nothing in the common case.
+func (o object) hexMismatch(key string, size int, required bool, want string) (string, error) {
+	var s []byte
+	var err error
+	if required {
+		s, err = o.requiredStr(key)
+	} else {
+		s, _, err = o.str(key)
+	}
+	if err != nil || s == nil {
+		return "", err
+	}
+	if err := checkHexBytes(s, size); err != nil {
+		return "", o.malformed(key, "%v", err)
+	}
+	if len(s) == len(want) {
+		equal := true
+		for i := 0; i < len(s) && equal; i++ {
+			equal = lower(s[i]) == want[i]
+		}
+		if equal {
+			return "", nil
+		}
+	}
+	return parseHexBytes(s, size)
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'F' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// array returns the elements of an array field, each as sent, in buf's
+// array when it is large enough.
+func (o object) array(key string, buf []json.RawMessage) ([]json.RawMessage, error) {
+	m, present := o.get(key)
+	if !present || m.typ == jsonparser.Null {
+		return nil, o.malformed(key, "missing")
+	}
+	a, err := elements(m.val, buf)
+	if err != nil {
+		return nil, o.malformed(key, "expected an array, got %s", snippet(m.val))
+	}
+	return a, nil
+}
+
+// elements splits a JSON array into its elements, each the bytes of one
+// value as sent (strings with their quotes), with no copy. The elements are
+// appended to buf[:0].
+func elements(raw []byte, buf []json.RawMessage) ([]json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		return nil, fmt.Errorf("not an array")
+	}
+	out := buf[:0]
+	// jsonparser gives a string element without its quotes (and its offset
+	// is not the literal's start), so each element is found from a cursor
+	// that skips the separators before it.
+	cursor := 1
+	_, err := jsonparser.ArrayEach(trimmed, func(val []byte, typ jsonparser.ValueType, _ int, err error) {
+		if err != nil {
+			return
+		}
+		for cursor < len(trimmed) && isSeparator(trimmed[cursor]) {
+			cursor++
+		}
+		n := len(val)
+		if typ == jsonparser.String {
+			n += 2
+		}
+		if cursor+n > len(trimmed) {
+			return
+		}
+		out = append(out, trimmed[cursor:cursor+n:cursor+n])
+		cursor += n
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func isSeparator(c byte) bool {
+	return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
+
+// without encodes the object minus key (or with key's value replaced when
+// replacement is not nil) as encoding/json encodes a
+// map[string]json.RawMessage: keys sorted, values compacted and
+// HTML-escaped. Values stay what the node sent; only the key order and
+// insignificant whitespace change.
+func (o object) without(key string, replacement []byte) ([]byte, error) {
+	var stack [64]int
+	order := stack[:0]
+	for i := range o.members {
+		order = append(order, i)
+	}
+	// Stable, so that of repeated keys the last one sent comes last.
+	slices.SortStableFunc(order, func(a, b int) int { return bytes.Compare(o.members[a].key, o.members[b].key) })
+	out := o.a.scratch()
+	out = append(out, '{')
+	first := true
+	for n, i := range order {
+		m := o.members[i]
+		if n+1 < len(order) && bytes.Equal(o.members[order[n+1]].key, m.key) {
+			continue // a later value of the same key wins
+		}
+		val := m.val
+		if string(m.key) == key {
+			if replacement == nil {
+				continue
+			}
+			val = replacement
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		out = appendKey(out, m.key)
+		out = append(out, ':')
+		var err error
+		if out, err = appendCompact(out, val); err != nil {
+			return nil, o.malformed(key, "re-encoding the object: %v", err)
+		}
+	}
+	out = append(out, '}')
+	o.a.keepScratch(out)
+	return o.a.copy(out), nil
+}
+
+// appendKey appends key as a JSON string, escaped as encoding/json does.
+func appendKey(out, key []byte) []byte {
+	for _, c := range key {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(string(key)) // a string always encodes
+			return append(out, b...)
+		}
+	}
+	out = append(out, '"')
+	out = append(out, key...)
+	return append(out, '"')
+}
+
+// appendCompact appends a JSON value compacted and HTML-escaped, as
+// encoding/json writes a json.RawMessage. Values with nothing to change
+// (no whitespace, no <, >, & or U+2028/9) are appended as they are.
+func appendCompact(out, val []byte) ([]byte, error) {
+	clean := true
+	for _, c := range val {
+		if compactChange[c] {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return append(out, val...), nil
+	}
+	var compact, escaped bytes.Buffer
+	if err := json.Compact(&compact, val); err != nil {
+		return nil, err
+	}
+	json.HTMLEscape(&escaped, compact.Bytes())
+	return append(out, escaped.Bytes()...), nil
+}
+
+// compactChange marks the bytes that compacting and HTML-escaping may
+// change: whitespace, <, >, & and the first byte of U+2028 and U+2029.
+var compactChange = [256]bool{' ': true, '\n': true, '\t': true, '\r': true, '<': true, '>': true, '&': true, 0xE2: true}
+
+func (o object) has(key string) bool {
+	m, ok := o.get(key)
+	return ok && m.typ != jsonparser.Null
+}
+
+func isNull(raw json.RawMessage) bool {
+	return string(bytes.TrimSpace(raw)) == "null"
+}
+
+// snippet shows a short prefix of a bad value in an error.
+func snippet(raw []byte) string {
+	const max = 64
+	s := string(bytes.TrimSpace(raw))
+	if len(s) > max {
+		return strconv.Quote(s[:max]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// verbatim returns an object of an answer as the node sent it, for a Raw
+// field. It is a slice of the answer, not a copy, capped so that an append
+// to it cannot write over the rest of the answer.
+func verbatim(raw []byte) []byte {
+	r := bytes.TrimSpace(raw)
+	return r[:len(r):len(r)]
+}
