@@ -37,7 +37,9 @@ func replayWorkflows() *indexwf.Workflows {
 	ch.Scheduler.RateLimit = 50
 	ch.Scheduler.MaxInFlight = 20
 	ch.Scheduler.ContinueAsNewAfter = 30
-	return &indexwf.Workflows{Chains: map[string]temporal.Options{chainID: temporal.NewOptions(chainID, ch)}}
+	return &indexwf.Workflows{Chains: map[string]indexwf.Chain{
+		chainID: indexwf.NewChain(temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch),
+	}}
 }
 
 // replayDir holds histories recorded from the real dev server (see its
