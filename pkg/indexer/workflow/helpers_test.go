@@ -39,9 +39,13 @@ var t0 = time.Date(2025, 10, 14, 0, 0, 0, 0, time.UTC)
 // prints every debug line, which dominates the run time of the simulations).
 var quietLogger = log.NewStructuredLogger(slog.New(slog.DiscardHandler))
 
-// chainConfig returns the seed's defaults with tweaks applied.
+// chainConfig returns the seed's defaults with tweaks applied: the seed's
+// scheduler, one workflow per height (range_size 0) with a window of 2000
+// heights, which the seed's scenarios assume. Range tests set their own.
 func chainConfig(tweak func(*config.Chain)) config.Chain {
 	c := config.DefaultChain()
+	c.Scheduler.RangeSize = 0
+	c.Scheduler.MaxInFlight = 2000
 	if tweak != nil {
 		tweak(&c)
 	}
@@ -66,6 +70,7 @@ func newEnv(wfs *indexwf.Workflows, start time.Time) *testsuite.TestWorkflowEnvi
 	env.RegisterWorkflowWithOptions(wfs.GapScan, workflow.RegisterOptions{Name: temporal.GapScanWorkflow})
 	env.RegisterWorkflowWithOptions(wfs.Scheduler, workflow.RegisterOptions{Name: temporal.SchedulerWorkflow})
 	env.RegisterWorkflowWithOptions(wfs.IndexBlock, workflow.RegisterOptions{Name: temporal.IndexBlockWorkflow})
+	env.RegisterWorkflowWithOptions(wfs.IndexRange, workflow.RegisterOptions{Name: temporal.IndexRangeWorkflow})
 	env.RegisterActivity(&activity.Activities{})
 	return env
 }
