@@ -154,24 +154,26 @@ func (ch Chain) validate(prefix, id string) []error {
 			bad(".scheduler.single_heights", "must be at least confirmation_depth (%d): heights that may still reorganize are indexed one by one, with the reorg check",
 				ch.ConfirmationDepth)
 		}
-		if ch.Index.RangeConcurrency < 1 {
-			bad(".index.range_concurrency", "must be at least 1 when scheduler.range_size > 0")
-		}
-		if ch.Index.FetchBatch < 1 {
-			bad(".index.fetch_batch", "must be at least 1")
-		}
-		if ch.Index.FetchConcurrency < 1 {
-			bad(".index.fetch_concurrency", "must be at least 1")
-		}
-		if ch.Index.WriteBatch < 1 {
-			bad(".index.write_batch", "must be at least 1")
-		}
-		if ch.Index.RangeHeartbeat <= 0 {
-			bad(".index.range_heartbeat", "must be positive")
-		}
-		if ch.Index.RangeTimeout < ch.Index.RangeHeartbeat {
-			bad(".index.range_timeout", "must be positive and at least index.range_heartbeat")
-		}
+	}
+	// Checked with ranges off too: a range started before a config change
+	// still runs on the range queue.
+	if ch.Index.RangeConcurrency < 1 {
+		bad(".index.range_concurrency", "must be at least 1")
+	}
+	if ch.Index.FetchBatch < 1 {
+		bad(".index.fetch_batch", "must be at least 1")
+	}
+	if ch.Index.FetchConcurrency < 1 {
+		bad(".index.fetch_concurrency", "must be at least 1")
+	}
+	if ch.Index.WriteBatch < 1 {
+		bad(".index.write_batch", "must be at least 1")
+	}
+	if ch.Index.RangeHeartbeat <= 0 {
+		bad(".index.range_heartbeat", "must be positive")
+	}
+	if ch.Index.RangeTimeout < ch.Index.RangeHeartbeat {
+		bad(".index.range_timeout", "must be at least index.range_heartbeat")
 	}
 	if ch.Scheduler.SingleHeights < 0 {
 		bad(".scheduler.single_heights", "must not be negative")
