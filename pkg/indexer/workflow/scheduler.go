@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"math"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -224,10 +225,12 @@ func (s *schedulerRun) singleFloor() uint64 {
 // earns: rate_limit counts workflow starts per second, heights_per_second
 // (0: no cap) heights.
 func (s *schedulerRun) interval(starts int, n uint64) time.Duration {
+	// Rounded up, so that no window of one second holds more than the
+	// limits allow.
 	cfg := s.ch.Settings.Scheduler
-	d := time.Duration(float64(starts) / cfg.RateLimit * float64(time.Second))
+	d := time.Duration(math.Ceil(float64(starts) / cfg.RateLimit * float64(time.Second)))
 	if cfg.HeightsPerSecond > 0 {
-		d = max(d, time.Duration(float64(n)/cfg.HeightsPerSecond*float64(time.Second)))
+		d = max(d, time.Duration(math.Ceil(float64(n)/cfg.HeightsPerSecond*float64(time.Second))))
 	}
 	return d
 }
