@@ -156,9 +156,33 @@ func TestRangeSchedulerPlan(t *testing.T) {
 	wfs := newWorkflows(rangeConfig(nil))
 	r := orderedRecorder(10_000)
 	w := newRangeWorkers(2, time.Millisecond, true)
+	var mid types.SchedulerProgress
+	hook := func(env *testsuite.TestWorkflowEnvironment, run int) {
+		w.run(r)(env, run)
+		env.RegisterDelayedCallback(func() {
+			v, err := env.QueryWorkflow(temporal.SchedulerProgressQuery)
+			require.NoError(t, err)
+			require.NoError(t, v.Get(&mid))
+		}, 2500*time.Millisecond)
+	}
 	out := runScheduler(t, wfs, schedIn(10_000, chain.HeightRange{From: 1, To: 10_000}), t0, r,
-		schedOpts{hook: w.run(r), count: w.countWith(r)})
+		schedOpts{hook: hook, count: w.countWith(r)})
 	require.NoError(t, r.err)
+	// At 2.5 s the query counts what the recorder saw started by then.
+	var ranges, heights uint64
+	for _, c := range r.snapshot() {
+		if c.At.Sub(t0) <= 2500*time.Millisecond {
+			heights += uint64(c.N)
+			if c.Range {
+				ranges++
+			}
+		}
+	}
+	require.Equal(t, uint64(1000), mid.RangeSize)
+	require.Positive(t, ranges)
+	require.Equal(t, ranges, mid.Ranges)
+	require.Equal(t, heights, mid.Scheduled)
+	require.Equal(t, 10_000-heights, mid.Remaining)
 	type unit struct {
 		top, bottom uint64
 		level       types.PriorityLevel
