@@ -6,7 +6,7 @@ CONFIG ?= config.example.yaml
 # Integration tests start real services; give the whole run room but a bound.
 TEST_TIMEOUT ?= 45m
 
-.PHONY: all tools build run worker migrate test vet bench-scheduler clean bench-e2e
+.PHONY: all tools build run run-sim simchain worker migrate test vet bench-scheduler bench-simchain clean bench-e2e
 
 all: build
 
@@ -21,6 +21,15 @@ build:
 ## run: start Temporal, ClickHouse, anvil, a load generator and the worker; Ctrl-C stops all
 run: tools
 	$(GO) run ./app/indexer dev --config $(CONFIG)
+
+## run-sim: the same stack on the simulated chain, BACKLOG heights behind its head (watch the catch-up in the Temporal UI)
+BACKLOG ?= 200000
+run-sim: tools
+	$(GO) run ./app/indexer dev --config $(CONFIG) --chain sim --backlog $(BACKLOG)
+
+## simchain: serve the simulated chain alone on 127.0.0.1:8545 (see `indexer simchain --help`)
+simchain:
+	$(GO) run ./app/indexer simchain
 
 ## worker / migrate: against services named in $(CONFIG)
 worker:
@@ -38,6 +47,10 @@ vet:
 ## bench-scheduler: scheduling throughput of the SchedulerWorkflow in the SDK's test environment
 bench-scheduler:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./pkg/indexer/workflow/
+
+## bench-simchain: blocks/s the simulated chain serves with receipts, on one core
+bench-simchain:
+	$(GO) test -run '^$$' -bench . -cpu 1 ./pkg/simchain/
 
 clean:
 	rm -rf bin .tideline/dev

@@ -16,33 +16,59 @@ import (
 	"github.com/tideline-dev/tideline/pkg/indexer/worker"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/localstack"
+	"github.com/tideline-dev/tideline/pkg/simchain"
 )
 
 // devChainID is the chain the dev stack runs; config.example.yaml has it.
-const devChainID = "anvil"
+// With --chain sim the simulated chain runs as simChainID, configured like
+// devChainID unless the config has an entry of its own.
+const (
+	devChainID = "anvil"
+	simChainID = "sim"
+)
+
+type devOptions struct {
+	txInterval time.Duration
+	chain      string // devChainID or simChainID
+	sim        simchain.Config
+}
 
 func (a *app) devCmd() *cobra.Command {
-	var txInterval time.Duration
+	opts := devOptions{chain: devChainID, sim: simchain.DefaultConfig()}
+	opts.sim.Addr = "127.0.0.1:8545"
+	opts.sim.Length = 200_000
 	cmd := &cobra.Command{
 		Use:   "dev",
-		Short: "Start Temporal, ClickHouse, anvil and a load generator on 127.0.0.1, then a worker; Ctrl-C stops all",
+		Short: "Start Temporal, ClickHouse, a chain (anvil and a load generator, or the simulated chain) on 127.0.0.1, then a worker; Ctrl-C stops all",
 		Long: "Everything runs on 127.0.0.1 with its state under .tideline/dev, which is wiped at each start:\n" +
-			"anvil starts a new chain every time, so old rows would not match it.",
+			"anvil starts a new chain every time, so old rows would not match it.\n" +
+			"--chain sim runs the simulated chain instead, --backlog heights behind its head at start, so that a\n" +
+			"catch-up and its buckets can be watched in the Temporal UI (the simchain flags below apply).",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runDev(cmd.Context(), txInterval)
+			if opts.chain != devChainID && opts.chain != simChainID {
+				return fmt.Errorf("--chain %q: want %s or %s", opts.chain, devChainID, simChainID)
+			}
+			return a.runDev(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&txInterval, "tx-interval", 300*time.Millisecond, "pause between load generator transactions")
+	cmd.Flags().DurationVar(&opts.txInterval, "tx-interval", 300*time.Millisecond, "pause between load generator transactions (anvil)")
+	cmd.Flags().StringVar(&opts.chain, "chain", opts.chain, "the chain to run: anvil (with a load generator) or sim (the simulated chain)")
+	simchainFlags(cmd, &opts.sim, "backlog", "heights of the simulated chain at start, all behind its head (with --chain sim)")
 	return cmd
 }
 
-func (a *app) runDev(ctx context.Context, txInterval time.Duration) error {
+func (a *app) runDev(ctx context.Context, opts devOptions) error {
 	cfg, log, err := a.load()
 	if err != nil {
 		return err
 	}
 	defer log.Sync() //nolint:errcheck // nothing to do about a failed flush at exit
 	ch, ok := cfg.Chains[devChainID]
+	if opts.chain == simChainID {
+		if sc, own := cfg.Chains[simChainID]; own {
+			ch, ok = sc, true
+		}
+	}
 	if !ok {
 		return &config.KeyError{Key: "chains." + devChainID, Reason: "the dev stack runs chain " + devChainID + "; configure it (see config.example.yaml)"}
 	}
@@ -67,6 +93,12 @@ func (a *app) runDev(ctx context.Context, txInterval time.Duration) error {
 		return err
 	}
 	defer chs.Stop()
+	// The stack's addresses replace the file's: dev owns these services.
+	cfg.Temporal.HostPort = tmp.HostPort
+	cfg.ClickHouse.Addr = chs.Addr
+	if opts.chain == simChainID {
+		return a.runDevSim(ctx, cfg, ch, opts.sim, dir, tmp.UIURL, log)
+	}
 	log.Info("starting anvil")
 	node, err := localstack.StartAnvil(filepath.Join(dir, "anvil"), localstack.AnvilOptions{BlockTime: ch.BlockTime, Port: 8545})
 	if err != nil {
@@ -74,9 +106,6 @@ func (a *app) runDev(ctx context.Context, txInterval time.Duration) error {
 	}
 	defer node.Stop()
 
-	// The stack's addresses replace the file's: dev owns these services.
-	cfg.Temporal.HostPort = tmp.HostPort
-	cfg.ClickHouse.Addr = chs.Addr
 	ch.Endpoints = map[string]string{"local": node.HTTPURL}
 	if ch.PushEnabled() {
 		// The push endpoint, whatever its name, is the node's websocket.
@@ -89,7 +118,7 @@ func (a *app) runDev(ctx context.Context, txInterval time.Duration) error {
 		return err
 	}
 	defer gen.Close()
-	go runLoad(ctx, gen, txInterval, log)
+	go runLoad(ctx, gen, opts.txInterval, log)
 
 	fmt.Printf(`
 tideline dev stack is up (state in %s):
@@ -100,6 +129,40 @@ tideline dev stack is up (state in %s):
 Ctrl-C stops everything.
 
 `, dir, tmp.UIURL, cfg.Metrics.Listen, portOf(chs.Addr), cfg.ClickHouse.Database, node.HTTPURL, node.WSURL)
+	return worker.Run(ctx, cfg, log)
+}
+
+// runDevSim runs the worker against the simulated chain, alone in the
+// config: the anvil chain has no node in this stack.
+func (a *app) runDevSim(ctx context.Context, cfg *config.Config, ch config.Chain, simCfg simchain.Config,
+	dir, uiURL string, log *zap.Logger) error {
+	log.Info("starting the simulated chain", zap.Uint64("backlog", simCfg.Length))
+	sim, err := simchain.Start(ctx, simCfg)
+	if err != nil {
+		return err
+	}
+	defer sim.Close()
+	// The indexer turns heights into ages with the chain's block time: it
+	// must be the simulated one. The node is local, so no rate limit.
+	ch.BlockTime = simCfg.BlockTime
+	ch.RPC.RateLimit = 0
+	ch.Endpoints = map[string]string{"local": sim.HTTPURL()}
+	if ch.PushEnabled() {
+		ch.Endpoints[ch.Push.Endpoint] = sim.WSURL()
+	}
+	cfg.Chains = map[string]config.Chain{simChainID: ch}
+
+	fmt.Printf(`
+tideline dev stack is up with the simulated chain (state in %s):
+  Temporal Web UI   %s/namespaces/default/workflows
+  metrics           http://%s/metrics
+  ClickHouse        clickhouse-client --host 127.0.0.1 --port %s --database %s
+  chain %q       %s (websocket %s), head %d, %d txs and ~%v logs/tx per block, a block every %v
+  disturb it        curl -X POST '%s/admin/reorg?depth=3'   (also jump?blocks=N; GET %s/admin/stats)
+Ctrl-C stops everything.
+
+`, dir, uiURL, cfg.Metrics.Listen, portOf(cfg.ClickHouse.Addr), cfg.ClickHouse.Database, simChainID, sim.HTTPURL(), sim.WSURL(),
+		sim.Head(), simCfg.TxsPerBlock, simCfg.LogsPerTx, simCfg.BlockTime, sim.HTTPURL(), sim.HTTPURL())
 	return worker.Run(ctx, cfg, log)
 }
 

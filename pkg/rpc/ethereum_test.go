@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
 
@@ -96,10 +97,10 @@ func TestFetchBlockDecodesEveryField(t *testing.T) {
 	assertJSONEqual(t, n.fix.log(1, 0), data.Logs[2].Raw)
 
 	for _, m := range []string{"eth_blockNumber", "eth_getBlockByNumber", "eth_getBlockReceipts"} {
-		assert.Equal(t, 1.0, counterValue(t, reg, "rpc_requests_total",
+		assert.Equal(t, 1.0, testkit.Sum(t, reg, "rpc_requests_total",
 			map[string]string{"chain_id": "1", "endpoint": "fake", "method": m}), m)
 	}
-	assert.Equal(t, 0.0, counterValue(t, reg, "rpc_errors_total", nil))
+	assert.Equal(t, 0.0, testkit.Sum(t, reg, "rpc_errors_total", nil))
 }
 
 func assertJSONEqual(t *testing.T, want any, got []byte) {
@@ -165,7 +166,7 @@ func TestMalformedAnswers(t *testing.T) {
 			assert.Equal(t, uint64(fakeHeight), mal.Height)
 			assert.False(t, rpc.IsTransient(err))
 			assert.Equal(t, 1, n.count(tc.method), "a malformed answer is not retried")
-			assert.Equal(t, 1.0, counterValue(t, reg, "rpc_errors_total",
+			assert.Equal(t, 1.0, testkit.Sum(t, reg, "rpc_errors_total",
 				map[string]string{"method": tc.method, "kind": rpc.KindMalformed}))
 		})
 	}
@@ -204,7 +205,7 @@ func TestBlockNotFound(t *testing.T) {
 	_, err := rpc.FetchBlock(t.Context(), c, fakeHeight+1)
 	require.ErrorIs(t, err, rpc.ErrBlockNotFound)
 	assert.Equal(t, 1, n.count("eth_getBlockByNumber"))
-	assert.Equal(t, 1.0, counterValue(t, reg, "rpc_errors_total", map[string]string{"kind": rpc.KindNotFound}))
+	assert.Equal(t, 1.0, testkit.Sum(t, reg, "rpc_errors_total", map[string]string{"kind": rpc.KindNotFound}))
 
 	// Receipts of a block the node no longer knows (reorged away).
 	n.setFaults(func(method string, _ int, _ []json.RawMessage) *reply {
@@ -252,9 +253,9 @@ func TestTransientFailuresAreRetried(t *testing.T) {
 			assert.Equal(t, hash(0xb5), data.Block.Hash)
 			assert.Equal(t, failures+1, n.count("eth_getBlockByNumber"), "attempts")
 			labels := map[string]string{"method": "eth_getBlockByNumber"}
-			assert.Equal(t, float64(failures+1), counterValue(t, reg, "rpc_requests_total", labels))
+			assert.Equal(t, float64(failures+1), testkit.Sum(t, reg, "rpc_requests_total", labels))
 			labels["kind"] = rpc.KindTransient
-			assert.Equal(t, float64(failures), counterValue(t, reg, "rpc_errors_total", labels))
+			assert.Equal(t, float64(failures), testkit.Sum(t, reg, "rpc_errors_total", labels))
 		})
 	}
 }
@@ -325,7 +326,7 @@ func TestPermanentErrorsAreNotRetried(t *testing.T) {
 			assert.Equal(t, "fake", re.Endpoint)
 			assert.False(t, rpc.IsTransient(err))
 			assert.Equal(t, 1, n.count("eth_getBlockByNumber"), "not retried")
-			assert.Equal(t, 1.0, counterValue(t, reg, "rpc_errors_total", map[string]string{"kind": rpc.KindOther}))
+			assert.Equal(t, 1.0, testkit.Sum(t, reg, "rpc_errors_total", map[string]string{"kind": rpc.KindOther}))
 		})
 	}
 }

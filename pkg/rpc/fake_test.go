@@ -265,31 +265,3 @@ func newClient(t *testing.T, cfg rpc.EthereumConfig, reg prometheus.Registerer) 
 	t.Cleanup(c.Close)
 	return c
 }
-
-// counterValue sums the samples of a counter family whose labels include
-// all of want.
-func counterValue(t *testing.T, g prometheus.Gatherer, name string, want map[string]string) float64 {
-	t.Helper()
-	families, err := g.Gather()
-	require.NoError(t, err)
-	var sum float64
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			for k, v := range want {
-				if labels[k] != v {
-					continue next
-				}
-			}
-			sum += m.GetCounter().GetValue()
-		}
-	}
-	return sum
-}

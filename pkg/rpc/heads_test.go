@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
@@ -87,8 +88,8 @@ func TestSubscribeHeadsOnAnvil(t *testing.T) {
 	}
 	stop()
 	require.ErrorIs(t, endOf(t, heads, errs), context.Canceled)
-	require.Equal(t, 1.0, counterValue(t, reg, "rpc_requests_total", map[string]string{"method": "eth_subscribe(newHeads)"}))
-	require.Zero(t, counterValue(t, reg, "rpc_errors_total", nil))
+	require.Equal(t, 1.0, testkit.Sum(t, reg, "rpc_requests_total", map[string]string{"method": "eth_subscribe(newHeads)"}))
+	require.Zero(t, testkit.Sum(t, reg, "rpc_errors_total", nil))
 
 	// Over http there are no subscriptions: refused, typed, not retried.
 	h := newNodeClient(t, ctx, "anvil-http", node.HTTPURL, nil)
@@ -171,7 +172,7 @@ func TestSubscribeHeadsMalformed(t *testing.T) {
 				require.Equal(t, uint64(8), mal.Height)
 			}
 			require.NotContains(t, err.Error(), "secret-key-123")
-			require.Equal(t, 1.0, counterValue(t, reg, "rpc_errors_total", map[string]string{"kind": rpc.KindMalformed}))
+			require.Equal(t, 1.0, testkit.Sum(t, reg, "rpc_errors_total", map[string]string{"kind": rpc.KindMalformed}))
 		})
 	}
 }

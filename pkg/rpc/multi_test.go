@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
@@ -182,34 +183,10 @@ func named(cs ...*memClient) []rpc.NamedClient {
 	return out
 }
 
-func gaugeValue(t *testing.T, g prometheus.Gatherer, name string, want map[string]string) float64 {
-	t.Helper()
-	families, err := g.Gather()
-	require.NoError(t, err)
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			for k, v := range want {
-				if labels[k] != v {
-					continue next
-				}
-			}
-			return m.GetGauge().GetValue()
-		}
-	}
-	t.Fatalf("no %s sample with labels %v", name, want)
-	return 0
-}
-
 func (env *multiEnv) healthyGauge(t *testing.T, endpoint string) float64 {
-	return gaugeValue(t, env.reg, "rpc_endpoint_healthy", map[string]string{"chain_id": "1", "endpoint": endpoint})
+	v, found := testkit.Find(t, env.reg, "rpc_endpoint_healthy", map[string]string{"chain_id": "1", "endpoint": endpoint})
+	require.True(t, found, "no rpc_endpoint_healthy sample for %s", endpoint)
+	return v
 }
 
 // ethEndpoint is an *Ethereum client on a fake node, named name.

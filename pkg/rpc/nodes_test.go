@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/localstack"
@@ -60,8 +61,8 @@ func TestFetchBlockOnAnvil(t *testing.T) {
 	c := newNodeClient(t, ctx, "anvil", node.HTTPURL, reg)
 	stats := checkChain(t, ctx, c, raw, sent)
 	assert.GreaterOrEqual(t, stats.maxTxs, 5, "one block holds the batch")
-	assert.Equal(t, 0.0, counterValue(t, reg, "rpc_errors_total", nil))
-	assert.Zero(t, counterValue(t, reg, "rpc_requests_total", map[string]string{"method": "eth_getTransactionReceipt"}),
+	assert.Equal(t, 0.0, testkit.Sum(t, reg, "rpc_errors_total", nil))
+	assert.Zero(t, testkit.Sum(t, reg, "rpc_requests_total", map[string]string{"method": "eth_getTransactionReceipt"}),
 		"anvil has eth_getBlockReceipts")
 
 	// Through a proxy that hides eth_getBlockReceipts, the batched
@@ -83,9 +84,9 @@ func TestFetchBlockOnAnvil(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got[h], "height %d via the fallback", h)
 	}
-	assert.Positive(t, counterValue(t, proxyReg, "rpc_requests_total", map[string]string{"method": "eth_getTransactionReceipt"}))
+	assert.Positive(t, testkit.Sum(t, proxyReg, "rpc_requests_total", map[string]string{"method": "eth_getTransactionReceipt"}))
 	// Workers that started before the first refusal may each have tried.
-	assert.LessOrEqual(t, counterValue(t, proxyReg, "rpc_requests_total", map[string]string{"method": "eth_getBlockReceipts"}),
+	assert.LessOrEqual(t, testkit.Sum(t, proxyReg, "rpc_requests_total", map[string]string{"method": "eth_getBlockReceipts"}),
 		float64(stats.blocksWithTxs))
 
 	// The websocket transport gives the same blocks.
@@ -126,7 +127,7 @@ func TestFetchBlockOnGethDev(t *testing.T) {
 	c := newNodeClient(t, ctx, "geth", node.HTTPURL, reg)
 	stats := checkChain(t, ctx, c, raw, sent)
 	assert.GreaterOrEqual(t, stats.maxTxs, 2, "a block period gathers several transactions")
-	assert.Equal(t, 0.0, counterValue(t, reg, "rpc_errors_total", nil))
+	assert.Equal(t, 0.0, testkit.Sum(t, reg, "rpc_errors_total", nil))
 
 	ws := newNodeClient(t, ctx, "geth-ws", node.WSURL, nil)
 	viaHTTP, err := rpc.FetchBlock(ctx, c, stats.head)

@@ -347,11 +347,31 @@ func TestWriteBlockErrorNamesTableChainHeight(t *testing.T) {
 
 // writeMarks marks heights indexed the way WriteBlock does, without the
 // block rows the scheduler questions never read.
+// insertsPerHeight counts, per height, the inserts whose indexed mark is
+// still stored: the distinct versions, since writeMarks gives each insert
+// one version, as a write of a height does.
+func insertsPerHeight(t *testing.T, c *ClickHouse, chainID string) map[uint64]uint64 {
+	t.Helper()
+	rows, err := c.conn.Query(testContext(t),
+		"SELECT number, uniqExact(version) FROM "+tableIndexedHeights+" WHERE chain_id = ? GROUP BY number", chainID)
+	require.NoError(t, err)
+	defer rows.Close()
+	out := map[uint64]uint64{}
+	for rows.Next() {
+		var h, n uint64
+		require.NoError(t, rows.Scan(&h, &n))
+		out[h] = n
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
 func writeMarks(t *testing.T, c *ClickHouse, chainID string, heights ...uint64) {
 	t.Helper()
 	rows := make([][]any, 0, len(heights))
+	version := c.clock.next() // one per insert, like one write of a height
 	for _, h := range heights {
-		rows = append(rows, []any{chainID, h, hash('b', h), time.Now().UTC().Truncate(time.Second), c.clock.next()})
+		rows = append(rows, []any{chainID, h, hash('b', h), time.Now().UTC().Truncate(time.Second), version})
 	}
 	require.NoError(t, c.insert(testContext(t), insertStmt{tableIndexedHeights, indexedHeightColumns}, rows))
 }
@@ -439,7 +459,12 @@ func TestSchedulerQueriesWithDuplicates(t *testing.T) {
 	writeMarks(t, c, "1", 0, 1, 2, 4, 5, 9)
 	writeMarks(t, c, "1", 0, 2, 4, 9)
 	writeMarks(t, c, "1", 2, 2, 5) // duplicates inside one insert too
-	require.Equal(t, uint64(13), rawCount(t, c, tableIndexedHeights, "1"))
+	// The duplicates are really there, whatever the server: every insert is
+	// its own part and merges are stopped, so a repeated height keeps one
+	// version per insert. (Raw row counts would not say so on modern
+	// ClickHouse, whose optimize_on_insert folds equal keys within one
+	// insert: 13 rows on 18.16, 12 there.)
+	require.Equal(t, map[uint64]uint64{0: 2, 1: 1, 2: 3, 4: 2, 5: 2, 9: 2}, insertsPerHeight(t, c, "1"))
 	for _, s := range scanSizes {
 		t.Run(fmt.Sprintf("window%d_chunk%d", s.window, s.chunk), func(t *testing.T) {
 			c.scanWindow, c.scanChunk = s.window, s.chunk

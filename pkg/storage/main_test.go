@@ -2,16 +2,14 @@ package storage
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 )
 
@@ -19,35 +17,12 @@ import (
 // its own database on it, so tests neither see nor clean up each other.
 var testCH *localstack.ClickHouse
 
-// TestMain starts ClickHouse once. A missing binary fails the run rather
-// than skipping it: storage tests that quietly do not run prove nothing.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "tideline-storage-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "storage tests:", err)
-		os.Exit(1)
-	}
-	testCH, err = localstack.StartClickHouse(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "storage tests need a real ClickHouse:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	testCH.Stop()
-	if code == 0 {
-		os.RemoveAll(dir)
-	} else {
-		fmt.Fprintln(os.Stderr, "storage tests: ClickHouse log kept at", testCH.Process.LogPath)
-	}
-	os.Exit(code)
-}
-
-var nonIdent = regexp.MustCompile(`[^A-Za-z0-9_]+`)
+// TestMain starts ClickHouse once; a missing binary fails the run.
+func TestMain(m *testing.M) { os.Exit(testkit.RunWithClickHouse(m, "storage", &testCH)) }
 
 // testConfig names a database after the test.
 func testConfig(t *testing.T) Config {
-	db := "t_" + strings.ToLower(nonIdent.ReplaceAllString(t.Name(), "_"))
+	db := testkit.Database(t, "t_")
 	return Config{Addr: testCH.Addr, Database: db, QueryTimeout: time.Minute}
 }
 

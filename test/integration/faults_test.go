@@ -21,6 +21,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"gopkg.in/yaml.v3"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/temporal"
@@ -94,9 +95,10 @@ func TestWorkerSIGKILLLosesNothing(t *testing.T) {
 		return found && last >= 100, fmt.Sprintf("last=%d", last)
 	})
 	// The metrics endpoint serves the progress series while it runs.
-	for _, series := range []string{"indexer_watermark_height{", "indexer_head_height{", "indexer_blocks_indexed_total{", "rpc_requests_total{"} {
-		waitFor(t, 30*time.Second, "metric "+series, func() (bool, string) {
-			return strings.Contains(scrape(t, metricsAddr), series), "absent"
+	for _, name := range []string{"indexer_watermark_height", "indexer_head_height", "indexer_blocks_indexed_total", "rpc_requests_total"} {
+		waitFor(t, 30*time.Second, "metric "+name, func() (bool, string) {
+			_, found := testkit.Find(t, testkit.Scrape(t, metricsAddr), name, map[string]string{"chain_id": chainID})
+			return found, "absent"
 		})
 	}
 	first.Kill()
@@ -110,16 +112,6 @@ func TestWorkerSIGKILLLosesNothing(t *testing.T) {
 	t.Cleanup(second.Stop)
 	waitIndexed(t, store, chainID, head, 3*time.Minute)
 	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
-}
-
-func scrape(t *testing.T, addr string) string {
-	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return string(b)
 }
 
 // corruptingProxy forwards JSON-RPC to a node but answers the first

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"regexp"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 )
@@ -103,16 +101,6 @@ func reorgDiff(t *testing.T, conn driver.Conn, node *gethrpc.Client, chainID str
 	return ""
 }
 
-// metricValue reads one series from a Prometheus text exposition.
-func metricValue(text, series string) float64 {
-	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindStringSubmatch(text)
-	if m == nil {
-		return 0
-	}
-	v, _ := strconv.ParseFloat(m[1], 64)
-	return v
-}
-
 func nodeCall(t *testing.T, c *gethrpc.Client, result any, method string, args ...any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -176,8 +164,7 @@ func TestReorgNearHeadIsRepaired(t *testing.T) {
 	waitIndexed(t, store, chainID, head, time.Minute)
 	require.Empty(t, reorgDiff(t, conn, rc, chainID, head))
 
-	reorgs := fmt.Sprintf(`indexer_reorgs_total{chain_id=%q}`, chainID)
-	depthSum := fmt.Sprintf(`indexer_reorg_depth_sum{chain_id=%q}`, chainID)
+	byChain := map[string]string{"chain_id": chainID}
 	var totalDepth uint64
 	for i, depth := range []uint64{3, 20} {
 		before := nodeHead(t, node.HTTPURL)
@@ -205,8 +192,12 @@ func TestReorgNearHeadIsRepaired(t *testing.T) {
 			if diff := reorgDiff(t, conn, rc, chainID, head); diff != "" {
 				return false, diff
 			}
-			text := scrape(t, cfg.Metrics.Listen)
-			n, sum := metricValue(text, reorgs), metricValue(text, depthSum)
+			g := testkit.Scrape(t, cfg.Metrics.Listen)
+			n := testkit.Sum(t, g, "indexer_reorgs_total", byChain)
+			var sum float64
+			if n > 0 {
+				sum = testkit.Histogram(t, g, "indexer_reorg_depth", byChain).GetSampleSum()
+			}
 			return n == float64(i+1) && sum == float64(totalDepth), fmt.Sprintf("reorgs=%v depth_sum=%v", n, sum)
 		})
 		t.Logf("depth %d below head %d: fork at %d, repaired; chain equal to the node up to %d", depth, before, fork, head)
@@ -217,13 +208,13 @@ func TestReorgNearHeadIsRepaired(t *testing.T) {
 	require.NoError(t, conn.QueryRow(context.Background(),
 		"SELECT count() FROM transactions FINAL WHERE chain_id = ? AND is_canonical = 0", chainID).Scan(&tombstones))
 	require.Greater(t, tombstones, uint64(0))
-	text := scrape(t, cfg.Metrics.Listen)
-	require.Equal(t, 1.0, metricValue(text, fmt.Sprintf(`indexer_reorg_depth_bucket{chain_id=%q,le="4"}`, chainID)), "the depth-3 one")
-	require.Equal(t, 1.0, metricValue(text, fmt.Sprintf(`indexer_reorg_depth_bucket{chain_id=%q,le="16"}`, chainID)))
-	require.Equal(t, 2.0, metricValue(text, fmt.Sprintf(`indexer_reorg_depth_bucket{chain_id=%q,le="32"}`, chainID)), "and the depth-20 one")
+	depths := testkit.Histogram(t, testkit.Scrape(t, cfg.Metrics.Listen), "indexer_reorg_depth", byChain)
+	require.Equal(t, 1.0, testkit.Bucket(depths, 4), "the depth-3 one")
+	require.Equal(t, 1.0, testkit.Bucket(depths, 16))
+	require.Equal(t, 2.0, testkit.Bucket(depths, 32), "and the depth-20 one")
 	blocks, txs, logs, err := store.CountRows(context.Background(), chainID)
 	require.NoError(t, err)
-	t.Logf("final: %d blocks, %d transactions, %d logs canonical; %d transaction tombstones; %s",
-		blocks, txs, logs, tombstones, strings.TrimSpace(strings.Join(regexp.MustCompile(`(?m)^indexer_reorg.*it-reorg.*$`).FindAllString(text, -1), "; ")))
+	t.Logf("final: %d blocks, %d transactions, %d logs canonical; %d transaction tombstones; reorg depths: %d, sum %v",
+		blocks, txs, logs, tombstones, depths.GetSampleCount(), depths.GetSampleSum())
 	require.Empty(t, reorgDiff(t, conn, rc, chainID, head))
 }

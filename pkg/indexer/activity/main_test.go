@@ -2,9 +2,7 @@ package activity_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/metrics"
@@ -21,29 +20,15 @@ import (
 // clickhouse is the real server the activities' storage calls go to.
 var clickhouse *localstack.ClickHouse
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "tideline-activity-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	clickhouse, err = localstack.StartClickHouse(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "activity tests need a real ClickHouse:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	clickhouse.Stop()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+// TestMain starts ClickHouse once; a missing binary fails the run.
+func TestMain(m *testing.M) { os.Exit(testkit.RunWithClickHouse(m, "activity", &clickhouse)) }
 
 // newActivities returns activities over a fresh database of their own.
 func newActivities(t *testing.T, chainID string, start uint64) (*activity.Activities, *storage.ClickHouse) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	db := "a_" + strings.ToLower(strings.NewReplacer("/", "_", "-", "_").Replace(t.Name()))
+	db := testkit.Database(t, "a_")
 	store, err := storage.Open(ctx, storage.Config{Addr: clickhouse.Addr, Database: db, QueryTimeout: time.Minute}, zap.NewNop())
 	require.NoError(t, err)
 	require.NoError(t, store.Migrate(ctx))

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
@@ -65,13 +65,6 @@ func pullIndex(t *testing.T, env *testsuite.TestActivityEnvironment, acts *activ
 	return res
 }
 
-func counter(t *testing.T, c prometheus.Counter) float64 {
-	t.Helper()
-	var m dto.Metric
-	require.NoError(t, c.Write(&m))
-	return m.GetCounter().GetValue()
-}
-
 // Push and pull share one path; the later delivery of a height is a
 // duplicate of its source, counted and dropped, nothing written twice.
 func TestPushAndPullDeliverOnce(t *testing.T) {
@@ -79,15 +72,17 @@ func TestPushAndPullDeliverOnce(t *testing.T) {
 	env := pullEnv(acts)
 	ctx := context.Background()
 	m := acts.Metrics
-	dup := func(source string) float64 { return counter(t, m.DuplicateDeliveries.WithLabelValues(chainID, source)) }
+	dup := func(source string) float64 {
+		return testkit.Value(t, m.DuplicateDeliveries.WithLabelValues(chainID, source))
+	}
 
 	// Push first: written and counted as push's.
 	res, err := activity.IndexPushed(ctx, acts, chainID, 4)
 	require.NoError(t, err)
 	require.False(t, res.AlreadyIndexed)
 	require.Equal(t, node.block(4).Block.Hash, res.Hash)
-	require.Equal(t, 1.0, counter(t, m.PushBlocksIndexed.WithLabelValues(chainID)))
-	require.Equal(t, 1.0, counter(t, m.BlocksIndexed.WithLabelValues(chainID)))
+	require.Equal(t, 1.0, testkit.Value(t, m.PushBlocksIndexed.WithLabelValues(chainID)))
+	require.Equal(t, 1.0, testkit.Value(t, m.BlocksIndexed.WithLabelValues(chainID)))
 
 	// Push again: found indexed before fetching.
 	fetches := node.count("block")
@@ -109,7 +104,7 @@ func TestPushAndPullDeliverOnce(t *testing.T) {
 	// before writing, and drops the height.
 	require.True(t, pullIndex(t, env, acts, chainID, 4).AlreadyIndexed)
 	require.Equal(t, 2.0, dup(metrics.SourcePull))
-	require.Equal(t, 1.0, counter(t, m.BlocksIndexed.WithLabelValues(chainID)), "nothing written twice")
+	require.Equal(t, 1.0, testkit.Value(t, m.BlocksIndexed.WithLabelValues(chainID)), "nothing written twice")
 
 	// Pull first, then push: push's duplicate.
 	require.False(t, pullIndex(t, env, acts, chainID, 5).AlreadyIndexed)
@@ -117,13 +112,13 @@ func TestPushAndPullDeliverOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, res.AlreadyIndexed)
 	require.Equal(t, 2.0, dup(metrics.SourcePush))
-	require.Equal(t, 1.0, counter(t, m.PushBlocksIndexed.WithLabelValues(chainID)))
-	require.Equal(t, 2.0, counter(t, m.BlocksIndexed.WithLabelValues(chainID)))
+	require.Equal(t, 1.0, testkit.Value(t, m.PushBlocksIndexed.WithLabelValues(chainID)))
+	require.Equal(t, 2.0, testkit.Value(t, m.BlocksIndexed.WithLabelValues(chainID)))
 
 	// A height the node lacks: push fails, typed as a fetch failure.
 	_, err = activity.IndexPushed(ctx, acts, chainID, 99)
 	require.ErrorContains(t, err, "push: fetch")
-	require.Equal(t, 1.0, counter(t, m.IndexErrors.WithLabelValues(chainID, "fetch")))
+	require.Equal(t, 1.0, testkit.Value(t, m.IndexErrors.WithLabelValues(chainID, "fetch")))
 }
 
 // Both sources deliver the same heights at the same time in one process
@@ -157,16 +152,16 @@ func TestPushAndPullRaceWritesOnce(t *testing.T) {
 		require.NoError(t, err)
 	}
 	m := acts.Metrics
-	written := counter(t, m.BlocksIndexed.WithLabelValues(chainID))
-	dups := counter(t, m.DuplicateDeliveries.WithLabelValues(chainID, metrics.SourcePush)) +
-		counter(t, m.DuplicateDeliveries.WithLabelValues(chainID, metrics.SourcePull))
+	written := testkit.Value(t, m.BlocksIndexed.WithLabelValues(chainID))
+	dups := testkit.Value(t, m.DuplicateDeliveries.WithLabelValues(chainID, metrics.SourcePush)) +
+		testkit.Value(t, m.DuplicateDeliveries.WithLabelValues(chainID, metrics.SourcePull))
 	require.Equal(t, float64(n), written, "each height written once")
 	require.Equal(t, float64(n), dups, "the other delivery of each height is a duplicate")
 	missing, err := acts.Store.MissingHeights(ctx, chainID, 0, n-1, n)
 	require.NoError(t, err)
 	require.Empty(t, missing)
-	t.Logf("push wrote %v, pull wrote %v", counter(t, m.PushBlocksIndexed.WithLabelValues(chainID)),
-		written-counter(t, m.PushBlocksIndexed.WithLabelValues(chainID)))
+	t.Logf("push wrote %v, pull wrote %v", testkit.Value(t, m.PushBlocksIndexed.WithLabelValues(chainID)),
+		written-testkit.Value(t, m.PushBlocksIndexed.WithLabelValues(chainID)))
 }
 
 func TestPushStatus(t *testing.T) {

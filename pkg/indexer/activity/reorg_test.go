@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
@@ -201,15 +201,11 @@ func (f *reorgFixture) requireStoredIsNode() {
 }
 
 func (f *reorgFixture) reorgs() float64 {
-	var m dto.Metric
-	require.NoError(f.t, f.acts.Metrics.Reorgs.WithLabelValues(f.chainID).Write(&m))
-	return m.GetCounter().GetValue()
+	return testkit.Value(f.t, f.acts.Metrics.Reorgs.WithLabelValues(f.chainID))
 }
 
 func (f *reorgFixture) depthObservations() uint64 {
-	var m dto.Metric
-	require.NoError(f.t, f.acts.Metrics.ReorgDepth.WithLabelValues(f.chainID).(prometheus.Histogram).Write(&m))
-	return m.GetHistogram().GetSampleCount()
+	return testkit.Observed(f.t, f.acts.Metrics.ReorgDepth.WithLabelValues(f.chainID).(prometheus.Histogram)).GetSampleCount()
 }
 
 // A reorganisation of depth 3 with fewer transactions: indexing the next

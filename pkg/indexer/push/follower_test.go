@@ -8,22 +8,16 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/indexer/push"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
 
 const chainID = "test"
-
-func gaugeValue(t *testing.T, g prometheus.Gauge) float64 {
-	var m dto.Metric
-	require.NoError(t, g.Write(&m))
-	return m.GetGauge().GetValue()
-}
 
 // fakeSub is one subscription of fakeSource, driven by the test. It keeps
 // the HeadSource contract: the reason goes on errs before heads closes, and
@@ -224,8 +218,8 @@ func TestFollowerIndexesAndWakes(t *testing.T) {
 	h.rec.mu.Lock()
 	require.Equal(t, []uint64{10, 11, 12}, h.rec.indexed)
 	h.rec.mu.Unlock()
-	require.Equal(t, 12.0, gaugeValue(t, h.m.PushHeadHeight.WithLabelValues(chainID)))
-	require.Eventually(t, func() bool { return gaugeValue(t, h.m.PushHealthy.WithLabelValues(chainID)) == 1 },
+	require.Equal(t, 12.0, testkit.Value(t, h.m.PushHeadHeight.WithLabelValues(chainID)))
+	require.Eventually(t, func() bool { return testkit.Value(t, h.m.PushHealthy.WithLabelValues(chainID)) == 1 },
 		10*time.Second, time.Millisecond)
 
 	// A head below Latest (a reorganisation) is indexed; Latest stays.
