@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
@@ -151,8 +152,8 @@ func TestIndexRangeHandsOffPoisonedHeight(t *testing.T) {
 	require.Equal(t, []uint64{33}, f.missing(0, 79))
 	require.Equal(t, 3, f.node.askedFor(33))
 	require.Equal(t, 1, f.node.askedFor(34))
-	require.Equal(t, 1.0, counter(t, f.acts.Metrics.RangeHandoffs.WithLabelValues(f.chainID, activity.ErrTypeMalformedResponse)))
-	require.Equal(t, 79.0, counter(t, f.acts.Metrics.HeightsIndexed.WithLabelValues(f.chainID, metrics.ModeRange)))
+	require.Equal(t, 1.0, testkit.Value(t, f.acts.Metrics.RangeHandoffs.WithLabelValues(f.chainID, activity.ErrTypeMalformedResponse)))
+	require.Equal(t, 79.0, testkit.Value(t, f.acts.Metrics.HeightsIndexed.WithLabelValues(f.chainID, metrics.ModeRange)))
 }
 
 // A block the database refuses (a log with five topics) fails its chunk's
@@ -181,7 +182,7 @@ func TestIndexRangeOutageFailsTheAttempt(t *testing.T) {
 	require.Equal(t, activity.ErrTypeRPC, app.Type())
 	require.False(t, app.NonRetryable())
 	require.Len(t, f.missing(0, 39), 40)
-	require.Zero(t, counter(t, f.acts.Metrics.RangeHandoffs.WithLabelValues(f.chainID, activity.ErrTypeRPC)))
+	require.Zero(t, testkit.Value(t, f.acts.Metrics.RangeHandoffs.WithLabelValues(f.chainID, activity.ErrTypeRPC)))
 
 	// The node is back: the retry indexes everything.
 	f.node.mu.Lock()
