@@ -3,6 +3,7 @@ module github.com/tideline-dev/tideline
 go 1.26.0
 
 require (
+	github.com/buger/jsonparser v1.6.1
 	github.com/ethereum/go-ethereum v1.17.8
 	github.com/prometheus/client_golang v1.25.0
 	go.uber.org/zap v1.28.0

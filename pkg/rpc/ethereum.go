@@ -37,6 +37,9 @@ type EthereumConfig struct {
 	// BatchSize caps the calls sent in one JSON-RPC batch (the per-receipt
 	// fallback); providers reject large batches. Default 100.
 	BatchSize int
+	// BatchConcurrency caps the batch requests FetchBlocks has in flight
+	// at once (BatchSize/2 heights each). Default 4.
+	BatchConcurrency int
 	// MaxResponseBytes caps one answer: a node (or a proxy in front of it)
 	// that streams an endless or absurd body is refused with a malformed
 	// error instead of exhausting memory. Default 256 MiB, far above any
@@ -66,6 +69,9 @@ func (c *EthereumConfig) setDefaults() {
 	if c.BatchSize <= 0 {
 		c.BatchSize = 100
 	}
+	if c.BatchConcurrency <= 0 {
+		c.BatchConcurrency = 4
+	}
 	if c.MaxResponseBytes <= 0 {
 		c.MaxResponseBytes = 256 << 20
 	}
@@ -85,6 +91,10 @@ type Ethereum struct {
 	// eth_getBlockReceipts, so that later blocks go straight to the
 	// per-transaction fallback instead of paying a failed call each.
 	noBlockReceipts atomic.Bool
+
+	// httpClient is the HTTP client of an http(s) endpoint (nil for
+	// websockets): FetchBlocks posts its batches itself (batch_http.go).
+	httpClient *http.Client
 }
 
 var _ Client = (*Ethereum)(nil)
@@ -117,7 +127,8 @@ func NewEthereum(ctx context.Context, cfg EthereumConfig, logger *zap.Logger, m 
 		// Workers fetch in parallel from one endpoint; the default of 2
 		// idle connections per host would churn TCP/TLS handshakes.
 		tr.MaxIdleConnsPerHost = 64
-		opts = append(opts, gethrpc.WithHTTPClient(&http.Client{Transport: limitedTransport{tr, cfg.MaxResponseBytes}}))
+		e.httpClient = &http.Client{Transport: limitedTransport{tr, cfg.MaxResponseBytes}}
+		opts = append(opts, gethrpc.WithHTTPClient(e.httpClient))
 	} else {
 		opts = append(opts, gethrpc.WithWebsocketMessageSizeLimit(cfg.MaxResponseBytes))
 	}
@@ -199,12 +210,7 @@ func (e *Ethereum) blockReceipts(ctx context.Context, data *chain.BlockData) err
 		return e.fail(method, fmt.Errorf("rpc endpoint %q: receipts of block %d %s: %w",
 			e.cfg.EndpointName, height, data.Block.Hash, ErrBlockNotFound))
 	}
-	d := decoder{method, e.cfg.EndpointName, height}
-	var receipts []json.RawMessage
-	if err := json.Unmarshal(raw, &receipts); err != nil {
-		return e.fail(method, d.malformed("result", "expected an array of receipts, got %s", snippet(raw)))
-	}
-	if err := d.applyReceipts(data, receipts); err != nil {
+	if err := (decoder{method, e.cfg.EndpointName, height}).decodeReceipts(data, raw); err != nil {
 		return e.fail(method, err)
 	}
 	return nil

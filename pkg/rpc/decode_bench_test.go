@@ -1,0 +1,75 @@
+package rpc
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
+)
+
+// decodeFull decodes a block and its eth_getBlockReceipts answer the way
+// the client does (BlockByHeight, then Receipts).
+func decodeFull(height uint64, block, receipts []byte) (*chain.BlockData, error) {
+	d := decoder{"eth_getBlockByNumber", "bench", height}
+	data, err := d.decodeBlock(block)
+	if err != nil {
+		return nil, err
+	}
+	d.method = "eth_getBlockReceipts"
+	if err := d.decodeReceipts(data, receipts); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// BenchmarkDecodeBlock decodes a block with its receipts, as answered by a
+// node, at the default simulated mix (20 transactions, 2 logs each) and a
+// heavy mainnet-like mix (150 transactions, 4 logs each). MB/s counts the
+// block and receipts JSON.
+func BenchmarkDecodeBlock(b *testing.B) { benchmarkDecode(b, decodeFull) }
+
+// BenchmarkDecodeBlockEncodingJSON is the same on the encoding/json based
+// decoder that decode.go replaced (decode_old_test.go): the before figure.
+func BenchmarkDecodeBlockEncodingJSON(b *testing.B) { benchmarkDecode(b, oldDecodeFull) }
+
+func benchmarkDecode(b *testing.B, decodeFull func(height uint64, block, receipts []byte) (*chain.BlockData, error)) {
+	for _, size := range []struct{ txs, logs int }{{20, 2}, {150, 4}} {
+		b.Run(fmt.Sprintf("txs=%d,logs=%d", size.txs, size.logs), func(b *testing.B) {
+			const height = 1_000_000
+			block, receipts := genBlock(height, 1, genOptions{Txs: size.txs, LogsPerTx: size.logs})
+			b.SetBytes(int64(len(block) + len(receipts)))
+			b.ReportAllocs()
+			cpu := cpuTime()
+			for b.Loop() {
+				data, err := decodeFull(height, block, receipts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(data.Logs) != size.txs*size.logs {
+					b.Fatalf("%d logs", len(data.Logs))
+				}
+			}
+			reportCPU(b, cpu)
+			b.ReportMetric(float64(len(block)+len(receipts))/1024, "KB/block")
+		})
+	}
+}
+
+// cpuTime is the process's CPU time (user and system, every thread: the
+// garbage collector's work counts). On a machine shared with other jobs,
+// wall-clock ns/op swings with their load; CPU time per operation is what
+// the code costs.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the CPU time per operation since start as cpu-ns/op.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}

@@ -1,0 +1,418 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	gethrpc "github.com/ethereum/go-ethereum/rpc"
+	"github.com/tideline-dev/tideline/pkg/chain"
+	"go.uber.org/zap"
+)
+
+// Reading many heights at once, for range indexing of the backlog: one
+// JSON-RPC batch carries eth_getBlockByNumber(h, true) and
+// eth_getBlockReceipts(h) for many heights, so that a range costs a few
+// HTTP requests instead of two per height.
+
+// BlockResult is one height of a FetchBlocks answer: Data, or Err, the
+// error FetchBlock would have returned for that height alone
+// (ErrBlockNotFound, *MalformedError, *TransientError, ...; match with
+// errors.Is/As).
+type BlockResult struct {
+	Height uint64
+	Data   *chain.BlockData
+	Err    error
+}
+
+// BatchClient is a Client that reads many heights per request.
+type BatchClient interface {
+	Client
+	// FetchBlocks reads each height completely, as FetchBlock does, and
+	// returns one result per height in the order given. One height's
+	// failure never fails the others.
+	FetchBlocks(ctx context.Context, heights []uint64) []BlockResult
+}
+
+var (
+	_ BatchClient = (*Ethereum)(nil)
+	_ BatchClient = (*Multi)(nil)
+)
+
+// fetchConcurrency bounds the heights FetchBlocks reads at once from a
+// Client that has no batch method.
+const fetchConcurrency = 8
+
+// FetchBlocks reads heights completely with c's batch method if it has one,
+// else with FetchBlock, a few heights at a time. Results are in the order
+// of heights.
+func FetchBlocks(ctx context.Context, c Client, heights []uint64) []BlockResult {
+	if bc, ok := c.(BatchClient); ok {
+		return bc.FetchBlocks(ctx, heights)
+	}
+	out := make([]BlockResult, len(heights))
+	sem := make(chan struct{}, fetchConcurrency)
+	var wg sync.WaitGroup
+	for i, h := range heights {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			data, err := FetchBlock(ctx, c, h)
+			out[i] = BlockResult{Height: h, Data: data, Err: err}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// batchMethod labels the metrics of a block-and-receipts batch request.
+const batchMethod = "eth_getBlockByNumber+eth_getBlockReceipts"
+
+// FetchBlocks reads heights in JSON-RPC batches of block and receipts
+// calls, BatchSize calls (BatchSize/2 heights) per request and at most
+// BatchConcurrency requests at once. Every call counts against the rate
+// limit. A request that fails at the transport level (timeout, connection
+// error, HTTP 429/5xx) is retried whole, as any request; an answer too
+// large for MaxResponseBytes is split in halves. A call's own error is its
+// height's: a transient one (-32005) is asked again in a later round, up
+// to MaxAttempts rounds. Nodes without eth_getBlockReceipts get the
+// per-transaction fallback, as in Receipts.
+func (e *Ethereum) FetchBlocks(ctx context.Context, heights []uint64) []BlockResult {
+	out := make([]BlockResult, len(heights))
+	for i, h := range heights {
+		out[i].Height = h
+	}
+	perRequest := max(1, e.cfg.BatchSize/2)
+	sem := make(chan struct{}, e.cfg.BatchConcurrency)
+	var wg sync.WaitGroup
+	for start := 0; start < len(out); start += perRequest {
+		chunk := out[start:min(start+perRequest, len(out))]
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			for i := range chunk {
+				chunk[i].Err = &TransientError{Method: batchMethod, Endpoint: e.cfg.EndpointName, Err: ctx.Err()}
+			}
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			e.fetchChunk(ctx, chunk)
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// fetchChunk fills the results of one request's heights, asking again in
+// later rounds the heights whose calls failed transiently.
+func (e *Ethereum) fetchChunk(ctx context.Context, chunk []BlockResult) {
+	pending := make([]*BlockResult, len(chunk))
+	for i := range chunk {
+		pending[i] = &chunk[i]
+	}
+	for round := 1; len(pending) > 0; round++ {
+		retry := e.fetchOnce(ctx, pending)
+		if len(retry) == 0 {
+			return
+		}
+		if round >= e.cfg.MaxAttempts || ctx.Err() != nil {
+			for _, r := range retry {
+				r.Err = e.giveUp(ctx, r.retryMethod, round, r.retryFailure, nil)
+			}
+			return
+		}
+		pending = pending[:0]
+		for _, r := range retry {
+			pending = append(pending, r.BlockResult)
+		}
+		if err := sleepCtx(ctx, e.backoff(round)); err != nil {
+			for _, r := range retry {
+				r.Err = e.giveUp(ctx, r.retryMethod, round, r.retryFailure, err)
+			}
+			return
+		}
+	}
+}
+
+// retryable is a height whose call failed transiently in a batch.
+type retryable struct {
+	*BlockResult
+	retryMethod  string
+	retryFailure failure
+}
+
+// fetchOnce sends one batch for rs (split if the answer is too large) and
+// fills each result, except those returned to be asked again.
+func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult) []retryable {
+	withReceipts := !e.noBlockReceipts.Load()
+	per := 1
+	if withReceipts {
+		per = 2
+	}
+	args := make([][]any, 0, per*len(rs))
+	methods := make([]string, 0, per*len(rs))
+	for _, r := range rs {
+		q := "0x" + strconv.FormatUint(r.Height, 16)
+		args = append(args, []any{q, true})
+		methods = append(methods, "eth_getBlockByNumber")
+		if withReceipts {
+			args = append(args, []any{q})
+			methods = append(methods, "eth_getBlockReceipts")
+		}
+	}
+	results, errs, err := e.batchCalls(ctx, rs[0].Height, methods, args)
+	if err != nil {
+		var split *splitError
+		if errors.As(err, &split) {
+			if len(rs) > 1 {
+				// One answer cannot carry these heights: two may.
+				half := len(rs) / 2
+				return append(e.fetchOnce(ctx, rs[:half]), e.fetchOnce(ctx, rs[half:])...)
+			}
+			err = split.err // what a single height gets
+		}
+		for _, r := range rs {
+			r.Data, r.Err = nil, err
+		}
+		return nil
+	}
+	var retry []retryable
+	var fallback []*BlockResult
+	for i, r := range rs {
+		k := per * i
+		r.Data, r.Err = nil, nil
+		data, again, err := e.blockResult(ctx, r.Height, results[k], errs[k])
+		if again != nil {
+			retry = append(retry, retryable{r, "eth_getBlockByNumber", *again})
+			continue
+		}
+		if err != nil {
+			r.Err = err
+			continue
+		}
+		if len(data.Transactions) == 0 {
+			// As Receipts: an empty block needs no receipts.
+			data.Logs = nil
+			data.Block.LogCount = 0
+			r.Data = data
+			continue
+		}
+		if !withReceipts {
+			fallback = append(fallback, r)
+			r.Data = data
+			continue
+		}
+		again, err = e.receiptsResult(ctx, data, results[k+1], errs[k+1])
+		switch {
+		case again != nil:
+			retry = append(retry, retryable{r, "eth_getBlockReceipts", *again})
+		case err != nil && unsupported(err):
+			if !e.noBlockReceipts.Swap(true) {
+				e.log.Info("node lacks eth_getBlockReceipts; fetching receipts one transaction at a time", zap.Error(err))
+			}
+			fallback = append(fallback, r)
+			r.Data = data
+		case err != nil:
+			r.Err = err
+		default:
+			r.Data = data
+		}
+	}
+	for _, r := range fallback {
+		if err := e.txReceipts(ctx, r.Data); err != nil {
+			r.Data, r.Err = nil, err
+		}
+	}
+	return retry
+}
+
+// blockResult turns one eth_getBlockByNumber answer of a batch into the
+// block or the error BlockByHeight would give; again is set when the call
+// failed transiently and should be asked again.
+func (e *Ethereum) blockResult(ctx context.Context, height uint64, raw json.RawMessage, callErr error) (*chain.BlockData, *failure, error) {
+	const method = "eth_getBlockByNumber"
+	if callErr != nil {
+		again, err := e.callFailure(ctx, method, height, callErr)
+		return nil, again, err
+	}
+	if isNull(raw) {
+		return nil, nil, e.fail(method, fmt.Errorf("rpc endpoint %q: block %d: %w", e.cfg.EndpointName, height, ErrBlockNotFound))
+	}
+	data, err := decoder{method, e.cfg.EndpointName, height}.decodeBlock(raw)
+	if err != nil {
+		return nil, nil, e.fail(method, err)
+	}
+	return data, nil, nil
+}
+
+// receiptsResult applies one eth_getBlockReceipts answer of a batch to
+// data, or returns the error Receipts would give. The receipts were asked
+// by number in the same request as the block; decodeReceipts checks that
+// they belong to this block's hash, so a reorg between the two calls shows
+// as a *MalformedError, never as receipts of another block.
+func (e *Ethereum) receiptsResult(ctx context.Context, data *chain.BlockData, raw json.RawMessage, callErr error) (*failure, error) {
+	const method = "eth_getBlockReceipts"
+	height := data.Block.Number
+	if callErr != nil {
+		again, err := e.callFailure(ctx, method, height, callErr)
+		return again, err
+	}
+	if isNull(raw) {
+		return nil, e.fail(method, fmt.Errorf("rpc endpoint %q: receipts of block %d %s: %w",
+			e.cfg.EndpointName, height, data.Block.Hash, ErrBlockNotFound))
+	}
+	if err := (decoder{method, e.cfg.EndpointName, height}).decodeReceipts(data, raw); err != nil {
+		return nil, e.fail(method, err)
+	}
+	return nil, nil
+}
+
+// callFailure classifies the error of one call in a batch as do classifies
+// a failed request: a transient failure is returned to be asked again,
+// anything else becomes the error a single call would have returned.
+func (e *Ethereum) callFailure(ctx context.Context, method string, height uint64, err error) (*failure, error) {
+	f := e.classify(ctx, err)
+	switch {
+	case f.malformed != "":
+		return nil, e.fail(method, decoder{method, e.cfg.EndpointName, height}.malformed(f.malformed, "%v", f.err))
+	case !f.transient:
+		e.metrics.failure(e.cfg.ChainID, e.cfg.EndpointName, method, KindOther)
+		return nil, &RequestError{Method: method, Endpoint: e.cfg.EndpointName, Code: f.code, HTTPStatus: f.status, Err: f.err}
+	}
+	e.metrics.failure(e.cfg.ChainID, e.cfg.EndpointName, method, KindTransient)
+	return &f, nil
+}
+
+// batchCalls sends one batch of calls (methods[i] with args[i]) through do:
+// rate limit (one token per call), per-attempt timeout, metrics and
+// retries of the request as a whole. The calls' own errors are returned in
+// errs, not retried here.
+func (e *Ethereum) batchCalls(ctx context.Context, height uint64, methods []string, args [][]any) ([]json.RawMessage, []error, error) {
+	results := make([]json.RawMessage, len(args))
+	errs := make([]error, len(args))
+	err := e.do(ctx, batchMethod, height, len(args), func(ctx context.Context) error {
+		if e.httpClient != nil {
+			var err error
+			results, errs, err = e.postBatch(ctx, methods, args)
+			return err
+		}
+		elems := make([]gethrpc.BatchElem, len(args))
+		for i := range elems {
+			results[i] = nil
+			elems[i] = gethrpc.BatchElem{Method: methods[i], Args: args[i], Result: &results[i]}
+		}
+		if err := e.client.BatchCallContext(ctx, elems); err != nil {
+			return err
+		}
+		for i, el := range elems {
+			errs[i] = el.Error
+		}
+		return nil
+	})
+	if err != nil {
+		var mal *MalformedError
+		if errors.As(err, &mal) && mal.Field == "response size" {
+			// Keep the cause visible so that the caller can split.
+			return nil, nil, &splitError{err}
+		}
+		return nil, nil, err
+	}
+	return results, errs, nil
+}
+
+// splitError is a too-large answer; it unwraps to ErrResponseTooLarge and
+// to the *MalformedError a single height would get.
+type splitError struct{ err error }
+
+func (e *splitError) Error() string   { return e.err.Error() }
+func (e *splitError) Unwrap() []error { return []error{e.err, ErrResponseTooLarge} }
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// FetchBlocks asks the preferred endpoint for all heights, then each
+// further endpoint, in order of preference, for the heights still failing
+// (a lagging node answers ErrBlockNotFound for new heights, another may
+// have them; a malformed answer may be one node's fault). A height that
+// fails everywhere has an *AllFailedError, or with one endpoint that
+// endpoint's error, as BlockByHeight. Endpoints are observed as by the
+// single-height calls: an answer for any height ends a cooldown, a
+// transport failure of every height starts one.
+func (m *Multi) FetchBlocks(ctx context.Context, heights []uint64) []BlockResult {
+	out := make([]BlockResult, len(heights))
+	pending := make([]int, len(heights))
+	for i, h := range heights {
+		out[i].Height = h
+		pending[i] = i
+	}
+	errs := make([][]EndpointError, len(heights))
+	eps := m.order(-1)
+	for n, ep := range eps {
+		if len(pending) == 0 {
+			break
+		}
+		hs := make([]uint64, len(pending))
+		for k, i := range pending {
+			hs[k] = heights[i]
+		}
+		rs := FetchBlocks(ctx, ep.client, hs)
+		var next []int
+		answered := false
+		var fault error
+		for k, r := range rs {
+			i := pending[k]
+			switch {
+			case r.Err == nil:
+				out[i].Data = r.Data
+				m.remember(r.Data.Block.Hash, ep.idx)
+				answered = true
+				continue
+			case errors.Is(r.Err, ErrBlockNotFound):
+				answered = true
+			case fault == nil && endpointFault(r.Err):
+				fault = r.Err
+			}
+			errs[i] = append(errs[i], EndpointError{ep.name, r.Err})
+			next = append(next, i)
+		}
+		if ctx.Err() != nil {
+			// The caller gave up: neither the endpoint's fault nor a reason
+			// to ask another one.
+			for _, i := range next {
+				out[i].Err = errs[i][len(errs[i])-1].Err
+			}
+			return out
+		}
+		switch {
+		case answered:
+			m.observe(ep, nil)
+		case fault != nil:
+			m.observe(ep, fault)
+		}
+		if len(next) > 0 && n+1 < len(eps) {
+			m.log.Debug("rpc heights failed; trying the next endpoint", zap.Int("heights", len(next)),
+				zap.Uint64("first", heights[next[0]]), zap.String("endpoint", ep.name),
+				zap.String("next", eps[n+1].name), zap.Error(errs[next[0]][len(errs[next[0]])-1].Err))
+		}
+		pending = next
+	}
+	for _, i := range pending {
+		out[i].Err = m.allFailed("FetchBlocks", errs[i])
+	}
+	return out
+}
