@@ -19,10 +19,17 @@ import (
 )
 
 // rangeFetcher reads many heights with one request (a JSON-RPC batch of
-// each height's block and receipts). Every asked height gets a result,
-// with its own error; one failing height does not fail the others.
-type rangeFetcher interface {
-	FetchBlocks(ctx context.Context, heights []uint64) []BlockResult
+// each height's block and receipts): rpc.FetchBlocks on the chain's client.
+// Every asked height gets a result, with its own error; one failing height
+// does not fail the others.
+type rangeFetcher func(ctx context.Context, heights []uint64) []rpc.BlockResult
+
+// fetcherFor is the chain's batch fetch (rpc.FetchBlocks: the client's
+// batch method, or FetchBlock per height for a client without one).
+func fetcherFor(c Chain) rangeFetcher {
+	return func(ctx context.Context, heights []uint64) []rpc.BlockResult {
+		return rpc.FetchBlocks(ctx, c.RPC, heights)
+	}
 }
 
 // rangeWriter writes many heights as one unit: one insert per table, the
@@ -316,9 +323,9 @@ func (r *rangeRun) fetchChunk(ctx context.Context, sem chan struct{}, heights []
 // fetchBatches asks for heights in requests of FetchBatch heights, at most
 // FetchConcurrency in flight (sem is shared by the whole attempt). Every
 // height gets one result; an answer for the wrong height is malformed.
-func (r *rangeRun) fetchBatches(ctx context.Context, sem chan struct{}, heights []uint64) ([]BlockResult, error) {
+func (r *rangeRun) fetchBatches(ctx context.Context, sem chan struct{}, heights []uint64) ([]rpc.BlockResult, error) {
 	var mu sync.Mutex
-	out := make([]BlockResult, 0, len(heights))
+	out := make([]rpc.BlockResult, 0, len(heights))
 	var wg sync.WaitGroup
 	for hs := heights; len(hs) > 0; {
 		k := min(len(hs), r.set.FetchBatch)
@@ -332,7 +339,7 @@ func (r *rangeRun) fetchBatches(ctx context.Context, sem chan struct{}, heights 
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			res := checkBatch(batch, r.fetch.FetchBlocks(ctx, batch))
+			res := checkBatch(batch, r.fetch(ctx, batch))
 			mu.Lock()
 			out = append(out, res...)
 			mu.Unlock()
@@ -347,21 +354,21 @@ func (r *rangeRun) fetchBatches(ctx context.Context, sem chan struct{}, heights 
 
 // checkBatch matches a batch's results to the heights asked: a missing,
 // extra or mismatched answer is a malformed one for that height.
-func checkBatch(asked []uint64, got []BlockResult) []BlockResult {
-	byHeight := make(map[uint64]BlockResult, len(got))
+func checkBatch(asked []uint64, got []rpc.BlockResult) []rpc.BlockResult {
+	byHeight := make(map[uint64]rpc.BlockResult, len(got))
 	for _, g := range got {
 		byHeight[g.Height] = g
 	}
-	out := make([]BlockResult, len(asked))
+	out := make([]rpc.BlockResult, len(asked))
 	for i, h := range asked {
 		g, ok := byHeight[h]
 		switch {
 		case !ok:
-			g = BlockResult{Height: h, Err: &rpc.MalformedError{Method: "batch", Height: h, Field: "(answer)", Reason: "no answer for this height"}}
+			g = rpc.BlockResult{Height: h, Err: &rpc.MalformedError{Method: "batch", Height: h, Field: "(answer)", Reason: "no answer for this height"}}
 		case g.Err == nil && g.Data == nil:
 			g.Err = &rpc.MalformedError{Method: "batch", Height: h, Field: "(answer)", Reason: "empty answer"}
 		case g.Err == nil && g.Data.Block.Number != h:
-			g = BlockResult{Height: h, Err: &rpc.MalformedError{Method: "batch", Height: h, Field: "number",
+			g = rpc.BlockResult{Height: h, Err: &rpc.MalformedError{Method: "batch", Height: h, Field: "number",
 				Reason: fmt.Sprintf("got block %d", g.Data.Block.Number)}}
 		}
 		out[i] = g

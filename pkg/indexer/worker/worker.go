@@ -308,6 +308,9 @@ func DialChain(ctx context.Context, chainID string, ch config.Chain, log *zap.Lo
 			BackoffMax:     ch.RPC.BackoffMax,
 			RateLimit:      ch.RPC.RateLimit,
 			Burst:          ch.RPC.Burst,
+			// A range asks for index.fetch_batch heights per FetchBlocks
+			// call: two calls each (block, receipts), one request.
+			BatchSize: 2 * ch.Index.FetchBatch,
 		}, log, m)
 		if err != nil {
 			closeAll()
