@@ -244,10 +244,12 @@ func (r *rangeRun) pipeline(ctx context.Context, heights []uint64) error {
 	g.Go(func() error {
 		defer close(fetched)
 		for _, hs := range chunks {
+			began := time.Now()
 			cd, err := r.fetchChunk(gctx, sem, hs)
 			if err != nil {
 				return err
 			}
+			r.log.Debug("chunk fetched", zap.Int("heights", len(hs)), zap.Duration("took", time.Since(began)))
 			select {
 			case fetched <- cd:
 			case <-gctx.Done():
@@ -258,9 +260,11 @@ func (r *rangeRun) pipeline(ctx context.Context, heights []uint64) error {
 	})
 	g.Go(func() error {
 		for cd := range fetched {
+			began := time.Now()
 			if err := r.writeChunk(gctx, cd.blocks); err != nil {
 				return err
 			}
+			r.log.Debug("chunk written", zap.Int("heights", len(cd.blocks)), zap.Duration("took", time.Since(began)))
 		}
 		return nil
 	})
