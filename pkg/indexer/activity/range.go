@@ -239,7 +239,9 @@ func (r *rangeRun) pipeline(ctx context.Context, heights []uint64) error {
 		hs = hs[k:]
 	}
 	sem := make(chan struct{}, r.set.FetchConcurrency)
-	fetched := make(chan chunkData, 1)
+	// Unbuffered: the next chunk is fetched while one is written, and no
+	// more, so an activity holds at most two chunks of blocks.
+	fetched := make(chan chunkData)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		defer close(fetched)
