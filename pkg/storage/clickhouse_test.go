@@ -80,6 +80,9 @@ func TestOpenCreatesDatabaseOnce(t *testing.T) {
 
 const bigWei = "123456789012345678901234567890" // > 2^64
 
+// blocksOf is the argument of WriteBlocks.
+func blocksOf(ds ...*chain.BlockData) []*chain.BlockData { return ds }
+
 func hash(prefix byte, n uint64) string {
 	return fmt.Sprintf("0x%c%063x", prefix, n)
 }
@@ -195,7 +198,7 @@ func TestWriteBlockRoundTrip(t *testing.T) {
 	ctx := testContext(t)
 	in := sampleBlock(1_000_123)
 
-	require.NoError(t, c.WriteBlock(ctx, "1", in))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(in)))
 
 	got := readBlockData(t, c, "1", in.Block.Number)
 	require.Equal(t, in.Block, got.Block)
@@ -225,7 +228,7 @@ func TestWriteBlockWithoutTransactions(t *testing.T) {
 	in.Block.TxCount, in.Block.LogCount = 0, 0
 	in.Block.Timestamp = 0 // genesis of a dev chain
 
-	require.NoError(t, c.WriteBlock(ctx, "1", in))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(in)))
 	blocks, txs, logs, err := c.CountRows(ctx, "1")
 	require.NoError(t, err)
 	require.Equal(t, [3]uint64{1, 0, 0}, [3]uint64{blocks, txs, logs})
@@ -255,8 +258,8 @@ func TestWriteSameHeightTwiceLeavesOneLogicalRow(t *testing.T) {
 	ctx := testContext(t)
 	in := sampleBlock(77)
 
-	require.NoError(t, c.WriteBlock(ctx, "1", in))
-	require.NoError(t, c.WriteBlock(ctx, "1", in))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(in)))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(in)))
 
 	require.Equal(t, uint64(2), rawCount(t, c, tableBlocks, "1"), "both writes are on disk")
 	require.Equal(t, uint64(6), rawCount(t, c, tableLogs, "1"))
@@ -285,8 +288,8 @@ func TestRewriteNewestWins(t *testing.T) {
 	stopMerges(t, c)
 	ctx := testContext(t)
 	old := sampleBlock(5)
-	require.NoError(t, c.WriteBlock(ctx, "1", old))
-	require.NoError(t, c.WriteBlock(ctx, "1", sampleBlock(6)))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(old)))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(6))))
 
 	replacement := sampleBlock(5)
 	replacement.Block.Hash = hash('d', 5)
@@ -298,7 +301,7 @@ func TestRewriteNewestWins(t *testing.T) {
 	for i := range replacement.Logs {
 		replacement.Logs[i].BlockHash = replacement.Block.Hash
 	}
-	require.NoError(t, c.WriteBlock(ctx, "1", replacement))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(replacement)))
 
 	hashes, err := c.BlockHashes(ctx, "1", 0, 10)
 	require.NoError(t, err)
@@ -316,14 +319,16 @@ func TestWriteBlockRefusesInconsistentData(t *testing.T) {
 
 	d := sampleBlock(9)
 	d.Transactions[1].BlockNumber = 8
-	require.ErrorContains(t, c.WriteBlock(ctx, "1", d), `chain "1" height 9: transaction 1`)
+	require.ErrorContains(t, c.WriteBlocks(ctx, "1", blocksOf(d)), `chain "1" height 9: transaction 1`)
 
 	d = sampleBlock(9)
 	d.Logs[0].Topics = append(d.Logs[0].Topics, hash('c', 9))
-	require.ErrorContains(t, c.WriteBlock(ctx, "1", d), "5 topics")
+	require.ErrorContains(t, c.WriteBlocks(ctx, "1", blocksOf(d)), "5 topics")
 
-	require.Error(t, c.WriteBlock(ctx, "", sampleBlock(9)))
-	require.Error(t, c.WriteBlock(ctx, "1", nil))
+	require.Error(t, c.WriteBlocks(ctx, "", blocksOf(sampleBlock(9))))
+	require.Error(t, c.WriteBlocks(ctx, "1", blocksOf(nil)))
+	require.Error(t, c.WriteBlocks(ctx, "1", nil))
+	require.ErrorContains(t, c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(9), sampleBlock(10), sampleBlock(9))), "height 9 appears twice")
 
 	ok, err := c.IsIndexed(ctx, "1", 9)
 	require.NoError(t, err)
@@ -331,21 +336,29 @@ func TestWriteBlockRefusesInconsistentData(t *testing.T) {
 }
 
 // Errors from the server keep the exception for errors.As and say which
-// table, chain and height failed.
-func TestWriteBlockErrorNamesTableChainHeight(t *testing.T) {
+// table, chain and heights failed.
+func TestWriteBlocksErrorNamesTableChainHeights(t *testing.T) {
 	ctx := testContext(t)
 	c, err := Open(ctx, testConfig(t), zaptest.NewLogger(t))
 	require.NoError(t, err)
 	defer c.Close()
-	// Not migrated: the blocks table does not exist.
-	err = c.WriteBlock(ctx, "1", sampleBlock(3))
-	require.ErrorContains(t, err, `writing blocks for chain "1" height 3`)
+	// Not migrated: no table exists, so the first read fails.
+	err = c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(3)))
+	require.ErrorContains(t, err, `reading stored positions for chain "1" height 3`)
 	var exc *clickhouse.Exception
 	require.ErrorAs(t, err, &exc)
 	require.Equal(t, int32(60), exc.Code) // UNKNOWN_TABLE
+
+	// Migrated, then the blocks table is gone: the third insert fails.
+	require.NoError(t, c.Migrate(ctx))
+	require.NoError(t, c.execSQL(ctx, "DROP TABLE "+tableBlocks))
+	err = c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(3), sampleBlock(4)))
+	require.ErrorContains(t, err, `writing blocks for chain "1" heights 3-4`)
+	require.ErrorAs(t, err, &exc)
+	require.Equal(t, int32(60), exc.Code)
 }
 
-// writeMarks marks heights indexed the way WriteBlock does, without the
+// writeMarks marks heights indexed the way WriteBlocks does, without the
 // block rows the scheduler questions never read.
 // insertsPerHeight counts, per height, the inserts whose indexed mark is
 // still stored: the distinct versions, since writeMarks gives each insert
@@ -405,6 +418,13 @@ func checkHolesPattern(t *testing.T, c *ClickHouse, chainID string) {
 		require.NoError(t, err)
 		require.Equal(t, want, wm{h, found}, "Watermark(from=%d)", from)
 	}
+
+	counts, err := c.CountIndexed(ctx, chainID, []chain.HeightRange{
+		{From: 0, To: 10}, {From: 3, To: 3}, {From: 0, To: 2}, {From: 4, To: 9}, {From: 5, To: 12}, {From: 7, To: 6},
+		{From: 0, To: 100},
+	})
+	require.NoError(t, err)
+	require.Equal(t, []uint64{6, 0, 3, 3, 2, 0, 6}, counts, "CountIndexed")
 
 	for _, tc := range []struct {
 		from, to uint64
@@ -575,8 +595,8 @@ func TestCancelledContextReturnsPromptly(t *testing.T) {
 
 	start := time.Now()
 	calls := map[string]func() error{
-		"WriteBlock": func() error { return c.WriteBlock(ctx, "1", sampleBlock(1)) },
-		"IsIndexed":  func() error { _, err := c.IsIndexed(ctx, "1", 1); return err },
+		"WriteBlocks": func() error { return c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(1))) },
+		"IsIndexed":   func() error { _, err := c.IsIndexed(ctx, "1", 1); return err },
 		"LastIndexed": func() error {
 			_, _, err := c.LastIndexed(ctx, "1")
 			return err
@@ -591,8 +611,7 @@ func TestCancelledContextReturnsPromptly(t *testing.T) {
 			_, err := c.StoredBlocks(ctx, "1", 0, 10)
 			return err
 		},
-		"RewriteBlock": func() error { return c.RewriteBlock(ctx, "1", sampleBlock(1)) },
-		"RemoveBlock":  func() error { return c.RemoveBlock(ctx, "1", 1) },
+		"RemoveBlock": func() error { return c.RemoveBlock(ctx, "1", 1) },
 		"CountRows": func() error {
 			_, _, _, err := c.CountRows(ctx, "1")
 			return err

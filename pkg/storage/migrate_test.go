@@ -63,7 +63,7 @@ func TestLoadMigrationsChecksNames(t *testing.T) {
 func TestEmbeddedMigrationsLoad(t *testing.T) {
 	ms, err := loadMigrations(migrationFiles, "migrations")
 	require.NoError(t, err)
-	require.Len(t, ms, 8)
+	require.Len(t, ms, 9)
 }
 
 func TestMigrateIsIdempotent(t *testing.T) {
@@ -103,6 +103,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		"logs":              "ReplacingMergeTree",
 		"indexed_heights":   "ReplacingMergeTree",
 		"chain_state":       "ReplacingMergeTree",
+		"indexed_chunks":    "ReplacingMergeTree",
 		"schema_migrations": "ReplacingMergeTree",
 	}, engines)
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
 // Every statement is a value with toSQL, so the text and its arguments can
@@ -19,6 +21,7 @@ const (
 	tableTransactions     = "transactions"
 	tableLogs             = "logs"
 	tableIndexedHeights   = "indexed_heights"
+	tableIndexedChunks    = "indexed_chunks"
 	tableChainState       = "chain_state"
 	tableSchemaMigrations = "schema_migrations"
 )
@@ -44,6 +47,7 @@ var (
 		"topic_count", "data", "raw", "version",
 	}
 	indexedHeightColumns = []string{"chain_id", "number", "hash", "indexed_at", "version"}
+	indexedChunkColumns  = []string{"chain_id", "first", "last", "checked_at"}
 	chainStateColumns    = []string{"chain_id", "key", "value", "updated_at", "version"}
 	migrationColumns     = []string{"version", "name", "checksum", "applied_at"}
 )
@@ -72,32 +76,64 @@ func (q indexedCountQuery) toSQL() (string, []any) {
 		[]any{q.chainID, q.height}
 }
 
-// lastIndexedQuery returns the highest mark and the number of marks; the
-// count tells "nothing indexed" apart from "height 0 indexed", since max()
-// of no rows is 0.
+// lastIndexedQuery returns the highest mark in one partition's range and
+// the number of marks there; the count tells "no mark" apart from "height
+// 0 marked", since max() of no rows is 0.
 type lastIndexedQuery struct {
-	chainID string
+	chainID  string
+	from, to uint64
 }
 
 func (q lastIndexedQuery) toSQL() (string, []any) {
-	return "SELECT max(number), count() FROM indexed_heights WHERE chain_id = ?",
-		[]any{q.chainID}
+	return "SELECT max(number), count() FROM indexed_heights WHERE chain_id = ? AND number BETWEEN ? AND ?",
+		[]any{q.chainID, q.from, q.to}
+}
+
+// partitionsQuery lists the partitions of a table that hold active parts.
+type partitionsQuery struct {
+	database, table string
+}
+
+func (q partitionsQuery) toSQL() (string, []any) {
+	return "SELECT DISTINCT partition_id FROM system.parts WHERE database = ? AND table = ? AND active",
+		[]any{q.database, q.table}
 }
 
 // chunkCountsQuery counts distinct indexed heights per aligned chunk
-// ([k*chunk, k*chunk+chunk-1]) inside [from, to]. A chunk whose count equals
-// its width has no hole and is never read row by row. uniqExact rather than
-// count() because unmerged ReplacingMergeTree parts may hold a height twice.
+// ([k*chunk, k*chunk+chunk-1]) inside the runs. A chunk whose count equals
+// its width has no hole and is never read row by row. Unmerged
+// ReplacingMergeTree parts may hold a height twice: FINAL collapses them by
+// merging the parts' sorted streams, several times cheaper than hashing
+// every height into a uniqExact set (BenchmarkReadsAtScale).
 type chunkCountsQuery struct {
+	chainID string
+	runs    []chain.HeightRange // the heights to count, ascending
+	chunk   uint64
+}
+
+func (q chunkCountsQuery) toSQL() (string, []any) {
+	within := make([]string, len(q.runs))
+	args := make([]any, 0, 2+2*len(q.runs))
+	args = append(args, q.chunk, q.chainID)
+	for i, r := range q.runs {
+		within[i] = "number BETWEEN ? AND ?"
+		args = append(args, r.From, r.To)
+	}
+	return "SELECT intDiv(number, ?) AS c, count() FROM indexed_heights FINAL" +
+		" WHERE chain_id = ? AND (" + strings.Join(within, " OR ") + ") GROUP BY c", args
+}
+
+// fullChunksQuery lists the chunks of [from, to] of one size recorded
+// complete (the first height of each; a chunk may be listed twice).
+type fullChunksQuery struct {
 	chainID  string
 	from, to uint64
 	chunk    uint64
 }
 
-func (q chunkCountsQuery) toSQL() (string, []any) {
-	return "SELECT intDiv(number, ?) AS c, uniqExact(number) FROM indexed_heights" +
-			" WHERE chain_id = ? AND number BETWEEN ? AND ? GROUP BY c",
-		[]any{q.chunk, q.chainID, q.from, q.to}
+func (q fullChunksQuery) toSQL() (string, []any) {
+	return "SELECT first FROM indexed_chunks WHERE chain_id = ? AND first BETWEEN ? AND ? AND last = first + ?",
+		[]any{q.chainID, q.from, q.to, q.chunk - 1}
 }
 
 // indexedNumbersQuery lists the indexed heights of one range once each, in
@@ -206,13 +242,27 @@ func (appliedMigrationsQuery) toSQL() (string, []any) {
 	return "SELECT version, any(name), any(checksum) FROM schema_migrations GROUP BY version ORDER BY version", nil
 }
 
-// rangeCountQuery counts the distinct indexed heights of one range.
-type rangeCountQuery struct {
-	chainID  string
-	from, to uint64
+// rangeCountsQuery counts the distinct indexed heights of each of a few
+// ranges in one round trip (FINAL for the duplicates, as chunkCountsQuery);
+// the WHERE keeps the read to the ranges' granules.
+type rangeCountsQuery struct {
+	chainID string
+	ranges  []chain.HeightRange
 }
 
-func (q rangeCountQuery) toSQL() (string, []any) {
-	return "SELECT uniqExact(number) FROM indexed_heights WHERE chain_id = ? AND number BETWEEN ? AND ?",
-		[]any{q.chainID, q.from, q.to}
+func (q rangeCountsQuery) toSQL() (string, []any) {
+	counts := make([]string, len(q.ranges))
+	within := make([]string, len(q.ranges))
+	countArgs := make([]any, 0, 2*len(q.ranges))
+	whereArgs := make([]any, 0, 1+2*len(q.ranges))
+	whereArgs = append(whereArgs, q.chainID)
+	for i, r := range q.ranges {
+		counts[i] = "countIf(number BETWEEN ? AND ?)"
+		within[i] = "number BETWEEN ? AND ?"
+		countArgs = append(countArgs, r.From, r.To)
+		whereArgs = append(whereArgs, r.From, r.To)
+	}
+	return "SELECT " + strings.Join(counts, ", ") + " FROM indexed_heights FINAL" +
+			" WHERE chain_id = ? AND (" + strings.Join(within, " OR ") + ")",
+		append(countArgs, whereArgs...)
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
 // The statements are checked as text: these tests need no server and pin
@@ -36,16 +38,29 @@ func TestStatementsToSQL(t *testing.T) {
 		},
 		{
 			name: "last indexed",
-			stmt: lastIndexedQuery{"1"},
-			sql:  "SELECT max(number), count() FROM indexed_heights WHERE chain_id = ?",
-			args: []any{"1"},
+			stmt: lastIndexedQuery{"1", 2_000_000, 2_999_999},
+			sql:  "SELECT max(number), count() FROM indexed_heights WHERE chain_id = ? AND number BETWEEN ? AND ?",
+			args: []any{"1", uint64(2_000_000), uint64(2_999_999)},
+		},
+		{
+			name: "partitions",
+			stmt: partitionsQuery{"tideline", "indexed_heights"},
+			sql:  "SELECT DISTINCT partition_id FROM system.parts WHERE database = ? AND table = ? AND active",
+			args: []any{"tideline", "indexed_heights"},
 		},
 		{
 			name: "chunk counts",
-			stmt: chunkCountsQuery{chainID: "1", from: 5, to: 2_000_000, chunk: 10_000},
-			sql: "SELECT intDiv(number, ?) AS c, uniqExact(number) FROM indexed_heights" +
-				" WHERE chain_id = ? AND number BETWEEN ? AND ? GROUP BY c",
-			args: []any{uint64(10_000), "1", uint64(5), uint64(2_000_000)},
+			stmt: chunkCountsQuery{chainID: "1", runs: []chain.HeightRange{{From: 5, To: 19_999}, {From: 40_000, To: 49_999}}, chunk: 10_000},
+			sql: "SELECT intDiv(number, ?) AS c, count() FROM indexed_heights FINAL" +
+				" WHERE chain_id = ? AND (number BETWEEN ? AND ? OR number BETWEEN ? AND ?) GROUP BY c",
+			args: []any{uint64(10_000), "1", uint64(5), uint64(19_999), uint64(40_000), uint64(49_999)},
+		},
+		{
+			name: "range counts in one query",
+			stmt: rangeCountsQuery{"1", []chain.HeightRange{{From: 1, To: 10}, {From: 20, To: 20}}},
+			sql: "SELECT countIf(number BETWEEN ? AND ?), countIf(number BETWEEN ? AND ?) FROM indexed_heights FINAL" +
+				" WHERE chain_id = ? AND (number BETWEEN ? AND ? OR number BETWEEN ? AND ?)",
+			args: []any{uint64(1), uint64(10), uint64(20), uint64(20), "1", uint64(1), uint64(10), uint64(20), uint64(20)},
 		},
 		{
 			name: "indexed numbers",
@@ -74,11 +89,16 @@ func TestStatementsToSQL(t *testing.T) {
 			args: []any{"1", uint64(3), uint64(7)},
 		},
 		{
-			name: "canonical positions",
-			stmt: canonicalPositionsQuery{tableLogs, "log_index", "1", 5},
-			sql: "SELECT log_index, argMax(block_hash, version) FROM logs WHERE chain_id = ? AND block_number = ?" +
-				" GROUP BY log_index HAVING argMax(is_canonical, version) = 1 ORDER BY log_index",
-			args: []any{"1", uint64(5)},
+			name: "canonical positions of transactions and logs in one query",
+			stmt: canonicalPositionsQuery{"1", 5, 1004},
+			sql: "SELECT 0, block_number, tx_index, argMax(block_hash, version) FROM transactions" +
+				" WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
+				" GROUP BY block_number, tx_index HAVING argMax(is_canonical, version) = 1" +
+				" UNION ALL" +
+				" SELECT 1, block_number, log_index, argMax(block_hash, version) FROM logs" +
+				" WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
+				" GROUP BY block_number, log_index HAVING argMax(is_canonical, version) = 1",
+			args: []any{"1", uint64(5), uint64(1004), "1", uint64(5), uint64(1004)},
 		},
 		{
 			name: "rewrite transactions names is_canonical",
@@ -172,9 +192,9 @@ func TestNoFeaturesMissingFrom1816(t *testing.T) {
 	}
 	for _, s := range []statement{
 		insertStmt{tableBlocks, blockColumns}, indexedCountQuery{}, lastIndexedQuery{},
-		chunkCountsQuery{}, indexedNumbersQuery{}, blockHashesQuery{}, countFinalQuery{tableBlocks, ""},
+		chunkCountsQuery{runs: []chain.HeightRange{{}}}, indexedNumbersQuery{}, blockHashesQuery{}, countFinalQuery{tableBlocks, ""},
 		loadStateQuery{}, databaseExistsQuery{}, createSchemaMigrationsStmt{}, appliedMigrationsQuery{},
-		storedBlocksQuery{}, canonicalPositionsQuery{tableLogs, "log_index", "", 0}, columnExistsQuery{},
+		storedBlocksQuery{}, canonicalPositionsQuery{}, columnExistsQuery{}, serverVersionQuery{}, partitionsQuery{}, rangeCountsQuery{ranges: []chain.HeightRange{{}}},
 		insertStmt{tableLogs, logRewriteColumns},
 	} {
 		sql, _ := s.toSQL()

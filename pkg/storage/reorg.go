@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 )
@@ -47,19 +46,27 @@ func (q storedBlocksQuery) toSQL() (string, []any) {
 		[]any{q.chainID, q.from, q.to}
 }
 
-// canonicalPositionsQuery lists the positions (tx_index or log_index) of
-// one height whose newest row is canonical, with that row's block hash: the
-// rows a rewrite must replace or supersede.
+// canonicalPositionsQuery lists the transaction (kind 0) and log (kind 1)
+// positions in [from, to] whose newest row is canonical, with that row's
+// block hash: the rows a write of those heights must replace or supersede.
+// One round trip for the whole call. On a range nothing has been written to
+// yet, which is the common case (the backlog, a new live height), the
+// primary key (chain_id, block_number, …) excludes every granule and the
+// query reads no rows.
 type canonicalPositionsQuery struct {
-	table, column string
-	chainID       string
-	height        uint64
+	chainID  string
+	from, to uint64
 }
 
 func (q canonicalPositionsQuery) toSQL() (string, []any) {
-	return fmt.Sprintf("SELECT %s, argMax(block_hash, version) FROM %s WHERE chain_id = ? AND block_number = ?"+
-			" GROUP BY %s HAVING argMax(is_canonical, version) = 1 ORDER BY %s", q.column, q.table, q.column, q.column),
-		[]any{q.chainID, q.height}
+	return "SELECT 0, block_number, tx_index, argMax(block_hash, version) FROM transactions" +
+			" WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
+			" GROUP BY block_number, tx_index HAVING argMax(is_canonical, version) = 1" +
+			" UNION ALL" +
+			" SELECT 1, block_number, log_index, argMax(block_hash, version) FROM logs" +
+			" WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
+			" GROUP BY block_number, log_index HAVING argMax(is_canonical, version) = 1",
+		[]any{q.chainID, q.from, q.to, q.chainID, q.from, q.to}
 }
 
 // StoredBlocks returns the newest block row of every height in [from, to]
@@ -95,110 +102,60 @@ func (c *ClickHouse) StoredBlocks(ctx context.Context, chainID string, from, to 
 	return out, nil
 }
 
-// canonicalPositions returns position → block hash of one height's rows
-// in table whose newest version is canonical.
-func (c *ClickHouse) canonicalPositions(ctx context.Context, table, column, chainID string, height uint64) (map[uint32]string, error) {
+// stalePositions reads the canonical transaction and log positions of the
+// heights in ranges. It asks for the span of the ranges (one query with two
+// bound arguments however scattered the heights); positions of heights
+// between the ranges are dropped here.
+func (c *ClickHouse) stalePositions(ctx context.Context, chainID string, ranges []chain.HeightRange) (map[uint64]storedPositions, error) {
+	span := chain.Span(ranges)
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
-	query, args := canonicalPositionsQuery{table, column, chainID, height}.toSQL()
+	query, args := canonicalPositionsQuery{chainID, span.From, span.To}.toSQL()
 	rows, err := c.conn.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[uint32]string{}
+	out := map[uint64]storedPositions{}
 	for rows.Next() {
 		var (
-			pos  uint32
-			hash string
+			kind   uint8
+			height uint64
+			pos    uint32
+			hash   string
 		)
-		if err := rows.Scan(&pos, &hash); err != nil {
+		if err := rows.Scan(&kind, &height, &pos, &hash); err != nil {
 			return nil, err
 		}
-		out[pos] = hash
+		if len(ranges) > 1 && !inRanges(ranges, height) {
+			continue
+		}
+		p, ok := out[height]
+		if !ok {
+			p = storedPositions{txs: map[uint32]string{}, logs: map[uint32]string{}}
+			out[height] = p
+		}
+		if kind == 0 {
+			p.txs[pos] = hash
+		} else {
+			p.logs[pos] = hash
+		}
 	}
 	return out, rows.Err()
 }
 
-// stalePositions reads the canonical positions of a height for both
-// transactions and logs.
-func (c *ClickHouse) stalePositions(ctx context.Context, chainID string, height uint64) (txs, logs map[uint32]string, err error) {
-	if txs, err = c.canonicalPositions(ctx, tableTransactions, "tx_index", chainID, height); err != nil {
-		return nil, nil, fmt.Errorf("storage: reading %s positions for chain %q height %d: %w", tableTransactions, chainID, height, err)
-	}
-	if logs, err = c.canonicalPositions(ctx, tableLogs, "log_index", chainID, height); err != nil {
-		return nil, nil, fmt.Errorf("storage: reading %s positions for chain %q height %d: %w", tableLogs, chainID, height, err)
-	}
-	return txs, logs, nil
-}
-
-// RewriteBlock writes a height that may already hold another block (after
-// a reorganisation): like WriteBlock, and in addition every transaction or
-// log position of the height that is canonical now but absent from data
-// gets a tombstone, so a block with fewer transactions or logs than the one
-// it replaces leaves exactly its own rows visible.
-//
-// Order: transactions, logs (canonical rows and tombstones in one batch
-// each), then the block row, then the mark. The block row goes last because
-// it is what the indexer compares with the node: until it is written the
-// height still looks orphaned, so a crash part-way is repaired by the next
-// check instead of being mistaken for done.
-//
-// Two rewrites of one height with different blocks at the same moment may
-// each miss the other's positions; the block row of the newer one wins and
-// the next check near the head rewrites the height again if needed.
-func (c *ClickHouse) RewriteBlock(ctx context.Context, chainID string, data *chain.BlockData) error {
-	if chainID == "" {
-		return errors.New("storage: RewriteBlock: empty chain id")
-	}
-	if data == nil {
-		return fmt.Errorf("storage: RewriteBlock chain %q: nil block data", chainID)
-	}
-	b := &data.Block
-	if err := checkBlockData(data); err != nil {
-		return fmt.Errorf("storage: RewriteBlock chain %q height %d: %w", chainID, b.Number, err)
-	}
-	staleTxs, staleLogs, err := c.stalePositions(ctx, chainID, b.Number)
-	if err != nil {
-		return err
-	}
-	version := c.clock.next()
-
-	var rows [][]any
-	for i := range data.Transactions {
-		t := &data.Transactions[i]
-		rows = append(rows, append(txRow(chainID, t, version), canonical))
-		delete(staleTxs, t.Index)
-	}
-	rows = append(rows, txTombstones(chainID, b.Number, staleTxs, version)...)
-	if len(rows) > 0 {
-		if err := c.insert(ctx, insertStmt{tableTransactions, transactionRewriteColumns}, rows); err != nil {
-			return writeErr(tableTransactions, chainID, b.Number, err)
+// inRanges reports whether h is in one of the ascending, disjoint ranges.
+func inRanges(rs []chain.HeightRange, h uint64) bool {
+	i, _ := slices.BinarySearchFunc(rs, h, func(r chain.HeightRange, h uint64) int {
+		switch {
+		case r.To < h:
+			return -1
+		case r.From > h:
+			return 1
 		}
-	}
-
-	rows = rows[:0]
-	for i := range data.Logs {
-		l := &data.Logs[i]
-		rows = append(rows, append(logRow(chainID, l, version), canonical))
-		delete(staleLogs, l.LogIndex)
-	}
-	rows = append(rows, logTombstones(chainID, b.Number, staleLogs, version)...)
-	if len(rows) > 0 {
-		if err := c.insert(ctx, insertStmt{tableLogs, logRewriteColumns}, rows); err != nil {
-			return writeErr(tableLogs, chainID, b.Number, err)
-		}
-	}
-
-	rows = [][]any{append(blockRow(chainID, b, version), canonical)}
-	if err := c.insert(ctx, insertStmt{tableBlocks, blockRewriteColumns}, rows); err != nil {
-		return writeErr(tableBlocks, chainID, b.Number, err)
-	}
-	rows = [][]any{{chainID, b.Number, b.Hash, time.Now().UTC().Truncate(time.Second), version}}
-	if err := c.insert(ctx, insertStmt{tableIndexedHeights, indexedHeightColumns}, rows); err != nil {
-		return writeErr(tableIndexedHeights, chainID, b.Number, err)
-	}
-	return nil
+		return 0
+	})
+	return i < len(rs) && rs[i].Contains(h)
 }
 
 // RemoveBlock supersedes every canonical row of a height with a tombstone:
@@ -210,62 +167,38 @@ func (c *ClickHouse) RemoveBlock(ctx context.Context, chainID string, height uin
 	if chainID == "" {
 		return errors.New("storage: RemoveBlock: empty chain id")
 	}
+	where := heightsText([]uint64{height})
 	stored, err := c.StoredBlocks(ctx, chainID, height, height)
 	if err != nil {
 		return err
 	}
-	staleTxs, staleLogs, err := c.stalePositions(ctx, chainID, height)
+	stale, err := c.stalePositions(ctx, chainID, []chain.HeightRange{{From: height, To: height}})
 	if err != nil {
-		return err
+		return fmt.Errorf("storage: reading stored positions for chain %q %s: %w", chainID, where, err)
 	}
 	version := c.clock.next()
-	if rows := txTombstones(chainID, height, staleTxs, version); len(rows) > 0 {
-		if err := c.insert(ctx, insertStmt{tableTransactions, transactionRewriteColumns}, rows); err != nil {
-			return writeErr(tableTransactions, chainID, height, err)
+	p := stale[height]
+	r := &rowSet{}
+	r.txs.grow(len(p.txs))
+	r.logs.grow(len(p.logs))
+	r.addTombstones(chainID, height, p, sortedPositions(p.txs), sortedPositions(p.logs), version)
+	if r.txs.len() > 0 {
+		if err := c.insertColumns(ctx, insertStmt{tableTransactions, transactionRewriteColumns}, r.txs.len(), r.txs.columns()); err != nil {
+			return writeErr(tableTransactions, chainID, where, err)
 		}
 	}
-	if rows := logTombstones(chainID, height, staleLogs, version); len(rows) > 0 {
-		if err := c.insert(ctx, insertStmt{tableLogs, logRewriteColumns}, rows); err != nil {
-			return writeErr(tableLogs, chainID, height, err)
+	if r.logs.len() > 0 {
+		if err := c.insertColumns(ctx, insertStmt{tableLogs, logRewriteColumns}, r.logs.len(), r.logs.columns()); err != nil {
+			return writeErr(tableLogs, chainID, where, err)
 		}
 	}
 	if len(stored) == 1 && stored[0].Canonical {
 		// The tombstone keeps the removed block's hashes, for operators.
-		b := chain.Block{Number: height, Hash: stored[0].Hash, ParentHash: stored[0].ParentHash}
-		rows := [][]any{append(blockRow(chainID, &b, version), tombstone)}
-		if err := c.insert(ctx, insertStmt{tableBlocks, blockRewriteColumns}, rows); err != nil {
-			return writeErr(tableBlocks, chainID, height, err)
+		r.blocks.grow(1)
+		r.blocks.add(chainID, &chain.Block{Number: height, Hash: stored[0].Hash, ParentHash: stored[0].ParentHash}, version, tombstone)
+		if err := c.insertColumns(ctx, insertStmt{tableBlocks, blockRewriteColumns}, r.blocks.len(), r.blocks.columns()); err != nil {
+			return writeErr(tableBlocks, chainID, where, err)
 		}
 	}
 	return nil
-}
-
-// txTombstones and logTombstones build one tombstone per position, in
-// position order: the key, the superseded row's block hash, zero values
-// elsewhere and is_canonical = 0.
-func txTombstones(chainID string, height uint64, positions map[uint32]string, version uint64) [][]any {
-	var rows [][]any
-	for _, pos := range sortedPositions(positions) {
-		t := chain.Transaction{BlockNumber: height, BlockHash: positions[pos], Index: pos}
-		rows = append(rows, append(txRow(chainID, &t, version), tombstone))
-	}
-	return rows
-}
-
-func logTombstones(chainID string, height uint64, positions map[uint32]string, version uint64) [][]any {
-	var rows [][]any
-	for _, pos := range sortedPositions(positions) {
-		l := chain.Log{BlockNumber: height, BlockHash: positions[pos], LogIndex: pos}
-		rows = append(rows, append(logRow(chainID, &l, version), tombstone))
-	}
-	return rows
-}
-
-func sortedPositions(m map[uint32]string) []uint32 {
-	out := make([]uint32, 0, len(m))
-	for p := range m {
-		out = append(out, p)
-	}
-	slices.Sort(out)
-	return out
 }

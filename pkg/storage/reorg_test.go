@@ -96,19 +96,19 @@ func forkOf(n uint64, txs, logs int) *chain.BlockData {
 // must not leave the old block's higher positions visible. With merges
 // stopped, every version stays on disk, so the read is proven on unmerged
 // parts; then again after a merge.
-func TestRewriteBlockWithFewerRowsShowsOnlyTheNewBlock(t *testing.T) {
+func TestWriteBlocksWithFewerRowsShowsOnlyTheNewBlock(t *testing.T) {
 	c := openFresh(t)
 	require.NoError(t, c.Migrate(testContext(t)))
 	stopMerges(t, c)
 	ctx := testContext(t)
 	for _, n := range []uint64{4, 5, 6} {
-		require.NoError(t, c.WriteBlock(ctx, "1", sampleBlock(n)))
+		require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(n))))
 	}
 	old := sampleBlock(5)
 	require.Equal(t, viewOf(old), readCanonical(t, c, "1", 5))
 
 	fork := forkOf(5, 1, 1) // 2 txs, 3 logs → 1 tx, 1 log
-	require.NoError(t, c.RewriteBlock(ctx, "1", fork))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(fork)))
 	require.Equal(t, viewOf(fork), readCanonical(t, c, "1", 5))
 	require.Equal(t, fork.Block, readBlockData(t, c, "1", 5).Block)
 
@@ -137,12 +137,12 @@ func TestRewriteBlockWithFewerRowsShowsOnlyTheNewBlock(t *testing.T) {
 	// become canonical again when a later block has them.
 	empty := forkOf(5, 0, 0)
 	empty.Block.Hash = hash('g', 5)
-	require.NoError(t, c.RewriteBlock(ctx, "1", empty))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(empty)))
 	require.Equal(t, canonicalView{Blocks: []string{empty.Block.Hash}}, readCanonical(t, c, "1", 5))
-	require.NoError(t, c.RewriteBlock(ctx, "1", old))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(old)))
 	require.Equal(t, viewOf(old), readCanonical(t, c, "1", 5))
 
-	require.NoError(t, c.RewriteBlock(ctx, "1", fork))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(fork)))
 	for _, table := range []string{tableBlocks, tableTransactions, tableLogs} {
 		require.NoError(t, c.execSQL(ctx, "SYSTEM START MERGES "+c.cfg.Database+"."+table))
 		require.NoError(t, c.execSQL(ctx, "OPTIMIZE TABLE "+table+" FINAL"))
@@ -151,18 +151,18 @@ func TestRewriteBlockWithFewerRowsShowsOnlyTheNewBlock(t *testing.T) {
 	require.Equal(t, uint64(2+2+2), rawCount(t, c, tableTransactions, "1"), "merged: one row per key, tombstone included")
 }
 
-// A plain WriteBlock over a stale block (the path of a fresh height) does
-// not supersede positions; RewriteBlock run afterwards repairs the height.
-func TestRewriteBlockRepairsAStaleWrite(t *testing.T) {
+// A late write of the orphaned block (a slow activity) makes it visible
+// again, with all its rows; the next rewrite of the fork repairs the height.
+func TestWriteBlocksRepairsAStaleWrite(t *testing.T) {
 	c := openFresh(t)
 	require.NoError(t, c.Migrate(testContext(t)))
 	stopMerges(t, c)
 	ctx := testContext(t)
 	fork := forkOf(8, 1, 2)
-	require.NoError(t, c.RewriteBlock(ctx, "1", fork))
-	require.NoError(t, c.WriteBlock(ctx, "1", sampleBlock(8))) // a late write of the orphaned block
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(fork)))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(8)))) // a late write of the orphaned block
 	require.Equal(t, viewOf(sampleBlock(8)), readCanonical(t, c, "1", 8))
-	require.NoError(t, c.RewriteBlock(ctx, "1", fork))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(fork)))
 	require.Equal(t, viewOf(fork), readCanonical(t, c, "1", 8))
 }
 
@@ -171,8 +171,8 @@ func TestRemoveBlockHidesEveryRowAndKeepsTheMark(t *testing.T) {
 	require.NoError(t, c.Migrate(testContext(t)))
 	stopMerges(t, c)
 	ctx := testContext(t)
-	require.NoError(t, c.WriteBlock(ctx, "1", sampleBlock(9)))
-	require.NoError(t, c.WriteBlock(ctx, "1", sampleBlock(10)))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(9))))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(10))))
 
 	require.NoError(t, c.RemoveBlock(ctx, "1", 10))
 	require.Equal(t, canonicalView{}, readCanonical(t, c, "1", 10))
@@ -195,8 +195,27 @@ func TestRemoveBlockHidesEveryRowAndKeepsTheMark(t *testing.T) {
 	require.NoError(t, c.RemoveBlock(ctx, "1", 10))
 	require.Equal(t, before, rawCount(t, c, tableLogs, "1"))
 	fork := forkOf(10, 2, 3)
-	require.NoError(t, c.RewriteBlock(ctx, "1", fork))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(fork)))
 	require.Equal(t, viewOf(fork), readCanonical(t, c, "1", 10))
+}
+
+// writeWithoutCanonical writes a block the way the code before migrations
+// 0006-0008 did: the same rows without the is_canonical column.
+func writeWithoutCanonical(t *testing.T, c *ClickHouse, chainID string, d *chain.BlockData) {
+	t.Helper()
+	r := buildRows(chainID, blocksOf(d), nil, c.clock.next(), time.Now())
+	for _, ins := range []struct {
+		stmt insertStmt
+		n    int
+		cols []any
+	}{
+		{insertStmt{tableTransactions, transactionColumns}, r.txs.len(), r.txs.columns()},
+		{insertStmt{tableLogs, logColumns}, r.logs.len(), r.logs.columns()},
+		{insertStmt{tableBlocks, blockColumns}, r.blocks.len(), r.blocks.columns()},
+	} {
+		cols := ins.cols[:len(ins.cols)-1] // is_canonical is the last column
+		require.NoError(t, c.insertColumns(testContext(t), ins.stmt, ins.n, cols))
+	}
 }
 
 // Rows written before migrations 0006-0008 read as canonical, and the
@@ -211,20 +230,22 @@ func TestIsCanonicalMigrationsKeepOldRowsAndRepeatSafely(t *testing.T) {
 
 	_, err = c.migrate(ctx, ms[:5])
 	require.NoError(t, err)
-	require.NoError(t, c.WriteBlock(ctx, "1", sampleBlock(3)))
+	writeWithoutCanonical(t, c, "1", sampleBlock(3))
 
 	_, err = c.migrate(ctx, ms[:7])
 	require.NoError(t, err)
 	// 0008 ran but was not recorded.
 	require.NoError(t, c.execSQL(ctx, ms[7].stmt))
-	applied, err := c.migrate(ctx, ms)
+	applied, err := c.migrate(ctx, ms[:8])
 	require.NoError(t, err)
 	require.Equal(t, []string{"0008_add_logs_is_canonical.sql"}, applied)
+	_, err = c.migrate(ctx, ms)
+	require.NoError(t, err)
 
 	require.Equal(t, viewOf(sampleBlock(3)), readCanonical(t, c, "1", 3))
 	blocks, txs, logs, err := c.CountRows(ctx, "1")
 	require.NoError(t, err)
 	require.Equal(t, [3]uint64{1, 2, 3}, [3]uint64{blocks, txs, logs})
-	require.NoError(t, c.RewriteBlock(ctx, "1", forkOf(3, 1, 1)))
+	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(forkOf(3, 1, 1))))
 	require.Equal(t, viewOf(forkOf(3, 1, 1)), readCanonical(t, c, "1", 3))
 }

@@ -12,15 +12,15 @@ import (
 
 // Store is what the indexer needs from its database.
 type Store interface {
-	// WriteBlock writes the block, its transactions and logs, then marks
-	// the height indexed. The mark is written last, so a crash in between
-	// leaves the height unmarked and it is indexed again.
-	WriteBlock(ctx context.Context, chainID string, data *chain.BlockData) error
-	// RewriteBlock writes a height that may hold another block (a
-	// reorganisation): as WriteBlock, and every transaction or log position
-	// of the old block that the new one lacks is superseded by a tombstone
-	// (is_canonical = 0). The block row is written after them, the mark last.
-	RewriteBlock(ctx context.Context, chainID string, data *chain.BlockData) error
+	// WriteBlocks writes N >= 1 heights (distinct, any order) as one unit:
+	// per table one insert, transactions and logs first (with a tombstone,
+	// is_canonical = 0, for every stored canonical position the new block
+	// lacks, so a reorg's shorter block leaves exactly its own rows), then
+	// the block rows (what the reorg check compares with the node), then
+	// the indexed_heights marks last. A failure part-way leaves the heights
+	// unmarked, and they are written again. Every path writes through it:
+	// a live block, a pushed block, a reorg repair, a range of the backlog.
+	WriteBlocks(ctx context.Context, chainID string, blocks []*chain.BlockData) error
 	// RemoveBlock supersedes every row of a height with tombstones, for a
 	// height the node no longer has. The mark stays.
 	RemoveBlock(ctx context.Context, chainID string, height uint64) error

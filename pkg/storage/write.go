@@ -5,93 +5,87 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
-// WriteBlock writes one height: blocks, then transactions and logs, then
-// the indexed_heights mark, each as one batch insert with named columns.
-// All rows share one version, newer than any earlier write from this
-// process, so a rewrite replaces the previous rows of the height.
+// WriteBlocks writes N >= 1 heights as one unit; it is the one write path
+// (a live block, a pushed block, a reorg repair and a range of the backlog
+// all call it). Per table it sends one insert, in this order:
 //
-// A rewrite with fewer transactions or logs than before (a reorg) leaves
-// the old rows at the higher positions: ReplacingMergeTree only replaces
-// rows with the same key. A height that may hold another block is written
-// with RewriteBlock, which supersedes those rows too.
-func (c *ClickHouse) WriteBlock(ctx context.Context, chainID string, data *chain.BlockData) error {
+//  1. transactions: the new rows, plus a tombstone (is_canonical = 0) for
+//     every position that is canonical in the database but absent from the
+//     new block (a reorg replaced a block by one with fewer transactions);
+//  2. logs, the same way;
+//  3. blocks: the block row is what the indexer compares with the node near
+//     the head, so until it is written a height being repaired still looks
+//     orphaned and a crash part-way is repaired again, not taken as done;
+//  4. indexed_heights: the marks, last, so a height is only marked once all
+//     its rows are in.
+//
+// Every row of the call has one version, newer than any earlier write of
+// this process, so rewriting a height replaces its rows (ReplacingMergeTree
+// keeps the newest per key) and rewriting the same block changes nothing.
+// A failure anywhere leaves the heights unmarked (or marked by an earlier
+// write, whose rows are still whole): they are indexed again.
+//
+// The heights must be distinct; they need not be contiguous or sorted.
+// Two concurrent calls writing one height with different blocks may each
+// miss the other's positions; the newer block row wins and the check near
+// the head rewrites the height.
+func (c *ClickHouse) WriteBlocks(ctx context.Context, chainID string, blocks []*chain.BlockData) error {
 	if chainID == "" {
-		return errors.New("storage: WriteBlock: empty chain id")
+		return errors.New("storage: WriteBlocks: empty chain id")
 	}
-	if data == nil {
-		return fmt.Errorf("storage: WriteBlock chain %q: nil block data", chainID)
+	if len(blocks) == 0 {
+		return fmt.Errorf("storage: WriteBlocks chain %q: no blocks", chainID)
 	}
-	b := &data.Block
-	if err := checkBlockData(data); err != nil {
-		return fmt.Errorf("storage: WriteBlock chain %q height %d: %w", chainID, b.Number, err)
+	heights := make([]uint64, len(blocks))
+	for i, d := range blocks {
+		if d == nil {
+			return fmt.Errorf("storage: WriteBlocks chain %q: block %d of %d is nil", chainID, i, len(blocks))
+		}
+		if err := checkBlockData(d); err != nil {
+			return fmt.Errorf("storage: WriteBlocks chain %q height %d: %w", chainID, d.Block.Number, err)
+		}
+		heights[i] = d.Block.Number
+	}
+	slices.Sort(heights)
+	for i := 1; i < len(heights); i++ {
+		if heights[i] == heights[i-1] {
+			return fmt.Errorf("storage: WriteBlocks chain %q: height %d appears twice", chainID, heights[i])
+		}
+	}
+	ranges := chain.ToRanges(heights)
+	where := heightsText(heights)
+
+	stale, err := c.stalePositions(ctx, chainID, ranges)
+	if err != nil {
+		return fmt.Errorf("storage: reading stored positions for chain %q %s: %w", chainID, where, err)
 	}
 	version := c.clock.next()
+	r := buildRows(chainID, blocks, stale, version, time.Now())
 
-	rows := [][]any{blockRow(chainID, b, version)}
-	if err := c.insert(ctx, insertStmt{tableBlocks, blockColumns}, rows); err != nil {
-		return writeErr(tableBlocks, chainID, b.Number, err)
-	}
-
-	if len(data.Transactions) > 0 {
-		rows = rows[:0]
-		for i := range data.Transactions {
-			rows = append(rows, txRow(chainID, &data.Transactions[i], version))
-		}
-		if err := c.insert(ctx, insertStmt{tableTransactions, transactionColumns}, rows); err != nil {
-			return writeErr(tableTransactions, chainID, b.Number, err)
+	if r.txs.len() > 0 {
+		if err := c.insertColumns(ctx, insertStmt{tableTransactions, transactionRewriteColumns}, r.txs.len(), r.txs.columns()); err != nil {
+			return writeErr(tableTransactions, chainID, where, err)
 		}
 	}
-
-	if len(data.Logs) > 0 {
-		rows = rows[:0]
-		for i := range data.Logs {
-			rows = append(rows, logRow(chainID, &data.Logs[i], version))
-		}
-		if err := c.insert(ctx, insertStmt{tableLogs, logColumns}, rows); err != nil {
-			return writeErr(tableLogs, chainID, b.Number, err)
+	if r.logs.len() > 0 {
+		if err := c.insertColumns(ctx, insertStmt{tableLogs, logRewriteColumns}, r.logs.len(), r.logs.columns()); err != nil {
+			return writeErr(tableLogs, chainID, where, err)
 		}
 	}
-
-	rows = [][]any{{chainID, b.Number, b.Hash, time.Now().UTC().Truncate(time.Second), version}}
-	if err := c.insert(ctx, insertStmt{tableIndexedHeights, indexedHeightColumns}, rows); err != nil {
-		return writeErr(tableIndexedHeights, chainID, b.Number, err)
+	if err := c.insertColumns(ctx, insertStmt{tableBlocks, blockRewriteColumns}, r.blocks.len(), r.blocks.columns()); err != nil {
+		return writeErr(tableBlocks, chainID, where, err)
+	}
+	if err := c.insertColumns(ctx, insertStmt{tableIndexedHeights, indexedHeightColumns}, r.marks.len(), r.marks.columns()); err != nil {
+		return writeErr(tableIndexedHeights, chainID, where, err)
 	}
 	return nil
-}
-
-// blockRow, txRow and logRow are one row each in the order of
-// blockColumns, transactionColumns and logColumns.
-func blockRow(chainID string, b *chain.Block, version uint64) []any {
-	return []any{
-		chainID, b.Number, b.Hash, b.ParentHash, time.Unix(int64(b.Timestamp), 0).UTC(), b.Miner,
-		b.GasUsed, b.GasLimit, b.BaseFeePerGas, b.Size, b.TxCount,
-		b.LogCount, b.Raw, version,
-	}
-}
-
-func txRow(chainID string, t *chain.Transaction, version uint64) []any {
-	return []any{
-		chainID, t.BlockNumber, t.BlockHash, t.Index, t.Hash, t.Type,
-		t.From, t.To, t.Value, t.Nonce, t.Gas, t.GasPrice,
-		t.Status, t.GasUsed, t.EffectiveGasPrice, t.ContractAddress,
-		t.LogCount, t.Raw, t.ReceiptRaw, version,
-	}
-}
-
-func logRow(chainID string, l *chain.Log, version uint64) []any {
-	var topics [4]string
-	copy(topics[:], l.Topics)
-	return []any{
-		chainID, l.BlockNumber, l.BlockHash, l.TxHash, l.TxIndex,
-		l.LogIndex, l.Address, topics[0], topics[1], topics[2], topics[3],
-		uint8(len(l.Topics)), l.Data, l.Raw, version,
-	}
 }
 
 // checkBlockData refuses data that would be stored under the wrong key or
@@ -117,8 +111,18 @@ func checkBlockData(d *chain.BlockData) error {
 	return nil
 }
 
-func writeErr(table, chainID string, height uint64, err error) error {
-	return fmt.Errorf("storage: writing %s for chain %q height %d: %w", table, chainID, height, err)
+// heightsText names the heights of a call in errors: "height 7" or
+// "heights 5-1004" (the span, whether or not every height is in the call).
+func heightsText(sorted []uint64) string {
+	lo, hi := sorted[0], sorted[len(sorted)-1]
+	if lo == hi {
+		return fmt.Sprintf("height %d", lo)
+	}
+	return fmt.Sprintf("heights %d-%d", lo, hi)
+}
+
+func writeErr(table, chainID, where string, err error) error {
+	return fmt.Errorf("storage: writing %s for chain %q %s: %w", table, chainID, where, err)
 }
 
 // versionClock hands out ReplacingMergeTree versions: wall-clock

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/localstack"
@@ -77,7 +78,7 @@ func TestIndexesAnvilChainExactly(t *testing.T) {
 	}
 	data := fetch(t, node.HTTPURL, chainID, head/2)
 	for i := 0; i < 2; i++ {
-		require.NoError(t, store.WriteBlock(context.Background(), chainID, data))
+		require.NoError(t, store.WriteBlocks(context.Background(), chainID, []*chain.BlockData{data}))
 	}
 	blocks2, txs2, logs2, err := store.CountRows(context.Background(), chainID)
 	require.NoError(t, err)

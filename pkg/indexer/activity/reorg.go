@@ -29,7 +29,7 @@ import (
 // node, then heights below it one by one until the stored block is the
 // node's (the common ancestor; at most confirmation_depth below the block).
 // Every height whose stored block is not the node's is re-indexed in place
-// with RewriteBlock (the orphaned block's rows are replaced or superseded
+// with WriteBlocks (the orphaned block's rows are replaced or superseded
 // by tombstones), heights the node no longer has are removed, and the block
 // itself is written last. The check reads only the stored window, so the
 // repair also heals a late write of an orphaned block by another activity:
@@ -257,7 +257,7 @@ func (a *Activities) repair(ctx context.Context, chainID string, c Chain, data *
 		if err := c.RPC.Receipts(ctx, d); err != nil {
 			return nil, fetchErr(fmt.Errorf("receipts of canonical block %d %s: %w", h, d.Block.Hash, err))
 		}
-		if err := a.Store.RewriteBlock(ctx, chainID, d); err != nil {
+		if err := a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{d}); err != nil {
 			return nil, writeErr(err)
 		}
 	}
@@ -266,7 +266,7 @@ func (a *Activities) repair(ctx context.Context, chainID string, c Chain, data *
 			return nil, writeErr(err)
 		}
 	}
-	if err := a.Store.RewriteBlock(ctx, chainID, data); err != nil {
+	if err := a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{data}); err != nil {
 		return nil, writeErr(err)
 	}
 

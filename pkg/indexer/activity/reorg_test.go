@@ -273,7 +273,7 @@ func TestIndexBlockRepairsALateOrphanWrite(t *testing.T) {
 	f.node.grow('a', 8, func(uint64) int { return 1 })
 	f.index(span(0, 8)...)
 	orphan := fakeBlock('z', 5, f.node.block(4).Block.Hash, 3)
-	require.NoError(t, f.store.WriteBlock(context.Background(), f.chainID, orphan))
+	require.NoError(t, f.store.WriteBlocks(context.Background(), f.chainID, []*chain.BlockData{orphan}))
 
 	f.node.grow('a', 9, func(uint64) int { return 1 })
 	res := f.index(9)[0]
@@ -290,7 +290,7 @@ func TestIndexBlockChecksOnlyNearTheHead(t *testing.T) {
 			f.node.grow('a', 20, func(uint64) int { return 1 })
 			f.index(span(0, 10)...)
 			orphan := fakeBlock('z', 5, f.node.block(4).Block.Hash, 1)
-			require.NoError(t, f.store.WriteBlock(context.Background(), f.chainID, orphan))
+			require.NoError(t, f.store.WriteBlocks(context.Background(), f.chainID, []*chain.BlockData{orphan}))
 			blockCalls := f.node.count("block")
 			require.Nil(t, f.index(11)[0].Reorg)
 			require.Equal(t, blockCalls+1, f.node.count("block"), "only the fetch of height 11")

@@ -15,9 +15,9 @@ import (
 func writeHeights(t *testing.T, s *storage.ClickHouse, chainID string, hs ...uint64) {
 	t.Helper()
 	for _, h := range hs {
-		require.NoError(t, s.WriteBlock(context.Background(), chainID, &chain.BlockData{Block: chain.Block{
+		require.NoError(t, s.WriteBlocks(context.Background(), chainID, []*chain.BlockData{{Block: chain.Block{
 			Number: h, Hash: fmt.Sprintf("0x%064x", h+1), ParentHash: fmt.Sprintf("0x%064x", h), Timestamp: 1_700_000_000 + h,
-		}}))
+		}}}))
 	}
 }
 

@@ -16,7 +16,7 @@ func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, 
 	depth := uint64(max(c.ConfirmationDepth, 0))
 	n := data.Block.Number
 	if depth == 0 || !a.nearHead(ctx, chainID, c, n, depth) {
-		return nil, writeErr(a.Store.WriteBlock(ctx, chainID, data))
+		return nil, writeErr(a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{data}))
 	}
 	lo, hi := c.StartHeight, n+depth
 	if n >= lo+depth {
@@ -30,7 +30,7 @@ func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, 
 		return nil, err
 	}
 	if _, suspect := firstSuspect(view, &data.Block); !suspect {
-		return nil, writeErr(a.Store.WriteBlock(ctx, chainID, data))
+		return nil, writeErr(a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{data}))
 	}
 
 	release, err := a.repairTurn(ctx, chainID)
@@ -44,7 +44,7 @@ func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, 
 	}
 	from, suspect := firstSuspect(view, &data.Block)
 	if !suspect {
-		return nil, writeErr(a.Store.WriteBlock(ctx, chainID, data))
+		return nil, writeErr(a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{data}))
 	}
 	res, err := a.repair(ctx, chainID, c, data, view, from, lo)
 	if err != nil {

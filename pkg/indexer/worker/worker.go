@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sort"
 	"sync"
 	"time"
@@ -330,6 +331,12 @@ func DialChain(ctx context.Context, chainID string, ch config.Chain, log *zap.Lo
 	return multi, nil
 }
 
+// loopback tells whether a listener is reachable from this host only.
+func loopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
 func serveMetrics(addr string, reg *prometheus.Registry, errc chan<- error) (*http.Server, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -337,6 +344,16 @@ func serveMetrics(addr string, reg *prometheus.Registry, errc chan<- error) (*ht
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	if loopback(l.Addr()) {
+		// Profiles show where a catch-up spends its CPU (docs/performance.md),
+		// but they also reveal internals: only on a loopback listener, never
+		// on one that Prometheus reaches over the network.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
