@@ -32,12 +32,6 @@ func fetcherFor(c Chain) rangeFetcher {
 	}
 }
 
-// rangeWriter writes many heights as one unit: one insert per table, the
-// indexed marks last.
-type rangeWriter interface {
-	WriteBlocks(ctx context.Context, chainID string, blocks []*chain.BlockData) error
-}
-
 // RangeSettings tune the range activity (config index.*).
 type RangeSettings struct {
 	FetchBatch       int // heights per batch request (index.fetch_batch)
@@ -88,7 +82,7 @@ func (a *Activities) IndexRange(ctx context.Context, in types.IndexRangeInput) (
 	info := activity.GetInfo(ctx)
 	r := &rangeRun{
 		a: a, chainID: in.ChainID, rg: in.Range, set: c.Range.withDefaults(),
-		fetch: fetcherFor(c), write: a.writer(),
+		fetch: fetcherFor(c),
 		log: a.logger(in.ChainID).With(zap.Uint64("from", in.Range.From), zap.Uint64("to", in.Range.To),
 			zap.Int32("attempt", info.Attempt)),
 		failed: map[uint64]heightFailure{},
@@ -139,7 +133,6 @@ type rangeRun struct {
 	rg      chain.HeightRange
 	set     RangeSettings
 	fetch   rangeFetcher
-	write   rangeWriter
 	log     *zap.Logger
 	prior   types.RangeProgress // earlier attempts, from the heartbeat
 
@@ -382,7 +375,8 @@ func checkBatch(asked []uint64, got []rpc.BlockResult) []rpc.BlockResult {
 	return out
 }
 
-// writeChunk writes a chunk with one bulk write, retried heightTries
+// writeChunk writes a chunk with one bulk write (storage.WriteBlocks: one
+// insert per table, the indexed marks last), retried heightTries
 // times. If it still fails, the chunk is split in halves, recursively, to
 // isolate the heights at fault: a height whose write fails while another
 // of the chunk is written is recorded as failed (its own fault). If no
@@ -399,7 +393,7 @@ func (r *rangeRun) writeChunk(ctx context.Context, blocks []*chain.BlockData) er
 				return err
 			}
 		}
-		if err = r.write.WriteBlocks(ctx, r.chainID, blocks); err == nil {
+		if err = r.a.Store.WriteBlocks(ctx, r.chainID, blocks); err == nil {
 			r.written(blocks)
 			return nil
 		}
@@ -434,7 +428,7 @@ func (r *rangeRun) bisect(ctx context.Context, blocks []*chain.BlockData, bad ma
 	if ctx.Err() != nil {
 		return 0
 	}
-	if err := r.write.WriteBlocks(ctx, r.chainID, blocks); err == nil {
+	if err := r.a.Store.WriteBlocks(ctx, r.chainID, blocks); err == nil {
 		r.written(blocks)
 		return len(blocks)
 	} else if len(blocks) == 1 {

@@ -120,7 +120,7 @@ func TestIndexRangeIndexesWhatIsMissing(t *testing.T) {
 	f := newRangeFixture(t, 119)
 	ctx := context.Background()
 	for h := uint64(50); h < 60; h++ {
-		require.NoError(t, f.store.WriteBlock(ctx, f.chainID, f.node.block(h)))
+		require.NoError(t, f.store.WriteBlocks(ctx, f.chainID, []*chain.BlockData{f.node.block(h)}))
 	}
 	res, err := f.indexRange(0, 119)
 	require.NoError(t, err)
@@ -200,7 +200,7 @@ func TestIndexRangeResumesFromHeartbeat(t *testing.T) {
 	f := newRangeFixture(t, 59)
 	ctx := context.Background()
 	for h := uint64(40); h <= 59; h++ { // what attempt 1 wrote, newest first
-		require.NoError(t, f.store.WriteBlock(ctx, f.chainID, f.node.block(h)))
+		require.NoError(t, f.store.WriteBlocks(ctx, f.chainID, []*chain.BlockData{f.node.block(h)}))
 	}
 	earlier := span(40, 59)
 	f.env.SetHeartbeatDetails(types.RangeProgress{Indexed: 20, Txs: txsOf(earlier), Logs: txsOf(earlier)})
