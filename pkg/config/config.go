@@ -129,14 +129,35 @@ type HeadScan struct {
 
 // Scheduler tunes the catch-up SchedulerWorkflow.
 type Scheduler struct {
-	RateLimit float64 `mapstructure:"rate_limit"` // workflow starts per second
-	BatchSize int     `mapstructure:"batch_size"`
-	// MaxInFlight bounds IndexBlockWorkflows started and not yet finished.
+	// RateLimit caps workflow STARTS per second: an IndexBlockWorkflow
+	// (one height) and an IndexRange workflow (range_size heights) count
+	// one each. It protects the Temporal frontend.
+	RateLimit float64 `mapstructure:"rate_limit"`
+	// HeightsPerSecond caps HEIGHTS scheduled per second, a range counting
+	// all its heights: it protects the node and the database. 0 = no cap
+	// (the in-flight window still bounds the work).
+	HeightsPerSecond float64 `mapstructure:"heights_per_second"`
+	// BatchSize is how many IndexBlockWorkflows one local activity starts.
+	BatchSize int `mapstructure:"batch_size"`
+	// MaxInFlight bounds the HEIGHTS started (as single-height or range
+	// workflows) and not yet indexed. With ranges it must hold several
+	// ranges, so that a range worker never waits for the scheduler.
 	MaxInFlight int `mapstructure:"max_in_flight"`
 	// ContinueAsNewAfter is how many heights one run schedules before it
 	// continues as new, keeping its history small.
 	ContinueAsNewAfter int `mapstructure:"continue_as_new_after"`
+	// RangeSize is the number of heights of one IndexRange workflow; 0
+	// schedules one IndexBlockWorkflow per height everywhere (the seed's
+	// scheduler).
+	RangeSize int `mapstructure:"range_size"`
+	// SingleHeights is how many of the newest backlog heights keep one
+	// IndexBlockWorkflow each when ranges are on. It must cover the
+	// confirmation depth: only the single-height path checks for reorgs.
+	SingleHeights int `mapstructure:"single_heights"`
 }
+
+// Ranges tells whether the scheduler indexes the backlog in ranges.
+func (s Scheduler) Ranges() bool { return s.RangeSize > 0 }
 
 // GapScan tunes the periodic gap search.
 type GapScan struct {
@@ -152,7 +173,29 @@ type Index struct {
 	// BlocksPerSecond caps block indexing over ALL workers of the chain
 	// (Temporal enforces it on the index task queue), so adding workers
 	// never multiplies the load on the chain's endpoints. 0 = no cap.
+	// Range activities run on their own queue and are not counted here
+	// (scheduler.heights_per_second caps them).
 	BlocksPerSecond float64 `mapstructure:"blocks_per_second"`
+
+	// RangeConcurrency bounds how many IndexRange activities this process
+	// runs at once, on the chain's range queue: they never take a slot of
+	// the index queue, where live blocks are.
+	RangeConcurrency int `mapstructure:"range_concurrency"`
+	// FetchBatch is how many heights one JSON-RPC batch request asks for
+	// (each height: its block and its receipts).
+	FetchBatch int `mapstructure:"fetch_batch"`
+	// FetchConcurrency bounds the batch requests in flight per range
+	// activity.
+	FetchConcurrency int `mapstructure:"fetch_concurrency"`
+	// WriteBatch is how many heights a range activity writes per call of
+	// the bulk write (one insert per table, the indexed marks last).
+	WriteBatch int `mapstructure:"write_batch"`
+	// RangeTimeout bounds one attempt of a range activity; a retry resumes
+	// with the heights not yet indexed.
+	RangeTimeout time.Duration `mapstructure:"range_timeout"`
+	// RangeHeartbeat is the heartbeat timeout of a range activity: a
+	// worker that dies mid-range is noticed this soon.
+	RangeHeartbeat time.Duration `mapstructure:"range_heartbeat"`
 }
 
 // ChainIDs returns the configured chain IDs in a stable order.

@@ -44,13 +44,21 @@ func DefaultChain() Chain {
 		Scheduler: Scheduler{
 			RateLimit:          100,
 			BatchSize:          100,
-			MaxInFlight:        2000,
+			MaxInFlight:        8000, // 8 ranges; the seed's per-height scheduler had 2000
 			ContinueAsNewAfter: 10000,
+			RangeSize:          1000,
+			SingleHeights:      64, // = ConfirmationDepth
 		},
 		GapScan: GapScan{Interval: time.Minute},
 		Index: Index{
 			ActivityTimeout:   2 * time.Minute,
 			WorkerConcurrency: 16,
+			RangeConcurrency:  2,
+			FetchBatch:        50,
+			FetchConcurrency:  4,
+			WriteBatch:        250,
+			RangeTimeout:      5 * time.Minute,
+			RangeHeartbeat:    30 * time.Second,
 		},
 		Push: Push{LagThreshold: 2},
 	}

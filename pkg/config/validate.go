@@ -139,6 +139,45 @@ func (ch Chain) validate(prefix, id string) []error {
 	if ch.Scheduler.ContinueAsNewAfter < ch.Scheduler.BatchSize {
 		bad(".scheduler.continue_as_new_after", "must be at least scheduler.batch_size")
 	}
+	if ch.Scheduler.HeightsPerSecond < 0 {
+		bad(".scheduler.heights_per_second", "must not be negative (0 = no cap)")
+	}
+	if ch.Scheduler.RangeSize < 0 {
+		bad(".scheduler.range_size", "must not be negative (0 = one workflow per height)")
+	}
+	if ch.Scheduler.Ranges() {
+		if ch.Scheduler.MaxInFlight < ch.Scheduler.RangeSize {
+			bad(".scheduler.max_in_flight", "must be at least scheduler.range_size (%d): a range never fits a smaller window; several ranges are best",
+				ch.Scheduler.RangeSize)
+		}
+		if ch.Scheduler.SingleHeights < ch.ConfirmationDepth {
+			bad(".scheduler.single_heights", "must be at least confirmation_depth (%d): heights that may still reorganize are indexed one by one, with the reorg check",
+				ch.ConfirmationDepth)
+		}
+	}
+	// Checked with ranges off too: a range started before a config change
+	// still runs on the range queue.
+	if ch.Index.RangeConcurrency < 1 {
+		bad(".index.range_concurrency", "must be at least 1")
+	}
+	if ch.Index.FetchBatch < 1 {
+		bad(".index.fetch_batch", "must be at least 1")
+	}
+	if ch.Index.FetchConcurrency < 1 {
+		bad(".index.fetch_concurrency", "must be at least 1")
+	}
+	if ch.Index.WriteBatch < 1 {
+		bad(".index.write_batch", "must be at least 1")
+	}
+	if ch.Index.RangeHeartbeat <= 0 {
+		bad(".index.range_heartbeat", "must be positive")
+	}
+	if ch.Index.RangeTimeout < ch.Index.RangeHeartbeat {
+		bad(".index.range_timeout", "must be at least index.range_heartbeat")
+	}
+	if ch.Scheduler.SingleHeights < 0 {
+		bad(".scheduler.single_heights", "must not be negative")
+	}
 	if ch.GapScan.Interval < time.Second {
 		bad(".gapscan.interval", "must be at least 1s")
 	}

@@ -26,6 +26,14 @@ type Metrics struct {
 	Reorgs     *prometheus.CounterVec
 	ReorgDepth *prometheus.HistogramVec
 
+	// HeightsIndexed counts heights written, by mode: range (an IndexRange
+	// activity) or single (IndexBlock or push). RangeDuration observes one
+	// range activity attempt; RangeHandoffs counts heights a range gave up
+	// on and handed to their own IndexBlockWorkflow, by reason.
+	HeightsIndexed *prometheus.CounterVec
+	RangeDuration  *prometheus.HistogramVec
+	RangeHandoffs  *prometheus.CounterVec
+
 	// Scheduling (names from the scheduler design).
 	SchedulerScheduled     *prometheus.CounterVec
 	SchedulerBatchDuration *prometheus.HistogramVec
@@ -42,6 +50,12 @@ type Metrics struct {
 	PushHealthy         *prometheus.GaugeVec
 	PushBlocksIndexed   *prometheus.CounterVec
 }
+
+// Modes of HeightsIndexed.
+const (
+	ModeRange  = "range"
+	ModeSingle = "single"
+)
 
 // Sources of a delivered height: the source label of DuplicateDeliveries.
 const (
@@ -95,6 +109,19 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help:    "Heights replaced or removed per chain reorganisation (from the fork point up to the highest orphaned height).",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 10), // 1 … 512
 		}, chain),
+		HeightsIndexed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "indexer_heights_indexed_total",
+			Help: "Heights written, by mode: range (IndexRange, the backlog) or single (IndexBlock and push).",
+		}, []string{"chain_id", "mode"}),
+		RangeDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "indexer_range_duration_seconds",
+			Help:    "Time of one IndexRange activity attempt (fetch and write of its unindexed heights).",
+			Buckets: prometheus.ExponentialBuckets(0.05, 2, 14),
+		}, chain),
+		RangeHandoffs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "indexer_range_handoffs_total",
+			Help: "Heights a range kept failing and handed to their own IndexBlockWorkflow, by reason (error type).",
+		}, []string{"chain_id", "reason"}),
 		SchedulerScheduled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "scheduler_blocks_scheduled_total",
 			Help: "IndexBlockWorkflows started, by priority level.",
@@ -138,7 +165,8 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, chain),
 	}
 	reg.MustRegister(m.Watermark, m.Head, m.BlocksIndexed, m.TxsIndexed, m.LogsIndexed,
-		m.IndexDuration, m.IndexErrors, m.PoisonedAttempts, m.Reorgs, m.ReorgDepth, m.SchedulerScheduled, m.SchedulerBatchDuration,
+		m.IndexDuration, m.IndexErrors, m.PoisonedAttempts, m.Reorgs, m.ReorgDepth,
+		m.HeightsIndexed, m.RangeDuration, m.RangeHandoffs, m.SchedulerScheduled, m.SchedulerBatchDuration,
 		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority,
 		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy, m.PushBlocksIndexed)
 	return m

@@ -11,16 +11,32 @@ const (
 	GapScanWorkflow    = "GapScan"
 	SchedulerWorkflow  = "Scheduler"
 	IndexBlockWorkflow = "IndexBlock"
+	IndexRangeWorkflow = "IndexRange"
 )
 
 // SchedulerProgressQuery is the query a SchedulerWorkflow answers.
 const SchedulerProgressQuery = "progress"
+
+// RangeDoneSignal is what an IndexRange workflow sends the chain's
+// scheduler when it ends, so that the scheduler looks at its in-flight
+// window at once instead of at its next poll.
+const RangeDoneSignal = "range-done"
 
 // AdminQueue is the task queue of a chain's operations: scans and scheduling.
 func AdminQueue(chainID string) string { return "admin:" + chainID }
 
 // IndexQueue is the task queue of a chain's block indexing.
 func IndexQueue(chainID string) string { return "index:" + chainID }
+
+// RangeQueue is the task queue of a chain's range indexing (the backlog):
+// its own workers and slots, so a range never takes a live block's slot.
+func RangeQueue(chainID string) string { return "range:" + chainID }
+
+// IndexRangeID is the workflow ID of the indexing of one range of heights,
+// fixed per (chain, from, to).
+func IndexRangeID(chainID string, from, to uint64) string {
+	return fmt.Sprintf("%s:range:%d-%d", chainID, from, to)
+}
 
 // IndexBlockID is the workflow ID of the indexing of one height. It is fixed
 // per (chain, height), so two starts for the same height meet in Temporal.

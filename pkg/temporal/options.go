@@ -85,6 +85,38 @@ func (o Options) IndexBlockStart(height uint64, priorityKey int) client.StartWor
 	}
 }
 
+// RangeActivity is for one range of heights (the IndexRange activity) on
+// the range queue. timeout bounds an attempt, heartbeat notices a dead
+// worker; attempts are unlimited, as for a block: the activity resumes
+// with the heights not yet indexed and hands heights that keep failing to
+// their own IndexBlockWorkflow, so nothing is skipped.
+func (o Options) RangeActivity(timeout, heartbeat time.Duration) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		TaskQueue:           RangeQueue(o.ChainID),
+		StartToCloseTimeout: timeout,
+		HeartbeatTimeout:    heartbeat,
+		RetryPolicy: &sdktemporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+		},
+	}
+}
+
+// IndexRangeStart starts the IndexRange workflow of [from, to] on the
+// range queue at the given Temporal priority key. As for a height, the ID
+// is fixed: a retried start returns the running workflow, and a finished
+// range may be started again (its activity then finds it indexed).
+func (o Options) IndexRangeStart(from, to uint64, priorityKey int) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                       IndexRangeID(o.ChainID, from, to),
+		TaskQueue:                RangeQueue(o.ChainID),
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		Priority:                 sdktemporal.Priority{PriorityKey: priorityKey},
+	}
+}
+
 // SchedulerStart starts the chain's SchedulerWorkflow. A second start while
 // one runs fails with serviceerror.WorkflowExecutionAlreadyStarted: the
 // conflict policy says so explicitly, because the SDK's default would

@@ -42,7 +42,7 @@ func catchupBacklog(t *testing.T, chainID string, empty uint64) (*localstack.Nod
 // heights in several runs, fast enough for a test.
 var catchupSettings = map[string]any{
 	"headscan":  map[string]any{"interval": "1s", "catchup_threshold": 500},
-	"scheduler": map[string]any{"rate_limit": 300, "batch_size": 50, "max_in_flight": 400, "continue_as_new_after": 500},
+	"scheduler": map[string]any{"rate_limit": 300, "batch_size": 50, "max_in_flight": 400, "continue_as_new_after": 500, "range_size": 0},
 }
 
 // SIGKILL the worker at random points of a catch-up, restart it each time:

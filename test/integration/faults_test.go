@@ -55,6 +55,9 @@ func writeConfig(t *testing.T, chainID, rpcURL, metricsListen string, extra map[
 			"rpc":        map[string]any{"rate_limit": 0},
 			"headscan":   map[string]any{"interval": "1s"},
 			"index":      map[string]any{"activity_timeout": "10s"},
+			// The seed's scheduler, one workflow per height; an extra
+			// "scheduler" replaces this (say range_size there too).
+			"scheduler": map[string]any{"range_size": 0},
 		}},
 	}
 	chain := doc["chains"].(map[string]any)[chainID].(map[string]any)

@@ -73,6 +73,9 @@ func chainConfig(chainID, rpcURL string) *config.Config {
 	ch.HeadScan.Interval = time.Second
 	ch.Index.ActivityTimeout = 15 * time.Second
 	ch.RPC.RateLimit = 0
+	// The seed's scheduler, one workflow per height, which most tests here
+	// are about; the range tests turn ranges on.
+	ch.Scheduler.RangeSize = 0
 	return &config.Config{
 		Log:     config.Log{Format: "console", Level: "warn"},
 		Metrics: config.Metrics{Listen: ""},

@@ -28,6 +28,8 @@ type Chain struct {
 	ConfirmationDepth int
 	// PushLagThreshold is push.lag_threshold (see types.PushStatus).
 	PushLagThreshold uint64
+	// Range tunes the IndexRange activity.
+	Range RangeSettings
 }
 
 // NewChain is the Chain of a configured chain, with its Temporal options
@@ -36,6 +38,9 @@ func NewChain(client rpc.Client, o temporal.Options, ch config.Chain) Chain {
 	return Chain{
 		RPC: client, Options: o, StartHeight: ch.StartHeight,
 		ConfirmationDepth: ch.ConfirmationDepth, PushLagThreshold: ch.Push.LagThreshold,
+		Range: RangeSettings{
+			FetchBatch: ch.Index.FetchBatch, FetchConcurrency: ch.Index.FetchConcurrency, WriteBatch: ch.Index.WriteBatch,
+		},
 	}
 }
 

@@ -153,6 +153,7 @@ func (a *Activities) deliver(ctx context.Context, chainID string, c Chain, heigh
 		return types.IndexBlockResult{}, err
 	}
 	a.Metrics.BlocksIndexed.WithLabelValues(chainID).Inc()
+	a.Metrics.HeightsIndexed.WithLabelValues(chainID, metrics.ModeSingle).Inc()
 	a.Metrics.TxsIndexed.WithLabelValues(chainID).Add(float64(len(data.Transactions)))
 	a.Metrics.LogsIndexed.WithLabelValues(chainID).Add(float64(len(data.Logs)))
 	a.Metrics.IndexDuration.WithLabelValues(chainID).Observe(time.Since(began).Seconds())

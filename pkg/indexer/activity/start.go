@@ -70,3 +70,22 @@ func (a *Activities) unindexed(ctx context.Context, chainID string, heights []ui
 	}
 	return out, nil
 }
+
+// StartRange starts the IndexRange workflow of one range on the range
+// queue at the level's priority. A retried start finds the running one (the
+// ID is fixed per range), so nothing starts twice.
+func (a *Activities) StartRange(ctx context.Context, in types.StartRangeInput) error {
+	c, err := a.chain(in.ChainID)
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	_, err = a.Temporal.ExecuteWorkflow(ctx, c.Options.IndexRangeStart(in.Range.From, in.Range.To, in.Level.PriorityKey()),
+		temporal.IndexRangeWorkflow, types.IndexRangeInput{ChainID: in.ChainID, Range: in.Range, Level: in.Level})
+	if err != nil {
+		return fmt.Errorf("chain %s: start indexing of range [%d, %d]: %w", in.ChainID, in.Range.From, in.Range.To, err)
+	}
+	a.Metrics.SchedulerScheduled.WithLabelValues(in.ChainID, in.Level.String()).Add(float64(in.Range.Len()))
+	a.Metrics.SchedulerBatchDuration.WithLabelValues(in.ChainID).Observe(time.Since(began).Seconds())
+	return nil
+}

@@ -35,6 +35,14 @@ type SchedulerState struct {
 	// the in-flight window, carried so a new run does not overfill it.
 	Pending  []chain.HeightRange `json:"pending"`
 	InFlight uint64              `json:"in_flight"`
+	// RangeSize is the heights per IndexRange workflow, chosen in the
+	// first run for the scheduler's whole life; 0 is one workflow per
+	// height. The newest SingleHeights heights below Head are started one
+	// per height even with ranges.
+	RangeSize     uint64 `json:"range_size,omitempty"`
+	SingleHeights uint64 `json:"single_heights,omitempty"`
+	// Ranges counts the IndexRange workflows started.
+	Ranges uint64 `json:"ranges,omitempty"`
 }
 
 // BucketProgress counts one level's heights.
@@ -62,6 +70,10 @@ type SchedulerProgress struct {
 	InFlight uint64 `json:"in_flight"`
 	// Elapsed is workflow time since this run began.
 	Elapsed time.Duration `json:"elapsed"`
+	// RangeSize is 0 when every height gets its own workflow; Ranges
+	// counts the IndexRange workflows started over all runs.
+	RangeSize uint64 `json:"range_size,omitempty"`
+	Ranges    uint64 `json:"ranges,omitempty"`
 }
 
 // SchedulerResult is what a finished scheduler reports.

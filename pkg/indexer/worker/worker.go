@@ -125,7 +125,13 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 			// shared budget for the chain's endpoints.
 			TaskQueueActivitiesPerSecond: ch.Index.BlocksPerSecond,
 		})
-		for _, w := range []worker.Worker{admin, index} {
+		// Range activities (the backlog) have a queue and slots of their
+		// own: however many run, a live block's IndexBlock activity on the
+		// index queue never waits for one of them.
+		ranges := worker.New(tc, temporal.RangeQueue(id), worker.Options{
+			MaxConcurrentActivityExecutionSize: ch.Index.RangeConcurrency,
+		})
+		for _, w := range []worker.Worker{admin, index, ranges} {
 			Register(w, wfs, acts)
 			if err := w.Start(); err != nil {
 				return fmt.Errorf("chain %s: start worker: %w", id, err)
@@ -137,7 +143,8 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 			return fmt.Errorf("chain %s: %w", id, err)
 		}
 		log.Info("chain worker started", zap.String("chain_id", id),
-			zap.String("admin_queue", temporal.AdminQueue(id)), zap.String("index_queue", temporal.IndexQueue(id)))
+			zap.String("admin_queue", temporal.AdminQueue(id)), zap.String("index_queue", temporal.IndexQueue(id)),
+			zap.String("range_queue", temporal.RangeQueue(id)))
 	}
 
 	// The followers start once the HeadScan Schedules they wake exist, and
@@ -174,6 +181,7 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activities) {
 	w.RegisterWorkflowWithOptions(wfs.HeadScan, sdkworkflow.RegisterOptions{Name: temporal.HeadScanWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.IndexBlock, sdkworkflow.RegisterOptions{Name: temporal.IndexBlockWorkflow})
+	w.RegisterWorkflowWithOptions(wfs.IndexRange, sdkworkflow.RegisterOptions{Name: temporal.IndexRangeWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.Scheduler, sdkworkflow.RegisterOptions{Name: temporal.SchedulerWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.GapScan, sdkworkflow.RegisterOptions{Name: temporal.GapScanWorkflow})
 	w.RegisterActivity(acts)
@@ -301,6 +309,9 @@ func DialChain(ctx context.Context, chainID string, ch config.Chain, log *zap.Lo
 			BackoffMax:     ch.RPC.BackoffMax,
 			RateLimit:      ch.RPC.RateLimit,
 			Burst:          ch.RPC.Burst,
+			// A range asks for index.fetch_batch heights per FetchBlocks
+			// call: two calls each (block, receipts), one request.
+			BatchSize: 2 * ch.Index.FetchBatch,
 		}, log, m)
 		if err != nil {
 			closeAll()

@@ -39,9 +39,13 @@ var t0 = time.Date(2025, 10, 14, 0, 0, 0, 0, time.UTC)
 // prints every debug line, which dominates the run time of the simulations).
 var quietLogger = log.NewStructuredLogger(slog.New(slog.DiscardHandler))
 
-// chainConfig returns the seed's defaults with tweaks applied.
+// chainConfig returns the seed's defaults with tweaks applied: the seed's
+// scheduler, one workflow per height (range_size 0) with a window of 2000
+// heights, which the seed's scenarios assume. Range tests set their own.
 func chainConfig(tweak func(*config.Chain)) config.Chain {
 	c := config.DefaultChain()
+	c.Scheduler.RangeSize = 0
+	c.Scheduler.MaxInFlight = 2000
 	if tweak != nil {
 		tweak(&c)
 	}
@@ -66,6 +70,7 @@ func newEnv(wfs *indexwf.Workflows, start time.Time) *testsuite.TestWorkflowEnvi
 	env.RegisterWorkflowWithOptions(wfs.GapScan, workflow.RegisterOptions{Name: temporal.GapScanWorkflow})
 	env.RegisterWorkflowWithOptions(wfs.Scheduler, workflow.RegisterOptions{Name: temporal.SchedulerWorkflow})
 	env.RegisterWorkflowWithOptions(wfs.IndexBlock, workflow.RegisterOptions{Name: temporal.IndexBlockWorkflow})
+	env.RegisterWorkflowWithOptions(wfs.IndexRange, workflow.RegisterOptions{Name: temporal.IndexRangeWorkflow})
 	env.RegisterActivity(&activity.Activities{})
 	return env
 }
@@ -79,6 +84,7 @@ type startCall struct {
 	Level       types.PriorityLevel
 	Top, Bottom uint64 // first and last height of the call
 	N           int
+	Range       bool // an IndexRange workflow (StartRange), not a batch of IndexBlocks
 	SkipIndexed bool
 	Heights     []uint64 // only with recorder.keep
 }
@@ -153,29 +159,74 @@ func (r *recorder) start(now time.Time, in types.StartIndexInput) (types.StartIn
 	if r.keep {
 		c.Heights = slices.Clone(in.Heights)
 	}
+	r.begin(now, c)
+	for _, h := range in.Heights {
+		r.height(h, in.Level)
+	}
+	r.add(now, c)
+	return types.StartIndexResult{Started: n}, nil
+}
+
+// startRange records one StartRange call made at workflow time now, as
+// start does for a batch: every height of the range, newest first.
+func (r *recorder) startRange(now time.Time, in types.StartRangeInput) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if in.ChainID != chainID {
+		r.failf("StartRange for chain %q", in.ChainID)
+	}
+	if in.Range.From > in.Range.To {
+		r.failf("empty StartRange %v at %v", in.Range, now)
+		return nil
+	}
+	c := startCall{At: now, Level: in.Level, Top: in.Range.To, Bottom: in.Range.From, N: int(in.Range.Len()), Range: true}
+	if r.keep {
+		c.Heights = in.Range.Descending()
+	}
+	r.begin(now, c)
+	for h := in.Range.To; ; h-- {
+		r.height(h, in.Level)
+		if h == in.Range.From {
+			break
+		}
+	}
+	r.add(now, c)
+	return nil
+}
+
+// begin checks what holds between calls: time never goes back, levels
+// never rise (descending mode).
+func (r *recorder) begin(now time.Time, c startCall) {
 	if len(r.calls) > 0 && now.Before(r.calls[len(r.calls)-1].At) {
 		r.failf("workflow time went backwards: %v after %v", now, r.calls[len(r.calls)-1].At)
 	}
-	if r.descending && r.any && in.Level > r.prevLvl {
-		r.failf("level rose from %v to %v at height %d", r.prevLvl, in.Level, in.Heights[0])
+	if r.descending && r.any && c.Level > r.prevLvl {
+		r.failf("level rose from %v to %v at height %d", r.prevLvl, c.Level, c.Top)
 	}
-	for _, h := range in.Heights {
-		if r.descending && r.any && h >= r.prev {
-			r.failf("height %d started after %d: not strictly descending", h, r.prev)
-		}
-		r.prev, r.any = h, true
-		if r.seen.testAndSet(h) {
-			r.failf("height %d started twice", h)
-		}
-		if r.ageCheck {
-			if lvl := types.LevelForAge(r.ageHead, h, r.blockTime); lvl != in.Level {
-				r.failf("height %d started at %v, its age gives %v", h, in.Level, lvl)
-			}
+}
+
+// height checks one started height: once, descending, at its age's level.
+func (r *recorder) height(h uint64, level types.PriorityLevel) {
+	if r.descending && r.any && h >= r.prev {
+		r.failf("height %d started after %d: not strictly descending", h, r.prev)
+	}
+	r.prev, r.any = h, true
+	if r.seen.testAndSet(h) {
+		r.failf("height %d started twice", h)
+	}
+	if r.ageCheck {
+		if lvl := types.LevelForAge(r.ageHead, h, r.blockTime); lvl != level {
+			r.failf("height %d started at %v, its age gives %v", h, level, lvl)
 		}
 	}
-	r.prevLvl = in.Level
+}
+
+// add counts a checked call and runs the in-flight model.
+func (r *recorder) add(now time.Time, c startCall) {
+	n := c.N
+	r.prevLvl = c.Level
 	r.total += uint64(n)
-	r.byLevel[in.Level] += uint64(n)
+	r.byLevel[c.Level] += uint64(n)
 	if r.lag > 0 {
 		// True in-flight: heights whose start is less than lag ago.
 		for r.inflightFrom < len(r.calls) && !now.Before(r.calls[r.inflightFrom].At.Add(r.lag)) {
@@ -190,7 +241,6 @@ func (r *recorder) start(now time.Time, in types.StartIndexInput) (types.StartIn
 		r.topAt[c.Top] = now
 	}
 	r.calls = append(r.calls, c)
-	return types.StartIndexResult{Started: n}, nil
 }
 
 // allIndexed answers CountIndexed with every pending range fully indexed.

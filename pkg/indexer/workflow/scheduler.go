@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"math"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -10,31 +11,34 @@ import (
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
-// windowPoll is how long the scheduler waits before asking again how many
-// of its started heights are done, when the in-flight window is full.
-const windowPoll = 2 * time.Second
-
-// maxDrain bounds how long a scheduler that has started everything waits
-// for its in-flight heights before it finishes anyway.
-const maxDrain = 10 * time.Minute
-
 // drainChange versions the wait for in-flight heights added at the end of a
 // scheduler, so that runs recorded before it still replay.
 const drainChange = "scheduler-drain"
 
-// The Scheduler's activities (files in pkg/indexer/activity), both local
+// indexRangeChange versions range indexing: a scheduler whose first run was
+// recorded before it schedules one workflow per height for its whole life.
+const indexRangeChange = "index-range"
+
+// The Scheduler's activities (files in pkg/indexer/activity), all local
 // and retried until they succeed (untilDone): StartIndex (start.go) per
-// batch, CountIndexed (heights.go) for the in-flight window.
+// batch of single heights, StartRange (start.go) per range, CountIndexed
+// (heights.go) for the in-flight window.
 
 // Scheduler catches a chain up over a large backlog. It walks its ranges
 // from the newest height down, which serves the seed's buckets in order
 // (High, then Medium, Low, UltraLow; newest first within each), starting
-// one batch of IndexBlockWorkflows per local activity at the bucket's
-// priority. Three bounds keep Temporal and the node from flooding: the
-// start rate (a workflow timer between batches), the in-flight window
-// (started and not yet indexed, checked against the database), and the
-// history size (ContinueAsNew every few thousand heights, carrying what is
-// left so that no height is scheduled twice or dropped).
+// work at the bucket's priority: with scheduler.range_size 0, one batch of
+// IndexBlockWorkflows per local activity (the seed's scheduler); otherwise
+// the newest scheduler.single_heights heights so, and everything below in
+// IndexRange workflows of range_size heights, one per local activity,
+// never across a level boundary. Three bounds keep Temporal and the node
+// from flooding: the start rate (a workflow timer between starts, from
+// rate_limit in workflow starts/s and heights_per_second in heights/s),
+// the in-flight window (heights started and not yet indexed, checked
+// against the database; a finished range wakes the scheduler with
+// RangeDoneSignal, a poll covers the rest), and the history size
+// (ContinueAsNew every few thousand heights, carrying what is left so that
+// no height is scheduled twice or dropped).
 func (w *Workflows) Scheduler(ctx workflow.Context, in types.SchedulerInput) (types.SchedulerResult, error) {
 	c, err := w.chain(in.ChainID)
 	if err != nil {
@@ -61,6 +65,8 @@ type schedulerRun struct {
 	began     time.Time
 	thisRun   uint64
 	nextBatch time.Time
+	// rangeDone receives RangeDoneSignal (range mode only).
+	rangeDone workflow.ReceiveChannel
 }
 
 func newSchedulerRun(ctx workflow.Context, c Chain, in types.SchedulerInput) *schedulerRun {
@@ -75,6 +81,16 @@ func newSchedulerRun(ctx workflow.Context, c Chain, in types.SchedulerInput) *sc
 	first := s.state.Buckets == nil
 	if first {
 		s.state.Owned = chain.Span(s.remaining)
+		// The mode is chosen once, for the scheduler's whole life (it is
+		// carried in the state), so a config change never alters a
+		// running scheduler's commands.
+		if workflow.GetVersion(ctx, indexRangeChange, workflow.DefaultVersion, 1) == 1 && c.Settings.Scheduler.Ranges() {
+			s.state.RangeSize = uint64(c.Settings.Scheduler.RangeSize)
+			s.state.SingleHeights = uint64(max(c.Settings.Scheduler.SingleHeights, 0))
+		}
+	}
+	if s.ranges() {
+		s.rangeDone = workflow.GetSignalChannel(ctx, temporal.RangeDoneSignal)
 	}
 	s.spans = types.LevelSpans(s.head, s.state.Owned.From, c.Settings.BlockTime)
 	if first {
@@ -89,7 +105,8 @@ func newSchedulerRun(ctx workflow.Context, c Chain, in types.SchedulerInput) *sc
 		}
 		workflow.GetLogger(ctx).Info("scheduler started",
 			"chain_id", s.chainID, "from", s.state.Owned.From, "to", s.state.Owned.To, "head", s.head,
-			"heights", chain.TotalLen(s.remaining), "buckets", s.state.Buckets)
+			"heights", chain.TotalLen(s.remaining), "buckets", s.state.Buckets,
+			"range_size", s.state.RangeSize, "single_heights", s.state.SingleHeights)
 	}
 	return s
 }
@@ -97,7 +114,6 @@ func newSchedulerRun(ctx workflow.Context, c Chain, in types.SchedulerInput) *sc
 func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) {
 	cfg := s.ch.Settings.Scheduler
 	lctx := workflow.WithLocalActivityOptions(ctx, s.ch.Options.LocalActivity())
-	interval := time.Duration(float64(cfg.BatchSize) / cfg.RateLimit * float64(time.Second))
 	log := workflow.GetLogger(ctx)
 	for len(s.remaining) > 0 {
 		if s.thisRun >= uint64(cfg.ContinueAsNewAfter) {
@@ -107,6 +123,7 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 			if err := s.waitForRate(ctx); err != nil {
 				return types.SchedulerResult{}, err
 			}
+			s.drainSignals()
 			s.state.Runs++
 			log.Info("scheduler continues as new", "chain_id", s.chainID, "runs", s.state.Runs,
 				"scheduled", s.state.Scheduled, "remaining", chain.TotalLen(s.remaining), "buckets", s.state.Buckets)
@@ -114,24 +131,36 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 				ChainID: s.chainID, Head: s.head, Remaining: s.remaining, State: s.state,
 			})
 		}
-		batch, level := s.nextBatchRange(cfg.BatchSize)
+		batch, level, isRange := s.nextUnit()
 		if err := s.waitForWindow(ctx, lctx, batch.Len()); err != nil {
 			return types.SchedulerResult{}, err
 		}
 		if err := s.waitForRate(ctx); err != nil {
 			return types.SchedulerResult{}, err
 		}
-		var r types.StartIndexResult
-		err := s.untilDone(ctx, lctx, &r, a.StartIndex, types.StartIndexInput{
-			ChainID: s.chainID, Heights: batch.Descending(), Level: level, SkipIndexed: true,
-		})
+		starts := cfg.BatchSize // the seed's pace: a batch costs its full size
+		var err error
+		if isRange {
+			starts = 1
+			err = s.untilDone(ctx, lctx, nil, a.StartRange, types.StartRangeInput{
+				ChainID: s.chainID, Range: batch, Level: level,
+			})
+		} else {
+			var r types.StartIndexResult
+			err = s.untilDone(ctx, lctx, &r, a.StartIndex, types.StartIndexInput{
+				ChainID: s.chainID, Heights: batch.Descending(), Level: level, SkipIndexed: true,
+			})
+		}
 		if err != nil {
 			return types.SchedulerResult{}, err
 		}
-		// Only now, with the batch started, does it leave `remaining`: a
+		// Only now, with the work started, does it leave `remaining`: a
 		// failure above retries the same heights, never skips them.
 		s.take(batch, level)
-		s.nextBatch = s.nextBatch.Add(interval)
+		if isRange {
+			s.state.Ranges++
+		}
+		s.nextBatch = s.nextBatch.Add(s.interval(starts, batch.Len()))
 	}
 	// Keep owning the range until the started heights are indexed. The last
 	// batches are the oldest heights, so until they land the watermark stays
@@ -153,21 +182,57 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 	return types.SchedulerResult{Scheduled: s.state.Scheduled, Runs: s.state.Runs, Buckets: s.state.Buckets}, nil
 }
 
-// nextBatchRange is the next heights to start: from the top of the newest
-// remaining range, at most size, never crossing a level boundary.
-func (s *schedulerRun) nextBatchRange(size int) (chain.HeightRange, types.PriorityLevel) {
+// nextUnit is the next heights to start, from the top of the newest
+// remaining range, never crossing a level boundary: a batch of at most
+// batch_size single heights (isRange false) or, below the newest
+// single_heights heights in range mode, one range of at most range_size.
+func (s *schedulerRun) nextUnit() (chain.HeightRange, types.PriorityLevel, bool) {
 	top := s.remaining[len(s.remaining)-1]
+	size, floor, isRange := uint64(s.ch.Settings.Scheduler.BatchSize), uint64(0), false
+	if s.ranges() {
+		if sf := s.singleFloor(); top.To >= sf {
+			floor = sf // single heights down to the floor, not below
+		} else {
+			size, isRange = s.state.RangeSize, true
+		}
+	}
 	level := s.levelOf(top.To)
-	from := top.From
-	if top.To-top.From >= uint64(size) {
-		from = top.To - uint64(size) + 1
+	from := max(top.From, floor)
+	if top.To-from >= size {
+		from = top.To - size + 1
 	}
 	for _, sp := range s.spans {
 		if sp.Level == level && sp.Range.From > from && sp.Range.From <= top.To {
 			from = sp.Range.From
 		}
 	}
-	return chain.HeightRange{From: from, To: top.To}, level
+	return chain.HeightRange{From: from, To: top.To}, level, isRange
+}
+
+// ranges tells whether this scheduler indexes its backlog in ranges.
+func (s *schedulerRun) ranges() bool { return s.state.RangeSize > 0 }
+
+// singleFloor is the lowest of the newest single_heights heights below the
+// reference head (heights above the head are single too).
+func (s *schedulerRun) singleFloor() uint64 {
+	if s.head+1 < s.state.SingleHeights {
+		return 0
+	}
+	return s.head + 1 - s.state.SingleHeights
+}
+
+// interval is the pause that starting `starts` workflows over n heights
+// earns: rate_limit counts workflow starts per second, heights_per_second
+// (0: no cap) heights.
+func (s *schedulerRun) interval(starts int, n uint64) time.Duration {
+	// Rounded up, so that no window of one second holds more than the
+	// limits allow.
+	cfg := s.ch.Settings.Scheduler
+	d := time.Duration(math.Ceil(float64(starts) / cfg.RateLimit * float64(time.Second)))
+	if cfg.HeightsPerSecond > 0 {
+		d = max(d, time.Duration(math.Ceil(float64(n)/cfg.HeightsPerSecond*float64(time.Second))))
+	}
+	return d
 }
 
 func (s *schedulerRun) levelOf(h uint64) types.PriorityLevel {
@@ -215,74 +280,6 @@ func (s *schedulerRun) waitForRate(ctx workflow.Context) error {
 	return nil
 }
 
-// waitForWindow blocks while starting n more heights would put more than
-// max_in_flight started-but-unindexed heights on Temporal. The database is
-// the progress tracker: a started height leaves the window once indexed.
-func (s *schedulerRun) waitForWindow(ctx, lctx workflow.Context, n uint64) error {
-	limit := uint64(s.ch.Settings.Scheduler.MaxInFlight)
-	for s.state.InFlight+n > limit {
-		if err := s.refreshInFlight(lctx); err != nil {
-			return err
-		}
-		if s.state.InFlight+n <= limit {
-			return nil
-		}
-		if err := workflow.Sleep(ctx, windowPoll); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// drain waits, at most maxDrain, until every started height is indexed.
-func (s *schedulerRun) drain(ctx, lctx workflow.Context) error {
-	deadline := workflow.Now(ctx).Add(maxDrain)
-	for len(s.state.Pending) > 0 {
-		if err := s.refreshInFlight(lctx); err != nil {
-			return err
-		}
-		if len(s.state.Pending) == 0 {
-			return nil
-		}
-		if !workflow.Now(ctx).Before(deadline) {
-			workflow.GetLogger(ctx).Warn("scheduler finishing with heights still in flight",
-				"chain_id", s.chainID, "in_flight", s.state.InFlight, "waited", maxDrain)
-			return nil
-		}
-		if err := workflow.Sleep(ctx, windowPoll); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// refreshInFlight asks the database which pending heights are indexed and
-// drops the finished batches from the window.
-func (s *schedulerRun) refreshInFlight(lctx workflow.Context) error {
-	var indexed []uint64
-	err := s.untilDone(lctx, lctx, &indexed, a.CountIndexed, types.CountIndexedInput{
-		ChainID: s.chainID, Ranges: s.state.Pending,
-	})
-	if err != nil {
-		return err
-	}
-	var still []chain.HeightRange
-	s.state.InFlight = 0
-	for i, r := range s.state.Pending {
-		done := uint64(0)
-		if i < len(indexed) {
-			done = min(indexed[i], r.Len())
-		}
-		if done == r.Len() {
-			continue
-		}
-		still = append(still, r)
-		s.state.InFlight += r.Len() - done
-	}
-	s.state.Pending = still
-	return nil
-}
-
 func (s *schedulerRun) progress(ctx workflow.Context) types.SchedulerProgress {
 	elapsed := workflow.Now(ctx).Sub(s.began)
 	p := types.SchedulerProgress{
@@ -295,6 +292,8 @@ func (s *schedulerRun) progress(ctx workflow.Context) types.SchedulerProgress {
 		Runs:      s.state.Runs + 1,
 		InFlight:  s.state.InFlight,
 		Elapsed:   elapsed,
+		RangeSize: s.state.RangeSize,
+		Ranges:    s.state.Ranges,
 	}
 	if elapsed > 0 {
 		p.Rate = float64(s.thisRun) / elapsed.Seconds()

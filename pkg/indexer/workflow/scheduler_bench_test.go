@@ -41,3 +41,31 @@ func BenchmarkSchedulerSimulation(b *testing.B) {
 	b.ReportMetric(float64(wall.Nanoseconds())/float64(heights), "ns/height")
 	b.ReportMetric(float64(runs), "runs/op")
 }
+
+// BenchmarkRangeSchedulerSimulation is BenchmarkSchedulerSimulation with
+// ranges (range_size 1000, 64 single heights): a 1M-height catch-up, the
+// ranges indexed at once (CountIndexed says all done), so the figure is
+// the scheduler's own cost per height in the SDK's test environment.
+func BenchmarkRangeSchedulerSimulation(b *testing.B) {
+	const head = 1_000_000
+	wfs := newWorkflows(rangeConfig(nil))
+	in := types.SchedulerInput{ChainID: chainID, Head: head, Remaining: []chain.HeightRange{{From: 1, To: head}}}
+	var heights uint64
+	var wall time.Duration
+	runs := 0
+	for b.Loop() {
+		r := newRecorder(head)
+		r.descending = true
+		w := newRangeWorkers(1000, 0, false)
+		began := time.Now()
+		out := runScheduler(b, wfs, in, t0, r, schedOpts{hook: w.run(r), count: r.allIndexed})
+		wall += time.Since(began)
+		require.NoError(b, r.err)
+		require.Equal(b, uint64(head), r.total)
+		heights += r.total
+		runs = len(out.Runs)
+	}
+	b.ReportMetric(float64(heights)/wall.Seconds(), "heights/s")
+	b.ReportMetric(float64(wall.Nanoseconds())/float64(heights), "ns/height")
+	b.ReportMetric(float64(runs), "runs/op")
+}

@@ -1,6 +1,6 @@
 // Package workflow holds the indexer's workflows, one file each: HeadScan
-// (the periodic head check), IndexBlock (one height), and the catch-up
-// Scheduler and GapScan. Workflows are deterministic: all I/O goes through
+// (the periodic head check), IndexBlock (one height), IndexRange (a range
+// of backlog heights), and the catch-up Scheduler and GapScan. Workflows are deterministic: all I/O goes through
 // activities (pkg/indexer/activity), all time through the SDK.
 package workflow
 
@@ -39,6 +39,11 @@ type Settings struct {
 	BlockTime time.Duration
 	HeadScan  config.HeadScan
 	Scheduler config.Scheduler
+	// RangeTimeout and RangeHeartbeat are the IndexRange activity's
+	// start-to-close and heartbeat timeouts (index.range_timeout,
+	// index.range_heartbeat).
+	RangeTimeout   time.Duration
+	RangeHeartbeat time.Duration
 }
 
 // NewChain is the Chain of a configured chain with its Temporal options.
@@ -49,6 +54,9 @@ func NewChain(o temporal.Options, ch config.Chain) Chain {
 			BlockTime:   ch.BlockTime,
 			HeadScan:    ch.HeadScan,
 			Scheduler:   ch.Scheduler,
+
+			RangeTimeout:   ch.Index.RangeTimeout,
+			RangeHeartbeat: ch.Index.RangeHeartbeat,
 		},
 		Options: o,
 	}

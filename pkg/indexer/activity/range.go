@@ -1,0 +1,528 @@
+package activity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/metrics"
+	"github.com/tideline-dev/tideline/pkg/rpc"
+)
+
+// rangeFetcher reads many heights with one request (a JSON-RPC batch of
+// each height's block and receipts): rpc.FetchBlocks on the chain's client.
+// Every asked height gets a result, with its own error; one failing height
+// does not fail the others.
+type rangeFetcher func(ctx context.Context, heights []uint64) []rpc.BlockResult
+
+// fetcherFor is the chain's batch fetch (rpc.FetchBlocks: the client's
+// batch method, or FetchBlock per height for a client without one).
+func fetcherFor(c Chain) rangeFetcher {
+	return func(ctx context.Context, heights []uint64) []rpc.BlockResult {
+		return rpc.FetchBlocks(ctx, c.RPC, heights)
+	}
+}
+
+// RangeSettings tune the range activity (config index.*).
+type RangeSettings struct {
+	FetchBatch       int // heights per batch request (index.fetch_batch)
+	FetchConcurrency int // batch requests in flight per activity (index.fetch_concurrency)
+	WriteBatch       int // heights per bulk write (index.write_batch)
+}
+
+// How a range treats heights that fail. Within one attempt a height is
+// tried heightTries times (short backoff from triesBackoff). What still
+// fails is handed to its own IndexBlockWorkflow when it is plainly the
+// height's fault: a malformed answer, a block the node does not have, or
+// a write that fails while the other heights of its chunk are written.
+// Failures the activity cannot tell from an outage (transport errors,
+// a whole chunk's write) fail the attempt instead, and Temporal retries
+// the range: a node or database outage must not turn one range into a
+// thousand single-height workflows. Two bounds keep a range from retrying
+// forever on a few bad heights: up to handoffCap failures are always
+// handed off, and from attempt handoffAttempt on, so are any number of
+// height-specific ones once other heights of the range are indexed.
+const (
+	heightTries    = 3
+	triesBackoff   = 250 * time.Millisecond
+	handoffCap     = 8
+	handoffAttempt = 3
+)
+
+// IndexRange indexes the heights of a range that are not indexed yet. It
+// asks the database which those are, fetches them newest first in batch
+// requests (index.fetch_batch heights each, index.fetch_concurrency in
+// flight), and writes them in chunks of index.write_batch heights, one
+// bulk write each, fetching the next chunk while one is written. It
+// heartbeats its progress, so a retry (the database is asked again)
+// resumes where it was and counts what earlier attempts wrote. Heights
+// that keep failing come back in the result's Failed (see handoffCap).
+//
+// Ranges cover only heights at least scheduler.single_heights below the
+// head, which config validation keeps at or above the confirmation depth:
+// no reorganisation reaches them, so no reorg check is made here.
+func (a *Activities) IndexRange(ctx context.Context, in types.IndexRangeInput) (types.IndexRangeResult, error) {
+	c, err := a.chain(in.ChainID)
+	if err != nil {
+		return types.IndexRangeResult{}, err
+	}
+	if in.Range.From > in.Range.To {
+		return types.IndexRangeResult{}, fmt.Errorf("chain %s: range [%d, %d] is empty", in.ChainID, in.Range.From, in.Range.To)
+	}
+	began := time.Now()
+	info := activity.GetInfo(ctx)
+	r := &rangeRun{
+		a: a, chainID: in.ChainID, rg: in.Range, set: c.Range.withDefaults(),
+		fetch: fetcherFor(c),
+		log: a.logger(in.ChainID).With(zap.Uint64("from", in.Range.From), zap.Uint64("to", in.Range.To),
+			zap.Int32("attempt", info.Attempt)),
+		failed: map[uint64]heightFailure{},
+	}
+	if activity.HasHeartbeatDetails(ctx) {
+		// Only counters: which heights are done, the database says.
+		_ = activity.GetHeartbeatDetails(ctx, &r.prior)
+	}
+	stop := r.heartbeatEvery(ctx, heartbeatPeriod(info.HeartbeatTimeout))
+	res, err := r.run(ctx, info.Attempt)
+	stop()
+	a.Metrics.RangeDuration.WithLabelValues(in.ChainID).Observe(time.Since(began).Seconds())
+	if err != nil {
+		r.log.Warn("range attempt failed; Temporal retries it", zap.Error(err))
+		return types.IndexRangeResult{}, err
+	}
+	r.log.Info("range indexed", zap.Uint64("indexed", res.Indexed), zap.Uint64("skipped", res.Skipped),
+		zap.Int("failed", len(res.Failed)), zap.Duration("took", time.Since(began)))
+	return res, nil
+}
+
+// heartbeatPeriod heartbeats well within the timeout (the SDK batches
+// heartbeats anyway).
+func heartbeatPeriod(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		return 5 * time.Second
+	}
+	return max(timeout/4, 100*time.Millisecond)
+}
+
+func (s RangeSettings) withDefaults() RangeSettings {
+	if s.FetchBatch < 1 {
+		s.FetchBatch = 50
+	}
+	if s.FetchConcurrency < 1 {
+		s.FetchConcurrency = 4
+	}
+	if s.WriteBatch < 1 {
+		s.WriteBatch = 250
+	}
+	return s
+}
+
+// rangeRun is one attempt of a range activity.
+type rangeRun struct {
+	a       *Activities
+	chainID string
+	rg      chain.HeightRange
+	set     RangeSettings
+	fetch   rangeFetcher
+	log     *zap.Logger
+	prior   types.RangeProgress // earlier attempts, from the heartbeat
+
+	mu       sync.Mutex
+	progress types.RangeProgress // this attempt
+	failed   map[uint64]heightFailure
+}
+
+// heightFailure is why a height failed in this attempt; specific is true
+// when it is plainly the height's fault (see handoffCap).
+type heightFailure struct {
+	err      error
+	reason   string
+	specific bool
+}
+
+// chunkData is one chunk's fetched blocks, newest first.
+type chunkData struct {
+	blocks []*chain.BlockData
+}
+
+func (r *rangeRun) run(ctx context.Context, attempt int32) (types.IndexRangeResult, error) {
+	n := r.rg.Len()
+	missing, err := r.a.Store.MissingHeights(ctx, r.chainID, r.rg.From, r.rg.To, int(n))
+	if err != nil {
+		return types.IndexRangeResult{}, writeFailure(fmt.Sprintf("chain %s range [%d, %d]: indexed heights", r.chainID, r.rg.From, r.rg.To), err)
+	}
+	skipped := n - uint64(len(missing))
+	slices.Reverse(missing) // newest first, as the scheduler serves the backlog
+	if len(missing) > 0 {
+		if err := r.pipeline(ctx, missing); err != nil {
+			return types.IndexRangeResult{}, err
+		}
+	}
+	res := types.IndexRangeResult{
+		Indexed: r.prior.Indexed + r.progress.Indexed,
+		Txs:     r.prior.Txs + r.progress.Txs,
+		Logs:    r.prior.Logs + r.progress.Logs,
+		// What earlier attempts wrote is not "found indexed".
+		Skipped: skipped - min(skipped, r.prior.Indexed),
+	}
+	if len(r.failed) == 0 {
+		return res, nil
+	}
+	return r.handOff(res, attempt, skipped+r.progress.Indexed > 0)
+}
+
+// handOff decides, for the heights that failed, between handing them off
+// (in the result) and failing the attempt (see handoffCap).
+func (r *rangeRun) handOff(res types.IndexRangeResult, attempt int32, othersIndexed bool) (types.IndexRangeResult, error) {
+	hs := make([]uint64, 0, len(r.failed))
+	unspecific := 0
+	for h, f := range r.failed {
+		hs = append(hs, h)
+		if !f.specific {
+			unspecific++
+		}
+	}
+	slices.Sort(hs)
+	slices.Reverse(hs)
+	first := r.failed[hs[0]]
+	hand := false
+	switch {
+	case unspecific > 0:
+		// Indistinguishable from an outage: only a few, and only once
+		// the range was retried a few times.
+		hand = len(hs) <= handoffCap && attempt >= handoffAttempt
+	default:
+		hand = len(hs) <= handoffCap || (attempt >= handoffAttempt && othersIndexed)
+	}
+	if !hand {
+		msg := fmt.Sprintf("chain %s range [%d, %d]: %d heights failed (%d not plainly the height's fault), e.g. height %d: %v",
+			r.chainID, r.rg.From, r.rg.To, len(hs), unspecific, hs[0], first.err)
+		if first.reason == ErrTypeStorage {
+			return types.IndexRangeResult{}, writeFailure(msg, first.err)
+		}
+		return types.IndexRangeResult{}, fetchFailure(msg, first.err)
+	}
+	for _, h := range hs {
+		f := r.failed[h]
+		res.Failed = append(res.Failed, types.FailedHeight{Height: h, Reason: f.reason})
+		r.a.Metrics.RangeHandoffs.WithLabelValues(r.chainID, f.reason).Inc()
+		r.log.Error("height keeps failing; handed to its own IndexBlockWorkflow",
+			zap.Uint64("height", h), zap.String("reason", f.reason), zap.Error(f.err))
+	}
+	return res, nil
+}
+
+// pipeline fetches chunk k+1 while chunk k is written. A write error that
+// is not one height's fault ends the attempt; so does a chunk of which no
+// height could be fetched for reasons that look like an outage.
+func (r *rangeRun) pipeline(ctx context.Context, heights []uint64) error {
+	var chunks [][]uint64
+	for hs := heights; len(hs) > 0; {
+		k := min(len(hs), r.set.WriteBatch)
+		chunks = append(chunks, hs[:k])
+		hs = hs[k:]
+	}
+	sem := make(chan struct{}, r.set.FetchConcurrency)
+	// Unbuffered: the next chunk is fetched while one is written, and no
+	// more, so an activity holds at most two chunks of blocks.
+	fetched := make(chan chunkData)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(fetched)
+		for _, hs := range chunks {
+			began := time.Now()
+			cd, err := r.fetchChunk(gctx, sem, hs)
+			if err != nil {
+				return err
+			}
+			r.log.Debug("chunk fetched", zap.Int("heights", len(hs)), zap.Duration("took", time.Since(began)))
+			select {
+			case fetched <- cd:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		return nil
+	})
+	g.Go(func() error {
+		for cd := range fetched {
+			began := time.Now()
+			if err := r.writeChunk(gctx, cd.blocks); err != nil {
+				return err
+			}
+			r.log.Debug("chunk written", zap.Int("heights", len(cd.blocks)), zap.Duration("took", time.Since(began)))
+		}
+		return nil
+	})
+	return g.Wait()
+}
+
+// fetchChunk fetches a chunk's heights in batch requests, retrying failed
+// heights up to heightTries times. Heights that still fail are recorded;
+// the chunk's other blocks are returned newest first.
+func (r *rangeRun) fetchChunk(ctx context.Context, sem chan struct{}, heights []uint64) (chunkData, error) {
+	got := make(map[uint64]*chain.BlockData, len(heights))
+	errs := map[uint64]error{}
+	todo := heights
+	for try := 1; len(todo) > 0 && try <= heightTries; try++ {
+		if try > 1 {
+			if err := sleepCtx(ctx, triesBackoff<<(try-2)); err != nil {
+				return chunkData{}, err
+			}
+		}
+		results, err := r.fetchBatches(ctx, sem, todo)
+		if err != nil {
+			return chunkData{}, err
+		}
+		todo = todo[:0:0]
+		for _, res := range results {
+			if res.Err != nil {
+				errs[res.Height] = res.Err
+				todo = append(todo, res.Height)
+				r.a.Metrics.IndexErrors.WithLabelValues(r.chainID, stageFetch).Inc()
+				continue
+			}
+			delete(errs, res.Height)
+			got[res.Height] = res.Data
+		}
+	}
+	if len(got) == 0 && len(errs) > 0 {
+		// Nothing of the chunk came back: an outage unless every error is
+		// the height's own (then they are handed off like any other).
+		for _, h := range heights {
+			if e := errs[h]; !heightSpecific(e) {
+				return chunkData{}, fetchFailure(fmt.Sprintf("chain %s range [%d, %d]: no height of chunk [%d, %d] could be fetched, e.g. height %d",
+					r.chainID, r.rg.From, r.rg.To, heights[len(heights)-1], heights[0], h), e)
+			}
+		}
+	}
+	r.mu.Lock()
+	for h, e := range errs {
+		r.failed[h] = heightFailure{err: e, reason: fetchReason(e), specific: heightSpecific(e)}
+	}
+	r.mu.Unlock()
+	var cd chunkData
+	for _, h := range heights {
+		if d, ok := got[h]; ok {
+			cd.blocks = append(cd.blocks, d)
+		}
+	}
+	return cd, nil
+}
+
+// fetchBatches asks for heights in requests of FetchBatch heights, at most
+// FetchConcurrency in flight (sem is shared by the whole attempt). Every
+// height gets one result; an answer for the wrong height is malformed.
+func (r *rangeRun) fetchBatches(ctx context.Context, sem chan struct{}, heights []uint64) ([]rpc.BlockResult, error) {
+	var mu sync.Mutex
+	out := make([]rpc.BlockResult, 0, len(heights))
+	var wg sync.WaitGroup
+	for hs := heights; len(hs) > 0; {
+		k := min(len(hs), r.set.FetchBatch)
+		batch := hs[:k]
+		hs = hs[k:]
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return nil, ctx.Err()
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			res := checkBatch(batch, r.fetch(ctx, batch))
+			mu.Lock()
+			out = append(out, res...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// checkBatch matches a batch's results to the heights asked: a missing,
+// extra or mismatched answer is a malformed one for that height.
+func checkBatch(asked []uint64, got []rpc.BlockResult) []rpc.BlockResult {
+	byHeight := make(map[uint64]rpc.BlockResult, len(got))
+	for _, g := range got {
+		byHeight[g.Height] = g
+	}
+	out := make([]rpc.BlockResult, len(asked))
+	for i, h := range asked {
+		g, ok := byHeight[h]
+		switch {
+		case !ok:
+			g = rpc.BlockResult{Height: h, Err: &rpc.MalformedError{Method: "batch", Height: h, Field: "(answer)", Reason: "no answer for this height"}}
+		case g.Err == nil && g.Data == nil:
+			g.Err = &rpc.MalformedError{Method: "batch", Height: h, Field: "(answer)", Reason: "empty answer"}
+		case g.Err == nil && g.Data.Block.Number != h:
+			g = rpc.BlockResult{Height: h, Err: &rpc.MalformedError{Method: "batch", Height: h, Field: "number",
+				Reason: fmt.Sprintf("got block %d", g.Data.Block.Number)}}
+		}
+		out[i] = g
+	}
+	return out
+}
+
+// writeChunk writes a chunk with one bulk write (storage.WriteBlocks: one
+// insert per table, the indexed marks last), retried heightTries
+// times. If it still fails, the chunk is split in halves, recursively, to
+// isolate the heights at fault: a height whose write fails while another
+// of the chunk is written is recorded as failed (its own fault). If no
+// height of the chunk can be written, the database is down: the attempt
+// fails.
+func (r *rangeRun) writeChunk(ctx context.Context, blocks []*chain.BlockData) error {
+	if len(blocks) == 0 {
+		return nil
+	}
+	var err error
+	for try := 1; try <= heightTries; try++ {
+		if try > 1 {
+			if err := sleepCtx(ctx, triesBackoff<<(try-2)); err != nil {
+				return err
+			}
+		}
+		if err = r.a.Store.WriteBlocks(ctx, r.chainID, blocks); err == nil {
+			r.written(blocks)
+			return nil
+		}
+		r.a.Metrics.IndexErrors.WithLabelValues(r.chainID, stageWrite).Inc()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if len(blocks) == 1 {
+		return writeFailure(fmt.Sprintf("chain %s range [%d, %d]: write height %d", r.chainID, r.rg.From, r.rg.To, blocks[0].Block.Number), err)
+	}
+	bad := map[uint64]error{}
+	wrote := r.bisect(ctx, blocks, bad)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if wrote == 0 {
+		return writeFailure(fmt.Sprintf("chain %s range [%d, %d]: no height of chunk [%d, %d] could be written",
+			r.chainID, r.rg.From, r.rg.To, blocks[len(blocks)-1].Block.Number, blocks[0].Block.Number), err)
+	}
+	r.mu.Lock()
+	for h, e := range bad {
+		r.failed[h] = heightFailure{err: e, reason: ErrTypeStorage, specific: true}
+	}
+	r.mu.Unlock()
+	return nil
+}
+
+// bisect writes blocks in halves until each failing write is one height;
+// it returns how many heights it wrote and records the failing ones.
+func (r *rangeRun) bisect(ctx context.Context, blocks []*chain.BlockData, bad map[uint64]error) int {
+	if ctx.Err() != nil {
+		return 0
+	}
+	if err := r.a.Store.WriteBlocks(ctx, r.chainID, blocks); err == nil {
+		r.written(blocks)
+		return len(blocks)
+	} else if len(blocks) == 1 {
+		bad[blocks[0].Block.Number] = err
+		return 0
+	}
+	mid := len(blocks) / 2
+	return r.bisect(ctx, blocks[:mid], bad) + r.bisect(ctx, blocks[mid:], bad)
+}
+
+// written counts a written chunk.
+func (r *rangeRun) written(blocks []*chain.BlockData) {
+	var txs, logs uint64
+	for _, b := range blocks {
+		txs += uint64(len(b.Transactions))
+		logs += uint64(len(b.Logs))
+	}
+	n := float64(len(blocks))
+	m := r.a.Metrics
+	m.BlocksIndexed.WithLabelValues(r.chainID).Add(n)
+	m.HeightsIndexed.WithLabelValues(r.chainID, metrics.ModeRange).Add(n)
+	m.TxsIndexed.WithLabelValues(r.chainID).Add(float64(txs))
+	m.LogsIndexed.WithLabelValues(r.chainID).Add(float64(logs))
+	r.mu.Lock()
+	r.progress.Indexed += uint64(len(blocks))
+	r.progress.Txs += txs
+	r.progress.Logs += logs
+	r.mu.Unlock()
+}
+
+// heartbeatEvery records the progress (earlier attempts included) every
+// period until stop is called, and once more then.
+func (r *rangeRun) heartbeatEvery(ctx context.Context, period time.Duration) (stop func()) {
+	beat := func() {
+		r.mu.Lock()
+		p := types.RangeProgress{
+			Indexed: r.prior.Indexed + r.progress.Indexed,
+			Txs:     r.prior.Txs + r.progress.Txs,
+			Logs:    r.prior.Logs + r.progress.Logs,
+		}
+		r.mu.Unlock()
+		activity.RecordHeartbeat(ctx, p)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				beat()
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+		beat()
+	}
+}
+
+// heightSpecific tells a failure that is the height's own (the node's
+// answer for it is malformed, or it has no such block) from one that may
+// be an outage.
+func heightSpecific(err error) bool {
+	var malformed *rpc.MalformedError
+	return errors.As(err, &malformed) || errors.Is(err, rpc.ErrBlockNotFound)
+}
+
+// fetchReason is the error type a fetch failure is handed off with.
+func fetchReason(err error) string {
+	var malformed *rpc.MalformedError
+	switch {
+	case errors.As(err, &malformed):
+		return ErrTypeMalformedResponse
+	case errors.Is(err, rpc.ErrBlockNotFound):
+		return ErrTypeBlockNotFound
+	default:
+		return ErrTypeRPC
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

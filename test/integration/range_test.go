@@ -1,0 +1,282 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/indexer/activity"
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
+
+// rangeConfig is catchupConfig with ranges on: range_size heights per
+// IndexRange, the newest 64 heights one workflow each, a window of four
+// ranges.
+func rangeConfig(chainID, url string, rangeSize int) *config.Config {
+	cfg := catchupConfig(chainID, url, 1000, 300, 4*rangeSize)
+	ch := cfg.Chains[chainID]
+	ch.Scheduler.RangeSize = rangeSize
+	ch.Scheduler.SingleHeights = 64
+	ch.Scheduler.ContinueAsNewAfter = 2000
+	ch.Index.RangeConcurrency = 2
+	ch.Index.RangeHeartbeat = 10 * time.Second
+	ch.Index.RangeTimeout = time.Minute
+	cfg.Chains[chainID] = ch
+	return cfg
+}
+
+// workflowsOf lists a chain's workflows of one type.
+func workflowsOf(t *testing.T, tc client.Client, chainID, workflowType string) []recordedRun {
+	t.Helper()
+	return listRuns(t, tc, fmt.Sprintf("WorkflowType = '%s' AND WorkflowId STARTS_WITH '%s:'", workflowType, chainID))
+}
+
+// rangeResult reads a completed IndexRange's result.
+func rangeResult(t *testing.T, tc client.Client, r recordedRun) types.IndexRangeWorkflowResult {
+	t.Helper()
+	var res types.IndexRangeWorkflowResult
+	require.NoError(t, tc.GetWorkflow(context.Background(), r.id, r.run).Get(context.Background(), &res))
+	return res
+}
+
+// A backlog of 2,000 heights on anvil, range_size 500: HeadScan starts the
+// scheduler, which starts IndexBlock workflows for the newest 64 heights and
+// IndexRange workflows for the rest (never across a bucket: one-minute
+// blocks make a day 1,440 heights). Every height lands exactly once, equal
+// to the node; every range is one workflow that wrote its heights.
+func TestRangeCatchupLandsEveryHeightOnce(t *testing.T) {
+	const chainID = "it-range"
+	node, head := catchupBacklog(t, chainID, 2000)
+	store := openStore(t)
+	tc := temporalClient(t)
+	cfg := rangeConfig(chainID, node.HTTPURL, 500)
+	began := time.Now()
+	runWorker(t, cfg)
+	deleteSchedulesAtEnd(t, tc, chainID)
+
+	waitCaughtUp(t, store, tc, chainID, head, 3*time.Minute)
+	elapsed := time.Since(began)
+	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
+	waitFor(t, time.Minute, "scheduler finished", func() (bool, string) {
+		s := schedulerStatus(t, tc, chainID)
+		return s == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, s.String()
+	})
+
+	// The plan: 64 single heights, then ranges of at most 500 within
+	// buckets, covering [0, head-64] exactly once.
+	singles := workflowsOf(t, tc, chainID, temporal.IndexBlockWorkflow)
+	require.Len(t, singles, 64, "single-height workflows")
+	for _, r := range singles {
+		var h uint64
+		_, err := fmt.Sscanf(strings.TrimPrefix(r.id, chainID+":index:"), "%d", &h)
+		require.NoError(t, err)
+		require.Greater(t, h, head-64, "single-height workflow %s below the newest 64", r.id)
+	}
+	ranges := workflowsOf(t, tc, chainID, temporal.IndexRangeWorkflow)
+	var covered, written uint64
+	var spans []chain.HeightRange
+	for _, r := range ranges {
+		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, r.status, r.id)
+		var from, to uint64
+		_, err := fmt.Sscanf(strings.TrimPrefix(r.id, chainID+":range:"), "%d-%d", &from, &to)
+		require.NoError(t, err, r.id)
+		require.LessOrEqual(t, to-from+1, uint64(500), r.id)
+		require.Equal(t, types.LevelForAge(head, to, time.Minute), types.LevelForAge(head, from, time.Minute), "%s crosses a bucket", r.id)
+		res := rangeResult(t, tc, r)
+		require.Empty(t, res.Failed, r.id)
+		covered += to - from + 1
+		written += res.Indexed
+		spans = append(spans, chain.HeightRange{From: from, To: to})
+	}
+	require.Equal(t, head+1-64, covered, "heights covered by ranges")
+	require.Equal(t, covered, written, "heights written by ranges")
+	sort.Slice(spans, func(i, j int) bool { return spans[i].From < spans[j].From })
+	for i := 1; i < len(spans); i++ {
+		require.Greater(t, spans[i].From, spans[i-1].To, "ranges %v and %v overlap", spans[i-1], spans[i])
+	}
+
+	p, err := lastSchedulerResult(tc, chainID)
+	require.NoError(t, err)
+	require.Equal(t, head+1, p.Scheduled)
+	t.Logf("range catch-up of %d heights: %s end to end, %.1f heights/s; %d ranges, %d single heights",
+		head+1, elapsed.Round(time.Millisecond), float64(head+1)/elapsed.Seconds(), len(ranges), len(singles))
+}
+
+// poisonProxy forwards JSON-RPC to a node, single calls and batches alike,
+// but answers eth_getBlockByNumber for one height with a malformed block
+// (a hash that is not hex) until healed.
+type poisonProxy struct {
+	target   string
+	height   uint64
+	healed   atomic.Bool
+	poisoned atomic.Int64
+}
+
+type rpcMessage struct {
+	JSONRPC string          `json:"jsonrpc,omitempty"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  []any           `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   json.RawMessage `json:"error,omitempty"`
+}
+
+func (p *poisonProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	resp, err := http.Post(p.target, "application/json", bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	if !p.healed.Load() {
+		answer = p.poison(body, answer)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(answer)
+}
+
+// poison rewrites the answer to the poisoned height's eth_getBlockByNumber.
+func (p *poisonProxy) poison(req, answer []byte) []byte {
+	batch := len(bytes.TrimSpace(req)) > 0 && bytes.TrimSpace(req)[0] == '['
+	var calls, results []rpcMessage
+	if batch {
+		if json.Unmarshal(req, &calls) != nil || json.Unmarshal(answer, &results) != nil {
+			return answer
+		}
+	} else {
+		var c, r rpcMessage
+		if json.Unmarshal(req, &c) != nil || json.Unmarshal(answer, &r) != nil {
+			return answer
+		}
+		calls, results = []rpcMessage{c}, []rpcMessage{r}
+	}
+	target := map[string]bool{}
+	for _, c := range calls {
+		if c.Method == "eth_getBlockByNumber" && len(c.Params) > 0 && c.Params[0] == hexutil.EncodeUint64(p.height) {
+			target[string(c.ID)] = true
+		}
+	}
+	if len(target) == 0 {
+		return answer
+	}
+	for i := range results {
+		if target[string(results[i].ID)] {
+			results[i].Result = json.RawMessage(fmt.Sprintf(
+				`{"number":"%s","hash":"0xnothex","parentHash":"0x00","timestamp":"0x1","transactions":[]}`,
+				hexutil.EncodeUint64(p.height)))
+			results[i].Error = nil
+			p.poisoned.Add(1)
+		}
+	}
+	var out []byte
+	if batch {
+		out, _ = json.Marshal(results)
+	} else {
+		out, _ = json.Marshal(results[0])
+	}
+	return out
+}
+
+// lastSchedulerResult is the result of the chain's finished scheduler.
+func lastSchedulerResult(tc client.Client, chainID string) (types.SchedulerResult, error) {
+	var res types.SchedulerResult
+	err := tc.GetWorkflow(context.Background(), temporal.SchedulerID(chainID), "").Get(context.Background(), &res)
+	return res, err
+}
+
+// A range with one poisoned height (the proxy answers malformed for it
+// until healed): the rest of the range lands, the range hands the height
+// to its own IndexBlock workflow, which fails with MalformedResponse until
+// the node heals and then lands it. Nothing is skipped or stored twice.
+func TestRangePoisonedHeightGetsItsOwnWorkflow(t *testing.T) {
+	const chainID = "it-range-poison"
+	const poisoned = 700
+	node, head := catchupBacklog(t, chainID, 1000)
+	proxy := &poisonProxy{target: node.HTTPURL, height: poisoned}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	store := openStore(t)
+	tc := temporalClient(t)
+	runWorker(t, rangeConfig(chainID, srv.URL, 500))
+	deleteSchedulesAtEnd(t, tc, chainID)
+
+	// Everything but the poisoned height lands.
+	waitFor(t, 3*time.Minute, "all heights but the poisoned one indexed", func() (bool, string) {
+		n, err := store.CountIndexed(context.Background(), chainID, []chain.HeightRange{{From: 0, To: head}})
+		if err != nil {
+			return false, err.Error()
+		}
+		return n[0] == head, fmt.Sprintf("indexed=%d of %d", n[0], head+1)
+	})
+	missing, err := store.MissingHeights(context.Background(), chainID, 0, head, 10)
+	require.NoError(t, err)
+	require.Equal(t, []uint64{poisoned}, missing)
+
+	// Its range completed and handed it off.
+	var handing recordedRun
+	for _, r := range workflowsOf(t, tc, chainID, temporal.IndexRangeWorkflow) {
+		var from, to uint64
+		_, err := fmt.Sscanf(strings.TrimPrefix(r.id, chainID+":range:"), "%d-%d", &from, &to)
+		require.NoError(t, err)
+		if from <= poisoned && poisoned <= to {
+			handing = r
+		}
+	}
+	require.NotEmpty(t, handing.id, "no range holds the poisoned height")
+	waitFor(t, time.Minute, "the poisoned height's range completed", func() (bool, string) {
+		d, err := tc.DescribeWorkflowExecution(context.Background(), handing.id, "")
+		require.NoError(t, err)
+		s := d.GetWorkflowExecutionInfo().GetStatus()
+		return s == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, s.String()
+	})
+	res := rangeResult(t, tc, handing)
+	require.Equal(t, []types.FailedHeight{{Height: poisoned, Reason: activity.ErrTypeMalformedResponse}}, res.Failed)
+	require.Equal(t, 1, res.HandedOff)
+
+	// Its own workflow runs and fails, typed, until the node heals.
+	id := temporal.IndexBlockID(chainID, poisoned)
+	waitFor(t, time.Minute, "the poisoned height's workflow retries", func() (bool, string) {
+		d, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, pa := range d.GetPendingActivities() {
+			if pa.GetAttempt() >= 2 && pa.GetLastFailure().GetApplicationFailureInfo().GetType() == activity.ErrTypeMalformedResponse {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d pending activities", len(d.GetPendingActivities()))
+	})
+	require.Positive(t, proxy.poisoned.Load())
+	proxy.healed.Store(true)
+	waitIndexed(t, store, chainID, head, 2*time.Minute)
+	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
+}
