@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -157,8 +158,13 @@ func TestTimeoutHoldsUntilTheClientGivesUp(t *testing.T) {
 		}
 		done <- err
 	}()
+	// Wait (bounded) for the held request to arrive before closing.
+	deadline := time.Now().Add(10 * time.Second)
 	for s.Stats().Timeouts < 2 {
-		time.Sleep(time.Millisecond) // waiting for the request to arrive, not for a result
+		if time.Now().After(deadline) {
+			t.Fatal("the second request never reached the chain")
+		}
+		runtime.Gosched()
 	}
 	_ = s.Close()
 	select {
