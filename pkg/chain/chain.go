@@ -6,7 +6,9 @@ package chain
 
 // Block is one block header as stored. Hex values (hashes, addresses) are
 // 0x-prefixed lower case; big integers (wei amounts) are base-10 strings so
-// that nothing is lost in a 64-bit column.
+// that nothing is lost in a 64-bit column. The Raw fields of this package
+// hold what the other fields do not: a node's object is its fields plus its
+// Raw (pkg/rpc/columns.go says which keys are left out).
 type Block struct {
 	Number        uint64
 	Hash          string
@@ -19,8 +21,9 @@ type Block struct {
 	Size          uint64
 	TxCount       uint32
 	LogCount      uint32
-	// Raw is the node's block object with "transactions" reduced to the
-	// list of transaction hashes (the full transactions are stored apart).
+	// Raw is the rest of the node's block object: every key without a
+	// field here (roots, bloom, extra data, withdrawals…). The
+	// transactions are stored apart.
 	Raw []byte
 }
 
@@ -42,8 +45,8 @@ type Transaction struct {
 	EffectiveGasPrice string // decimal wei from the receipt, "" if absent
 	ContractAddress   string // from the receipt, "" if none
 	LogCount          uint32
-	Raw               []byte // the node's transaction object, verbatim
-	ReceiptRaw        []byte // the node's receipt object without "logs"
+	Raw               []byte // the rest of the node's transaction object (calldata, signature…)
+	ReceiptRaw        []byte // the rest of the receipt (cumulative gas, a bloom its logs do not make…)
 }
 
 // Log is one event log emitted in a block.
@@ -56,7 +59,7 @@ type Log struct {
 	Address     string
 	Topics      []string
 	Data        string // 0x-hex
-	Raw         []byte // the node's log object, verbatim
+	Raw         []byte // the rest of the node's log object ("removed", unknown keys)
 }
 
 // BlockData is everything indexed for one height; it is written as a unit.

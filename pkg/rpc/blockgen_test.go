@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
 )
 
 // genOptions shapes a generated node answer. The zero value renders what
@@ -94,13 +98,18 @@ func genBlock(height uint64, seed uint64, o genOptions) (block, receipts []byte)
 		used := 21000 + g.r.Uint64N(200000)
 		gasUsed += used
 		logs := make([]string, o.LogsPerTx)
+		var bloom types.Bloom
 		for j := range logs {
 			topics := make([]string, 1+g.r.IntN(3))
 			for k := range topics {
-				topics[k] = str(g.hash())
+				h := g.hash()
+				bloom.Add(common.FromHex(h))
+				topics[k] = str(h)
 			}
+			address := g.addr()
+			bloom.Add(common.FromHex(address))
 			logs[j] = g.object([]kv{
-				{"address", str(g.addr())}, {"topics", "[" + strings.Join(topics, ",") + "]"},
+				{"address", str(address)}, {"topics", "[" + strings.Join(topics, ",") + "]"},
 				{"data", str(g.hex(32 * g.r.IntN(3)))}, {"blockNumber", str(num)},
 				{"transactionHash", str(info.hash)}, {"transactionIndex", str(quantity(uint64(i)))},
 				{"blockHash", str(blockHash)}, {"blockTimestamp", str(quantity(1.7e9 + height))},
@@ -114,7 +123,7 @@ func genBlock(height uint64, seed uint64, o genOptions) (block, receipts []byte)
 			{"cumulativeGasUsed", str(quantity(gasUsed))},
 			{"effectiveGasPrice", str(quantity(1e9 + g.r.Uint64N(1e10)))},
 			{"from", str(info.from)}, {"gasUsed", str(quantity(used))},
-			{"logs", "[" + strings.Join(logs, ",") + "]"}, {"logsBloom", str(g.hex(256))},
+			{"logs", "[" + strings.Join(logs, ",") + "]"}, {"logsBloom", str(g.receiptBloom(i, bloom))},
 		}
 		if g.odd && i%8 == 6 {
 			fields = append(fields, kv{"root", str(g.hash())}) // pre-Byzantium
@@ -243,4 +252,17 @@ func (g *gen) space(sep string) string {
 	}
 	ws := []string{" ", "\n", "\t", "\r\n  "}
 	return ws[g.r.IntN(len(ws))] + sep + ws[g.r.IntN(len(ws))]
+}
+
+// receiptBloom is the receipt's real bloom for most receipts (upper case in
+// odd blocks), and for every third one random bytes no log set makes.
+func (g *gen) receiptBloom(i int, b types.Bloom) string {
+	if i%3 == 2 {
+		return g.hex(256)
+	}
+	h := hexutil.Encode(b.Bytes())
+	if g.odd {
+		return "0x" + strings.ToUpper(h[2:])
+	}
+	return h
 }

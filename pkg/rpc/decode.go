@@ -21,12 +21,12 @@ import (
 // client unmarshals every response with encoding/json), so the walk only
 // has to find values, not to validate the syntax again.
 //
-// Raw bytes are kept exactly as the encoding/json based decoder made them,
-// so that a block decoded before and after this change is stored the same:
-// transaction and log objects verbatim, block and receipt objects re-encoded
-// as encoding/json encodes a map[string]json.RawMessage (keys sorted,
-// values compacted and HTML-escaped, the last of repeated keys kept).
-// TestDecoderMatchesEncodingJSON checks this on many generated blocks.
+// Raw fields keep the node's objects without the keys the columns hold
+// (columns.go), re-encoded as encoding/json encodes a
+// map[string]json.RawMessage (keys sorted, values compacted and
+// HTML-escaped, the last of repeated keys kept). TestDecoderMatchesEncodingJSON
+// checks the decoder against the encoding/json based one it replaced on
+// many generated blocks.
 
 const (
 	hashLen    = 32
@@ -82,11 +82,10 @@ func (d decoder) objectInto(path where, raw []byte, buf []member, a *arena) (obj
 }
 
 // decodeBlock decodes an eth_getBlockByNumber(height, true) answer that is
-// not null. The transactions' Raw fields are slices of raw, which must not
-// be modified afterwards.
+// not null.
 func (d decoder) decodeBlock(raw json.RawMessage) (*chain.BlockData, error) {
-	// Strings and the block's own Raw take a fraction of the answer.
-	a := newArena(len(raw)/4 + 1024)
+	// Strings and the Raw fields take most of the answer.
+	a := newArena(len(raw)*3/4 + 1024)
 	o, err := d.objectInto(where{}, raw, make([]member, 0, 32), a)
 	if err != nil {
 		return nil, err
@@ -127,22 +126,13 @@ func (d decoder) decodeBlock(raw json.RawMessage) (*chain.BlockData, error) {
 		return nil, err
 	}
 	txs := make([]chain.Transaction, len(rawTxs))
-	// Raw lists the transaction hashes in place of the transactions, as
-	// encoding/json renders a []string.
-	hashes := make([]byte, 0, 2+len(rawTxs)*(2*hashLen+5))
-	hashes = append(hashes, '[')
 	buf := make([]member, 0, 32)
 	for i, rt := range rawTxs {
 		if buf, err = d.decodeTransaction(&b, i, rt, &txs[i], buf, a); err != nil {
 			return nil, err
 		}
-		if i > 0 {
-			hashes = append(hashes, ',')
-		}
-		hashes = append(append(append(hashes, '"'), txs[i].Hash...), '"')
 	}
-	hashes = append(hashes, ']')
-	if b.Raw, err = o.without("transactions", hashes); err != nil {
+	if b.Raw, err = o.rest(blockColumnKeys, ""); err != nil {
 		return nil, err
 	}
 	b.TxCount = uint32(len(txs))
@@ -206,13 +196,14 @@ func (d decoder) decodeTransaction(b *chain.Block, i int, raw json.RawMessage, t
 	if tx.GasPrice, err = o.optBigQuantity("gasPrice"); err != nil {
 		return buf, err
 	}
-	tx.Raw = verbatim(raw)
+	if tx.Raw, err = o.rest(txColumnKeys, ""); err != nil {
+		return buf, err
+	}
 	return buf, nil
 }
 
 // decodeReceipts decodes an eth_getBlockReceipts answer that is not null
-// and applies it to data (see applyReceipts). The logs' Raw fields are
-// slices of raw, which must not be modified afterwards.
+// and applies it to data (see applyReceipts).
 func (d decoder) decodeReceipts(data *chain.BlockData, raw json.RawMessage) error {
 	receipts, err := elements(raw, nil)
 	if err != nil {
@@ -223,7 +214,7 @@ func (d decoder) decodeReceipts(data *chain.BlockData, raw json.RawMessage) erro
 
 // applyReceipts checks receipts (one per transaction, in block order) against
 // data and fills the receipt fields and logs. data is left untouched when an
-// error is returned. The logs' Raw fields are slices of receipts.
+// error is returned.
 func (d decoder) applyReceipts(data *chain.BlockData, receipts []json.RawMessage) error {
 	size := 0
 	for _, r := range receipts {
@@ -278,6 +269,23 @@ func (d decoder) applyReceiptsSized(data *chain.BlockData, receipts []json.RawMe
 		} else if ok && idx != uint64(i) {
 			return o.malformed("transactionIndex", "%d at position %d", idx, i)
 		}
+		// A receipt restates its transaction's parties and type; Raw
+		// leaves them out, so they must agree.
+		if h, err := o.hexMismatch("from", addressLen, false, tx.From); err != nil {
+			return err
+		} else if h != "" {
+			return o.malformed("from", "%s, but transaction %s is from %s", h, tx.Hash, tx.From)
+		}
+		if h, err := o.hexMismatch("to", addressLen, false, tx.To); err != nil {
+			return err
+		} else if h != "" {
+			return o.malformed("to", "%s, but transaction %s is to %q", h, tx.Hash, tx.To)
+		}
+		if typ, ok, err := o.optQuantity("type"); err != nil {
+			return err
+		} else if ok && typ != tx.Type {
+			return o.malformed("type", "%d, but transaction %s has type %d", typ, tx.Hash, tx.Type)
+		}
 		status, ok, err := o.optQuantity("status")
 		switch {
 		case err != nil:
@@ -305,6 +313,7 @@ func (d decoder) applyReceiptsSized(data *chain.BlockData, receipts []json.RawMe
 		if rawLogs, err = o.array("logs", rawLogs); err != nil {
 			return err
 		}
+		firstLog := len(logs)
 		if logs == nil && len(rawLogs) > 0 {
 			// Receipts usually carry alike numbers of logs: one allocation
 			// for the block in the common case.
@@ -326,7 +335,11 @@ func (d decoder) applyReceiptsSized(data *chain.BlockData, receipts []json.RawMe
 			logs = append(logs, l)
 		}
 		tx.LogCount = uint32(len(rawLogs))
-		if tx.ReceiptRaw, err = o.without("logs", nil); err != nil {
+		derived, err := o.bloomOf(logs[firstLog:])
+		if err != nil {
+			return err
+		}
+		if tx.ReceiptRaw, err = o.rest(receiptColumnKeys, derived); err != nil {
 			return err
 		}
 	}
@@ -360,6 +373,11 @@ func (d decoder) decodeLog(data *chain.BlockData, tx *chain.Transaction, path wh
 		return buf, topicBuf, err
 	} else if ok && n != data.Block.Number {
 		return buf, topicBuf, o.malformed("blockNumber", "%d, but the block is %d", n, data.Block.Number)
+	}
+	if n, ok, err := o.optQuantity("transactionIndex"); err != nil {
+		return buf, topicBuf, err
+	} else if ok && n != uint64(tx.Index) {
+		return buf, topicBuf, o.malformed("transactionIndex", "%d in the receipt of transaction %d", n, tx.Index)
 	}
 	idx, err := o.quantity("logIndex")
 	if err != nil {
@@ -399,6 +417,8 @@ func (d decoder) decodeLog(data *chain.BlockData, tx *chain.Transaction, path wh
 	if l.Data, err = o.hexBytes("data", anyLen); err != nil {
 		return buf, topicBuf, err
 	}
-	l.Raw = verbatim(raw)
+	if l.Raw, err = o.rest(logColumnKeys, ""); err != nil {
+		return buf, topicBuf, err
+	}
 	return buf, topicBuf, nil
 }

@@ -39,7 +39,7 @@ func oldDecodeFull(height uint64, block, receipts []byte) (*chain.BlockData, err
 // value) so that the errors are compared too.
 func TestDecoderMatchesEncodingJSON(t *testing.T) {
 	const blocks = 600
-	var decoded, malformed int
+	var decoded, malformed, bloomKept, bloomDerived int
 	for i := range blocks {
 		height := uint64(1000 + i)
 		opts := genOptions{Txs: i % 23, LogsPerTx: i % 4, Odd: i%3 != 0}
@@ -66,10 +66,20 @@ func TestDecoderMatchesEncodingJSON(t *testing.T) {
 		require.NoError(t, gotErr, name)
 		require.Equal(t, want, got, name)
 		decoded++
+		for _, tx := range got.Transactions {
+			if bytes.Contains(tx.ReceiptRaw, []byte(`"logsBloom"`)) {
+				bloomKept++
+			} else {
+				bloomDerived++
+			}
+		}
 	}
-	// Both outcomes must have been exercised, or the comparison is hollow.
+	// Both outcomes must have been exercised, or the comparison is hollow;
+	// so must both ways of storing a receipt's bloom.
 	require.Greater(t, decoded, blocks/3)
 	require.Greater(t, malformed, blocks/10)
+	require.Greater(t, bloomKept, 100)
+	require.Greater(t, bloomDerived, 100)
 }
 
 // breakOne damages one string value of a JSON text, keeping it valid JSON.

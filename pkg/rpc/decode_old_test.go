@@ -12,6 +12,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+
 	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
@@ -182,21 +186,19 @@ func (o oldObject) array(key string) ([]json.RawMessage, error) {
 	return a, nil
 }
 
-// without re-encodes the oldObject minus key. Values stay byte-for-byte what
-// the node sent; only the key order changes (sorted).
-func (o oldObject) without(key string, replacement any) ([]byte, error) {
-	m := make(map[string]any, len(o.m))
+// rest re-encodes the oldObject minus the keys in omit (columns.go) and
+// alsoOmit. Values
+// stay what the node sent; only the key order changes (sorted).
+func (o oldObject) rest(omit keySet, alsoOmit string) ([]byte, error) {
+	m := make(map[string]json.RawMessage, len(o.m))
 	for k, v := range o.m {
-		m[k] = v
-	}
-	if replacement == nil {
-		delete(m, key)
-	} else {
-		m[key] = replacement
+		if _, drop := omit[k]; !drop && k != alsoOmit {
+			m[k] = v
+		}
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
-		return nil, o.malformed(key, "re-encoding the object: %v", err)
+		return nil, o.malformed("", "re-encoding the object: %v", err)
 	}
 	return b, nil
 }
@@ -344,14 +346,12 @@ func (d oldDecoder) decodeBlock(raw json.RawMessage) (*chain.BlockData, error) {
 		return nil, err
 	}
 	txs := make([]chain.Transaction, len(rawTxs))
-	hashes := make([]string, len(rawTxs))
 	for i, rt := range rawTxs {
 		if err := d.decodeTransaction(&b, i, rt, &txs[i]); err != nil {
 			return nil, err
 		}
-		hashes[i] = txs[i].Hash
 	}
-	if b.Raw, err = o.without("transactions", hashes); err != nil {
+	if b.Raw, err = o.rest(blockColumnKeys, ""); err != nil {
 		return nil, err
 	}
 	b.TxCount = uint32(len(txs))
@@ -412,7 +412,9 @@ func (d oldDecoder) decodeTransaction(b *chain.Block, i int, raw json.RawMessage
 	if tx.GasPrice, err = o.optBigQuantity("gasPrice"); err != nil {
 		return err
 	}
-	tx.Raw = bytes.Clone(raw)
+	if tx.Raw, err = o.rest(txColumnKeys, ""); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -457,6 +459,21 @@ func (d oldDecoder) applyReceipts(data *chain.BlockData, receipts []json.RawMess
 		} else if ok && idx != uint64(i) {
 			return o.malformed("transactionIndex", "%d at position %d", idx, i)
 		}
+		if h, err := o.optHexBytes("from", addressLen); err != nil {
+			return err
+		} else if h != "" && h != tx.From {
+			return o.malformed("from", "%s, but transaction %s is from %s", h, tx.Hash, tx.From)
+		}
+		if h, err := o.optHexBytes("to", addressLen); err != nil {
+			return err
+		} else if h != "" && h != tx.To {
+			return o.malformed("to", "%s, but transaction %s is to %q", h, tx.Hash, tx.To)
+		}
+		if typ, ok, err := o.optQuantity("type"); err != nil {
+			return err
+		} else if ok && typ != tx.Type {
+			return o.malformed("type", "%d, but transaction %s has type %d", typ, tx.Hash, tx.Type)
+		}
 		status, ok, err := o.optQuantity("status")
 		switch {
 		case err != nil:
@@ -485,6 +502,7 @@ func (d oldDecoder) applyReceipts(data *chain.BlockData, receipts []json.RawMess
 		if err != nil {
 			return err
 		}
+		firstLog := len(logs)
 		for j, rl := range rawLogs {
 			l, err := d.decodeLog(data, tx, fmt.Sprintf("%s.logs[%d]", path, j), rl)
 			if err != nil {
@@ -500,7 +518,15 @@ func (d oldDecoder) applyReceipts(data *chain.BlockData, receipts []json.RawMess
 			logs = append(logs, l)
 		}
 		tx.LogCount = uint32(len(rawLogs))
-		if tx.ReceiptRaw, err = o.without("logs", nil); err != nil {
+		bloom, err := o.optHexBytes("logsBloom", types.BloomByteLength)
+		if err != nil {
+			return err
+		}
+		derived := ""
+		if bloom != "" && bloom == oldBloom(logs[firstLog:]) {
+			derived = "logsBloom"
+		}
+		if tx.ReceiptRaw, err = o.rest(receiptColumnKeys, derived); err != nil {
 			return err
 		}
 	}
@@ -531,6 +557,11 @@ func (d oldDecoder) decodeLog(data *chain.BlockData, tx *chain.Transaction, path
 	} else if ok && n != data.Block.Number {
 		return l, o.malformed("blockNumber", "%d, but the block is %d", n, data.Block.Number)
 	}
+	if n, ok, err := o.optQuantity("transactionIndex"); err != nil {
+		return l, err
+	} else if ok && n != uint64(tx.Index) {
+		return l, o.malformed("transactionIndex", "%d in the receipt of transaction %d", n, tx.Index)
+	}
 	idx, err := o.quantity("logIndex")
 	if err != nil {
 		return l, err
@@ -559,6 +590,20 @@ func (d oldDecoder) decodeLog(data *chain.BlockData, tx *chain.Transaction, path
 	if l.Data, err = o.hexBytes("data", anyLen); err != nil {
 		return l, err
 	}
-	l.Raw = bytes.Clone(raw)
+	if l.Raw, err = o.rest(logColumnKeys, ""); err != nil {
+		return l, err
+	}
 	return l, nil
+}
+
+// oldBloom is go-ethereum's bloom of logs, as 0x-prefixed hex.
+func oldBloom(logs []chain.Log) string {
+	var b types.Bloom
+	for _, l := range logs {
+		b.Add(common.HexToAddress(l.Address).Bytes())
+		for _, t := range l.Topics {
+			b.Add(common.HexToHash(t).Bytes())
+		}
+	}
+	return hexutil.Encode(b.Bytes())
 }

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,6 +31,7 @@ func TestFetchBlockDecodesEveryField(t *testing.T) {
 	n := newFakeNode(t)
 	// Checksummed (mixed-case) addresses must come out lower case.
 	n.fix.tx(0)["from"] = "0x00000000000000000000000000000000000000AB"
+	n.fix.receipts[0]["from"] = "0x00000000000000000000000000000000000000ab" // the same address
 	reg := prometheus.NewRegistry()
 	c := newClient(t, fastConfig(n.srv.URL), reg)
 
@@ -52,8 +56,8 @@ func TestFetchBlockDecodesEveryField(t *testing.T) {
 	assert.Equal(t, uint32(3), b.LogCount)
 	var rawBlock map[string]any
 	require.NoError(t, json.Unmarshal(b.Raw, &rawBlock))
-	assert.Equal(t, []any{hash(0x100), hash(0x101)}, rawBlock["transactions"], "Raw keeps only the tx hashes")
-	assert.Equal(t, "0x", rawBlock["extraData"], "Raw keeps fields the model does not name")
+	assert.Equal(t, map[string]any{"extraData": "0x"}, rawBlock,
+		"Raw keeps the fields without a column, and not the transactions (their own rows)")
 
 	require.Len(t, data.Transactions, 2)
 	t0, t1 := data.Transactions[0], data.Transactions[1]
@@ -70,7 +74,8 @@ func TestFetchBlockDecodesEveryField(t *testing.T) {
 	assert.Equal(t, uint32(2), t0.LogCount)
 	assert.Equal(t, uint32(0), t0.Index)
 	assert.Equal(t, hash(0xb5), t0.BlockHash)
-	assertJSONEqual(t, n.fix.tx(0), t0.Raw)
+	assertJSONEqual(t, map[string]any{"maxFeePerGas": "0x77359400", "maxPriorityFeePerGas": "0x1",
+		"input": "0x", "chainId": "0x1", "v": "0x0", "r": "0x1", "s": "0x1"}, t0.Raw)
 
 	assert.Equal(t, uint64(0), t1.Type, "absent type is legacy")
 	assert.Equal(t, "", t1.To, "null to is a creation")
@@ -79,10 +84,7 @@ func TestFetchBlockDecodesEveryField(t *testing.T) {
 	assert.Equal(t, addr(0xcc), t1.ContractAddress)
 	assert.Equal(t, uint32(1), t1.LogCount)
 	assert.Equal(t, uint32(1), t1.Index)
-	var receipt map[string]any
-	require.NoError(t, json.Unmarshal(t1.ReceiptRaw, &receipt))
-	assert.NotContains(t, receipt, "logs")
-	assert.Equal(t, "0x1e848", receipt["cumulativeGasUsed"])
+	assertJSONEqual(t, map[string]any{"cumulativeGasUsed": "0x1e848"}, t1.ReceiptRaw)
 
 	require.Len(t, data.Logs, 3)
 	for i, l := range data.Logs {
@@ -94,7 +96,7 @@ func TestFetchBlockDecodesEveryField(t *testing.T) {
 	}
 	assert.Equal(t, hash(0x100), data.Logs[1].TxHash)
 	assert.Equal(t, uint32(1), data.Logs[2].TxIndex)
-	assertJSONEqual(t, n.fix.log(1, 0), data.Logs[2].Raw)
+	assertJSONEqual(t, map[string]any{"removed": false}, data.Logs[2].Raw)
 
 	for _, m := range []string{"eth_blockNumber", "eth_getBlockByNumber", "eth_getBlockReceipts"} {
 		assert.Equal(t, 1.0, testkit.Sum(t, reg, "rpc_requests_total",
@@ -147,6 +149,12 @@ func TestMalformedAnswers(t *testing.T) {
 		{"short topic", func(f *fixture) { f.log(1, 0)["topics"] = []any{"0x12"} }, receipts, "receipts[1].logs[0].topics[0]"},
 		{"repeated log index", func(f *fixture) { f.log(1, 0)["logIndex"] = "0x1" }, receipts, "receipts[1].logs[0].logIndex"},
 		{"odd log data", func(f *fixture) { f.log(0, 0)["data"] = "0x123" }, receipts, "receipts[0].logs[0].data"},
+		// Raw leaves out what a receipt or log restates, so it must agree.
+		{"receipt from another sender", func(f *fixture) { f.receipts[1]["from"] = addr(9) }, receipts, "receipts[1].from"},
+		{"receipt to another address", func(f *fixture) { f.receipts[0]["to"] = addr(9) }, receipts, "receipts[0].to"},
+		{"receipt to for a creation", func(f *fixture) { f.receipts[1]["to"] = addr(9) }, receipts, "receipts[1].to"},
+		{"receipt of another type", func(f *fixture) { f.receipts[0]["type"] = "0x1" }, receipts, "receipts[0].type"},
+		{"log at another position", func(f *fixture) { f.log(1, 0)["transactionIndex"] = "0x0" }, receipts, "receipts[1].logs[0].transactionIndex"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -344,6 +352,7 @@ func TestUnknownTransactionTypeIsKept(t *testing.T) {
 	n.fix.block["transactions"].([]any)[0] = deposit
 	n.fix.receipts[0]["depositNonce"] = "0x1f"
 	n.fix.receipts[0]["type"] = "0x7e"
+	n.fix.receipts[0]["from"], n.fix.receipts[0]["to"] = addr(0xdead), addr(0x15)
 	delete(n.fix.receipts[0], "effectiveGasPrice")
 
 	c := newClient(t, fastConfig(n.srv.URL), nil)
@@ -354,10 +363,41 @@ func TestUnknownTransactionTypeIsKept(t *testing.T) {
 	assert.Equal(t, "", tx.GasPrice)
 	assert.Equal(t, "", tx.EffectiveGasPrice)
 	assert.Equal(t, uint64(0x1f), tx.Nonce)
-	assertJSONEqual(t, deposit, tx.Raw)
+	// The fields of its own stay in Raw.
+	assertJSONEqual(t, map[string]any{"input": "0x440a5e20", "sourceHash": hash(0x5005), "mint": "0x0",
+		"isSystemTx": false, "depositReceiptVersion": "0x1"}, tx.Raw)
 	var receipt map[string]any
 	require.NoError(t, json.Unmarshal(tx.ReceiptRaw, &receipt))
 	assert.Equal(t, "0x1f", receipt["depositNonce"])
+}
+
+// A receipt's bloom is left out of its Raw only when it is exactly the
+// bloom of its logs; any other bloom is kept as sent, and a bloom that is
+// not 256 bytes of hex is a malformed answer.
+func TestReceiptBloomKeptUnlessDerived(t *testing.T) {
+	n := newFakeNode(t)
+	var real types.Bloom
+	for _, l := range n.fix.receipts[0]["logs"].([]any) {
+		lm := l.(map[string]any)
+		real.Add(common.FromHex(lm["address"].(string)))
+		for _, topic := range lm["topics"].([]any) {
+			real.Add(common.FromHex(topic.(string)))
+		}
+	}
+	n.fix.receipts[0]["logsBloom"] = "0x" + strings.ToUpper(hexutil.Encode(real.Bytes())[2:]) // case does not matter…
+	other := hexutil.Encode(make([]byte, types.BloomByteLength))                              // …but every bit does
+	n.fix.receipts[1]["logsBloom"] = other
+	c := newClient(t, fastConfig(n.srv.URL), nil)
+	data, err := rpc.FetchBlock(t.Context(), c, fakeHeight)
+	require.NoError(t, err)
+	assertJSONEqual(t, map[string]any{"cumulativeGasUsed": "0x5208"}, data.Transactions[0].ReceiptRaw)
+	assertJSONEqual(t, map[string]any{"cumulativeGasUsed": "0x1e848", "logsBloom": other}, data.Transactions[1].ReceiptRaw)
+
+	n.fix.receipts[1]["logsBloom"] = "0x1234"
+	_, err = rpc.FetchBlock(t.Context(), c, fakeHeight)
+	var mal *rpc.MalformedError
+	require.ErrorAs(t, err, &mal)
+	assert.Equal(t, "receipts[1].logsBloom", mal.Field)
 }
 
 func TestReceiptsFallback(t *testing.T) {
@@ -462,13 +502,7 @@ func TestEmptyBlockSkipsReceipts(t *testing.T) {
 	assert.Zero(t, data.Block.TxCount)
 	assert.Empty(t, data.Logs)
 	assert.Equal(t, 0, n.count("eth_getBlockReceipts"))
-	assert.JSONEq(t, "[]", string(mustField(t, data.Block.Raw, "transactions")))
-}
-
-func mustField(t *testing.T, raw []byte, key string) json.RawMessage {
-	var m map[string]json.RawMessage
-	require.NoError(t, json.Unmarshal(raw, &m))
-	return m[key]
+	assert.JSONEq(t, `{"extraData":"0x"}`, string(data.Block.Raw))
 }
 
 func TestRateLimit(t *testing.T) {

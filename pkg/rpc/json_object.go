@@ -314,16 +314,19 @@ func isSeparator(c byte) bool {
 	return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'
 }
 
-// without encodes the object minus key (or with key's value replaced when
-// replacement is not nil) as encoding/json encodes a
-// map[string]json.RawMessage: keys sorted, values compacted and
+// rest encodes the object minus the keys in omit (and alsoOmit, unless
+// empty) as encoding/json encodes
+// a map[string]json.RawMessage: keys sorted, values compacted and
 // HTML-escaped. Values stay what the node sent; only the key order and
-// insignificant whitespace change.
-func (o object) without(key string, replacement []byte) ([]byte, error) {
+// insignificant whitespace change. (See columnKeys for why keys are left
+// out.)
+func (o object) rest(omit keySet, alsoOmit string) ([]byte, error) {
 	var stack [64]int
 	order := stack[:0]
 	for i := range o.members {
-		order = append(order, i)
+		if k := o.members[i].key; !omit.has(k) && (alsoOmit == "" || string(k) != alsoOmit) {
+			order = append(order, i)
+		}
 	}
 	// Stable, so that of repeated keys the last one sent comes last.
 	slices.SortStableFunc(order, func(a, b int) int { return bytes.Compare(o.members[a].key, o.members[b].key) })
@@ -335,13 +338,6 @@ func (o object) without(key string, replacement []byte) ([]byte, error) {
 		if n+1 < len(order) && bytes.Equal(o.members[order[n+1]].key, m.key) {
 			continue // a later value of the same key wins
 		}
-		val := m.val
-		if string(m.key) == key {
-			if replacement == nil {
-				continue
-			}
-			val = replacement
-		}
 		if !first {
 			out = append(out, ',')
 		}
@@ -349,8 +345,8 @@ func (o object) without(key string, replacement []byte) ([]byte, error) {
 		out = appendKey(out, m.key)
 		out = append(out, ':')
 		var err error
-		if out, err = appendCompact(out, val); err != nil {
-			return nil, o.malformed(key, "re-encoding the object: %v", err)
+		if out, err = appendCompact(out, m.val); err != nil {
+			return nil, o.malformed(string(m.key), "re-encoding the value: %v", err)
 		}
 	}
 	out = append(out, '}')
@@ -414,12 +410,4 @@ func snippet(raw []byte) string {
 		return strconv.Quote(s[:max]) + "..."
 	}
 	return strconv.Quote(s)
-}
-
-// verbatim returns an object of an answer as the node sent it, for a Raw
-// field. It is a slice of the answer, not a copy, capped so that an append
-// to it cannot write over the rest of the answer.
-func verbatim(raw []byte) []byte {
-	r := bytes.TrimSpace(raw)
-	return r[:len(r):len(r)]
 }
