@@ -95,6 +95,9 @@ type Ethereum struct {
 	// httpClient is the HTTP client of an http(s) endpoint (nil for
 	// websockets): FetchBlocks posts its batches itself (batch_http.go).
 	httpClient *http.Client
+	// batchAnswer is the size of the last batch answer read without a
+	// Content-Length: the next one is read into a buffer that size.
+	batchAnswer atomic.Int64
 }
 
 var _ Client = (*Ethereum)(nil)
