@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -151,6 +152,18 @@ func BenchmarkWriteBlocks(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
 			blocks := at(next, benchBlocks)
+			next += benchBlocks
+			b.StartTimer()
+			require.NoError(b, c.WriteBlocks(ctx, "bench", blocks))
+		}
+		reportRates(b, benchBlocks, rows)
+	})
+	// A range activity hands its blocks newest first.
+	b.Run(fmt.Sprintf("fresh-newest-first/%d", benchBlocks), func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			blocks := at(next, benchBlocks)
+			slices.Reverse(blocks)
 			next += benchBlocks
 			b.StartTimer()
 			require.NoError(b, c.WriteBlocks(ctx, "bench", blocks))

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"slices"
 	"time"
 	"unsafe"
@@ -53,6 +54,13 @@ func buildRows(chainID string, blocks []*chain.BlockData, stale map[uint64]store
 		nTx += len(p.txs)
 		nLog += len(p.logs)
 	}
+	// In the tables' key order (height, then position): ClickHouse sorts
+	// an insert block by the key unless it already is, and a range comes
+	// newest first. Sorting 1,000 pointers here spares the server copying
+	// every string column of the insert into the sorted order.
+	if !slices.IsSortedFunc(blocks, byHeight) {
+		blocks = slices.SortedFunc(slices.Values(blocks), byHeight)
+	}
 	r := &rowSet{}
 	r.txs.grow(nTx)
 	r.logs.grow(nLog)
@@ -79,6 +87,8 @@ func buildRows(chainID string, blocks []*chain.BlockData, stale map[uint64]store
 	}
 	return r
 }
+
+func byHeight(a, b *chain.BlockData) int { return cmp.Compare(a.Block.Number, b.Block.Number) }
 
 // addTombstones supersedes the given transaction and log positions of one
 // height with tombstones: the key, the superseded row's block hash (for
