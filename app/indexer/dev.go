@@ -145,6 +145,7 @@ func (a *app) runDevSim(ctx context.Context, cfg *config.Config, ch config.Chain
 	// The indexer turns heights into ages with the chain's block time: it
 	// must be the simulated one. The node is local, so no rate limit.
 	ch.BlockTime = simCfg.BlockTime
+	ch.ExpectedChainID = simCfg.ChainID
 	ch.RPC.RateLimit = 0
 	ch.Endpoints = map[string]string{"local": sim.HTTPURL()}
 	if ch.PushEnabled() {

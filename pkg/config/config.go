@@ -67,6 +67,10 @@ type Chain struct {
 	// indexer walks back (at most this far) to the common ancestor and
 	// re-indexes the canonical blocks. 0 turns the check off.
 	ConfirmationDepth int `mapstructure:"confirmation_depth"`
+	// ExpectedChainID is the id every endpoint's eth_chainId must answer
+	// (1 for Ethereum mainnet); an endpoint that answers another is not
+	// used. 0 checks nothing (a warning at start).
+	ExpectedChainID uint64 `mapstructure:"expected_chain_id"`
 	// Endpoints maps an endpoint name (what logs and metrics show) to its
 	// URL (kept out of logs, metrics and workflow histories).
 	Endpoints map[string]string `mapstructure:"endpoints"`
@@ -115,6 +119,10 @@ type RPC struct {
 	BackoffMax     time.Duration `mapstructure:"backoff_max"`
 	RateLimit      float64       `mapstructure:"rate_limit"` // requests/s per process; 0 = unlimited
 	Burst          int           `mapstructure:"burst"`
+	// ChainRecheck is how long an endpoint's good eth_chainId answer is
+	// trusted for requests that do not carry their own (see pkg/rpc
+	// chain_check.go); 0 takes the client's default of one minute.
+	ChainRecheck time.Duration `mapstructure:"chain_recheck"`
 }
 
 // HeadScan tunes the periodic head check.

@@ -118,6 +118,9 @@ func (ch Chain) validate(prefix, id string) []error {
 	if ch.RPC.Burst < 1 {
 		bad(".rpc.burst", "must be at least 1")
 	}
+	if ch.RPC.ChainRecheck < 0 {
+		bad(".rpc.chain_recheck", "must not be negative (0 = one minute)")
+	}
 	if ch.HeadScan.Interval < time.Second {
 		bad(".headscan.interval", "must be at least 1s")
 	}

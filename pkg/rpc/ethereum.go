@@ -13,6 +13,7 @@ import (
 
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
@@ -45,6 +46,12 @@ type EthereumConfig struct {
 	// error instead of exhausting memory. Default 256 MiB, far above any
 	// real block with receipts.
 	MaxResponseBytes int64
+	// ExpectedChainID is the id eth_chainId must answer; 0 checks nothing.
+	// See chain_check.go.
+	ExpectedChainID uint64
+	// ChainRecheck is how long a good eth_chainId answer is trusted;
+	// default one minute.
+	ChainRecheck time.Duration
 }
 
 func (c *EthereumConfig) setDefaults() {
@@ -75,6 +82,9 @@ func (c *EthereumConfig) setDefaults() {
 	if c.MaxResponseBytes <= 0 {
 		c.MaxResponseBytes = 256 << 20
 	}
+	if c.ChainRecheck <= 0 {
+		c.ChainRecheck = time.Minute
+	}
 }
 
 // Ethereum is the Client for Ethereum JSON-RPC nodes. It is safe for
@@ -98,6 +108,12 @@ type Ethereum struct {
 	// batchAnswer is the size of the last batch answer read without a
 	// Content-Length: the next one is read into a buffer that size.
 	batchAnswer atomic.Int64
+
+	// chain is the last eth_chainId check (nil: check before the next
+	// request); chainCheck makes concurrent requests share one.
+	chain      atomic.Pointer[chainState]
+	chainCheck singleflight.Group
+	clock      func() time.Time // nil: time.Now; tests set it
 }
 
 var _ Client = (*Ethereum)(nil)
@@ -149,7 +165,7 @@ func (e *Ethereum) Close() { e.client.Close() }
 // HeadHeight returns the node's eth_blockNumber.
 func (e *Ethereum) HeadHeight(ctx context.Context) (uint64, error) {
 	const method = "eth_blockNumber"
-	raw, err := e.call(ctx, method, 0)
+	raw, err := e.callChecked(ctx, method, 0)
 	if err != nil {
 		return 0, err
 	}
@@ -164,10 +180,37 @@ func (e *Ethereum) HeadHeight(ctx context.Context) (uint64, error) {
 	return h, nil
 }
 
+// callChecked is call, with eth_chainId asked in the same request when an
+// expected chain is configured, so that an answer from another chain is
+// never taken for this chain's (chain_check.go).
+func (e *Ethereum) callChecked(ctx context.Context, method string, height uint64, args ...any) (json.RawMessage, error) {
+	if e.cfg.ExpectedChainID == 0 {
+		return e.call(ctx, method, height, args...)
+	}
+	if args == nil {
+		args = []any{}
+	}
+	results, errs, err := e.batchCalls(ctx, height, []string{methodChainID, method}, [][]any{{}, args})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.judgeChainID(ctx, results[0], errs[0]); err != nil {
+		return nil, err
+	}
+	if errs[1] != nil {
+		f, err := e.callFailure(ctx, method, height, errs[1])
+		if err != nil {
+			return nil, err
+		}
+		return nil, &TransientError{Method: method, Endpoint: e.cfg.EndpointName, Attempts: 1, Code: f.code, Err: f.err}
+	}
+	return results[1], nil
+}
+
 // BlockByHeight returns the block at height with its full transactions.
 func (e *Ethereum) BlockByHeight(ctx context.Context, height uint64) (*chain.BlockData, error) {
 	const method = "eth_getBlockByNumber"
-	raw, err := e.call(ctx, method, height, "0x"+strconv.FormatUint(height, 16), true)
+	raw, err := e.callChecked(ctx, method, height, "0x"+strconv.FormatUint(height, 16), true)
 	if err != nil {
 		return nil, err
 	}

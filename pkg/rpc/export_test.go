@@ -1,5 +1,7 @@
 package rpc
 
+import "time"
+
 // Test helpers of package rpc for the rpc_test package.
 
 // GenOptions and GenBlock render realistic node answers (blockgen_test.go).
@@ -10,3 +12,6 @@ type GenOptions = genOptions
 func GenBlock(height, seed uint64, o GenOptions) (block, receipts []byte) {
 	return genBlock(height, seed, o)
 }
+
+// SetClock replaces the client's clock (the chain check's time).
+func SetClock(e *Ethereum, now func() time.Time) { e.clock = now }

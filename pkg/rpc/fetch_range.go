@@ -167,7 +167,16 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult) []retryable
 			methods = append(methods, "eth_getBlockReceipts")
 		}
 	}
+	if e.cfg.ExpectedChainID != 0 {
+		// The blocks come with the chain they are from (chain_check.go).
+		args = append(args, []any{})
+		methods = append(methods, methodChainID)
+	}
 	results, errs, err := e.batchCalls(ctx, rs[0].Height, methods, args)
+	if err == nil && e.cfg.ExpectedChainID != 0 {
+		last := len(methods) - 1
+		err = e.judgeChainID(ctx, results[last], errs[last])
+	}
 	if err != nil {
 		var split *splitError
 		if errors.As(err, &split) {

@@ -49,6 +49,9 @@ func (e *Ethereum) SubscribeHeads(ctx context.Context) (<-chan Head, <-chan erro
 		return nil, nil, &RequestError{Method: methodNewHeads, Endpoint: e.cfg.EndpointName,
 			Err: errors.New("subscriptions need a ws:// or wss:// endpoint")}
 	}
+	if err := e.ensureChain(ctx); err != nil {
+		return nil, nil, err
+	}
 	raw := make(chan json.RawMessage, headBuffer)
 	sctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	start := time.Now()
@@ -101,6 +104,7 @@ func (e *Ethereum) subscriptionError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	e.forgetChain() // a new subscription checks the chain again
 	f := e.classify(ctx, err)
 	var rpcErr gethrpc.Error
 	if errors.As(err, &rpcErr) || errors.Is(err, gethrpc.ErrNotificationsUnsupported) {

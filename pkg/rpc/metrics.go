@@ -23,6 +23,7 @@ type Metrics struct {
 	errors   *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	healthy  *prometheus.GaugeVec
+	wrong    *prometheus.GaugeVec
 }
 
 // NewMetrics creates the series and registers them with reg (nil: not
@@ -36,7 +37,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"chain_id", "endpoint", "method"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rpc_errors_total",
-			Help: "Failed JSON-RPC attempts and rejected answers by kind (transient, malformed, not_found, other).",
+			Help: "Failed JSON-RPC attempts and rejected answers by kind (transient, malformed, not_found, wrong_chain, other).",
 		}, []string{"chain_id", "endpoint", "method", "kind"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "rpc_request_duration_seconds",
@@ -47,9 +48,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "rpc_endpoint_healthy",
 			Help: "Multi-endpoint clients: 1 if the endpoint's last outcome was good, 0 after a transport failure until it answers again.",
 		}, []string{"chain_id", "endpoint"}),
+		wrong: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "rpc_endpoint_wrong_chain",
+			Help: "1 if the endpoint's last eth_chainId answer was not the chain's expected_chain_id (it is not used), 0 if it was.",
+		}, []string{"chain_id", "endpoint"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.errors, m.duration, m.healthy)
+		reg.MustRegister(m.requests, m.errors, m.duration, m.healthy, m.wrong)
 	}
 	return m
 }
@@ -80,13 +85,27 @@ func (m *Metrics) endpointHealthy(chainID, endpoint string, ok bool) {
 	m.healthy.WithLabelValues(chainID, endpoint).Set(v)
 }
 
+func (m *Metrics) wrongChain(chainID, endpoint string, wrong bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if wrong {
+		v = 1
+	}
+	m.wrong.WithLabelValues(chainID, endpoint).Set(v)
+}
+
 // errorKind maps a returned error to its rpc_errors_total kind.
 func errorKind(err error) string {
 	var mal *MalformedError
 	var tr *TransientError
+	var wc *WrongChainError
 	switch {
 	case errors.As(err, &mal):
 		return KindMalformed
+	case errors.As(err, &wc):
+		return KindWrongChain
 	case errors.Is(err, ErrBlockNotFound):
 		return KindNotFound
 	case errors.As(err, &tr):

@@ -298,13 +298,14 @@ func (m *Multi) observe(ep *endpoint, err error) {
 
 // endpointFault reports whether err says the endpoint itself is not usable
 // now: transient failures (timeouts, connection errors, 429/5xx after
-// retries), and HTTP 401/403/404, which reject every request (an expired
-// API key, a wrong path).
+// retries), another chain behind the URL, and HTTP 401/403/404, which
+// reject every request (an expired API key, a wrong path).
 func endpointFault(err error) bool {
 	var ne net.Error
 	var re *RequestError
+	var wc *WrongChainError
 	switch {
-	case IsTransient(err), errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne):
+	case IsTransient(err), errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne), errors.As(err, &wc):
 		return true
 	case errors.As(err, &re):
 		switch re.HTTPStatus {
@@ -372,4 +373,24 @@ func (m *Multi) sourceOf(hash string) int {
 		return idx
 	}
 	return -1
+}
+
+// VerifyChain checks every endpoint's chain now (see Ethereum.VerifyChain).
+// An endpoint that serves another chain cools down like a failed one and
+// its *WrongChainError is returned, so that the caller does not act on
+// what it may have answered; an endpoint that cannot be asked now is left
+// to its next request's check.
+func (m *Multi) VerifyChain(ctx context.Context) error {
+	var first error
+	for _, ep := range m.eps {
+		err := VerifyChain(ctx, ep.client)
+		var wc *WrongChainError
+		if errors.As(err, &wc) {
+			m.fault(ep, err)
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	return first
 }

@@ -26,11 +26,25 @@ type failure struct {
 	err       error // URL-free
 }
 
-// do runs attempt with the rate limiter, a per-attempt timeout, metrics and
-// retries of transient failures.
+// do runs attempt once the endpoint is known to serve the expected chain
+// (chain_check.go), with the rate limiter, a per-attempt timeout, metrics
+// and retries of transient failures.
 func (e *Ethereum) do(ctx context.Context, method string, height uint64, n int, attempt func(context.Context) error) error {
+	return e.attempts(ctx, method, height, n, true, attempt)
+}
+
+// attempts is do; checkChain false leaves out the chain check (for the
+// check's own request).
+func (e *Ethereum) attempts(ctx context.Context, method string, height uint64, n int, checkChain bool, attempt func(context.Context) error) error {
 	var last failure
 	for i := 1; ; i++ {
+		if checkChain {
+			// Before a retry too: a failed attempt makes the check run
+			// again (forgetChain below).
+			if err := e.ensureChain(ctx); err != nil {
+				return err
+			}
+		}
 		if err := e.wait(ctx, n); err != nil {
 			return e.giveUp(ctx, method, i-1, last, err)
 		}
@@ -43,6 +57,8 @@ func (e *Ethereum) do(ctx context.Context, method string, height uint64, n int, 
 			return nil
 		}
 		last = e.classify(ctx, err)
+		// Whatever failed, the endpoint may not be what it was.
+		e.forgetChain()
 		if ctx.Err() != nil {
 			// The caller gave up; not the endpoint's fault, so not counted.
 			return e.giveUp(ctx, method, i, last, nil)

@@ -11,6 +11,7 @@ import (
 // workerConfig is what the generated worker configuration depends on.
 type workerConfig struct {
 	ChainID        string
+	EVMChainID     uint64 // the simulated chain's eth_chainId: expected_chain_id
 	BlockTime      time.Duration
 	HTTPURL, WSURL string
 	Push           bool
@@ -66,10 +67,13 @@ func yamlOf(c workerConfig) ([]byte, error) {
 		"block_time":   c.BlockTime.String(),
 		"start_height": 0,
 		"endpoints":    endpoints,
-		"rpc":          map[string]any{"rate_limit": 0},
-		"headscan":     map[string]any{"interval": scan.String()},
-		"scheduler":    scheduler,
-		"push":         push,
+		// Checked as a user's config would have it: one eth_chainId in
+		// every batch of blocks and every head request.
+		"expected_chain_id": c.EVMChainID,
+		"rpc":               map[string]any{"rate_limit": 0},
+		"headscan":          map[string]any{"interval": scan.String()},
+		"scheduler":         scheduler,
+		"push":              push,
 	}
 	root := map[string]any{
 		"log":     map[string]any{"format": "json", "level": c.LogLevel},

@@ -241,7 +241,7 @@ func (b *bench) run(ctx context.Context) (result, error) {
 	}
 	b.metrics = fmt.Sprintf("127.0.0.1:%d", port)
 	wc := workerConfig{
-		ChainID: chainID, BlockTime: o.blockTime, HTTPURL: b.sim.HTTPURL(), WSURL: b.sim.WSURL(), Push: o.push,
+		ChainID: chainID, EVMChainID: sc.ChainID, BlockTime: o.blockTime, HTTPURL: b.sim.HTTPURL(), WSURL: b.sim.WSURL(), Push: o.push,
 		TemporalHostPort: tmp.HostPort, ClickHouseAddr: ch.Addr, Database: database,
 		MetricsListen: b.metrics, LogLevel: o.logLevel, Overrides: o.sets,
 	}

@@ -2,11 +2,13 @@ package activity
 
 import (
 	"context"
+	"fmt"
 
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/rpc"
 )
 
 // writeChecked writes a fetched block; near the head it first checks the
@@ -45,6 +47,12 @@ func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, 
 	from, suspect := firstSuspect(view, &data.Block)
 	if !suspect {
 		return nil, writeErr(a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{data}))
+	}
+	// Another chain behind an endpoint's URL looks exactly like a
+	// reorganisation: make sure of the chain before anything is rewritten
+	// (the activity fails and is retried otherwise; nothing is written).
+	if err := rpc.VerifyChain(ctx, c.RPC); err != nil {
+		return nil, fetchFailure(fmt.Sprintf("chain %s height %d: checking the endpoints' chain before repairing a reorganisation", chainID, n), err)
 	}
 	res, err := a.repair(ctx, chainID, c, data, view, from, lo)
 	if err != nil {

@@ -223,10 +223,12 @@ func DialPush(ctx context.Context, chainID string, ch config.Chain, log *zap.Log
 		return nil, &config.KeyError{Key: key, Reason: fmt.Sprintf("%q is not one of endpoints", ch.Push.Endpoint)}
 	}
 	src, err := rpc.NewEthereum(ctx, rpc.EthereumConfig{
-		ChainID:      chainID,
-		EndpointName: ch.Push.Endpoint,
-		URL:          url,
-		Timeout:      ch.RPC.Timeout,
+		ChainID:         chainID,
+		EndpointName:    ch.Push.Endpoint,
+		URL:             url,
+		Timeout:         ch.RPC.Timeout,
+		ExpectedChainID: ch.ExpectedChainID,
+		ChainRecheck:    ch.RPC.ChainRecheck,
 	}, log, m)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", key, ch.Push.Endpoint, err)
@@ -292,6 +294,10 @@ func DialChain(ctx context.Context, chainID string, ch config.Chain, log *zap.Lo
 	if len(names) == 0 {
 		return nil, &config.KeyError{Key: prefix, Reason: "no endpoint configured"}
 	}
+	if ch.ExpectedChainID == 0 {
+		log.Warn("chains."+chainID+".expected_chain_id is not set: the endpoints are not checked for serving the right chain",
+			zap.String("chain_id", chainID))
+	}
 	var endpoints []rpc.NamedClient
 	closeAll := func() {
 		for _, e := range endpoints {
@@ -300,15 +306,17 @@ func DialChain(ctx context.Context, chainID string, ch config.Chain, log *zap.Lo
 	}
 	for _, name := range names {
 		c, err := rpc.NewEthereum(ctx, rpc.EthereumConfig{
-			ChainID:        chainID,
-			EndpointName:   name,
-			URL:            ch.Endpoints[name],
-			Timeout:        ch.RPC.Timeout,
-			MaxAttempts:    ch.RPC.MaxAttempts,
-			BackoffInitial: ch.RPC.BackoffInitial,
-			BackoffMax:     ch.RPC.BackoffMax,
-			RateLimit:      ch.RPC.RateLimit,
-			Burst:          ch.RPC.Burst,
+			ChainID:         chainID,
+			EndpointName:    name,
+			URL:             ch.Endpoints[name],
+			Timeout:         ch.RPC.Timeout,
+			MaxAttempts:     ch.RPC.MaxAttempts,
+			BackoffInitial:  ch.RPC.BackoffInitial,
+			BackoffMax:      ch.RPC.BackoffMax,
+			RateLimit:       ch.RPC.RateLimit,
+			Burst:           ch.RPC.Burst,
+			ExpectedChainID: ch.ExpectedChainID,
+			ChainRecheck:    ch.RPC.ChainRecheck,
 			// A range asks for index.fetch_batch heights per FetchBlocks
 			// call: two calls each (block, receipts), one request.
 			BatchSize: 2 * ch.Index.FetchBatch,
