@@ -21,6 +21,9 @@ type Metrics struct {
 	// heights, because Temporal's attempt count outlives worker restarts
 	// while a process's gauge would not.
 	PoisonedAttempts *prometheus.CounterVec
+	// UnconfirmedHeads counts heads a node reported that it could not show
+	// a block for (a phantom head); they are not acted on.
+	UnconfirmedHeads *prometheus.CounterVec
 	// Reorgs counts chain reorganisations found near the head and
 	// repaired; ReorgDepth observes how many heights each one replaced.
 	Reorgs     *prometheus.CounterVec
@@ -100,6 +103,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "indexer_poisoned_attempts_total",
 			Help: "Failed indexing attempts of heights that had failed 10 or more times; alert on any increase. They keep being retried.",
 		}, chain),
+		UnconfirmedHeads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "indexer_unconfirmed_heads_total",
+			Help: "Heads a node reported without having a block at that height (a phantom head); the scans went on with the last confirmed head.",
+		}, chain),
 		Reorgs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "indexer_reorgs_total",
 			Help: "Chain reorganisations found near the head; their orphaned rows were superseded and the canonical blocks re-indexed.",
@@ -165,7 +172,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, chain),
 	}
 	reg.MustRegister(m.Watermark, m.Head, m.BlocksIndexed, m.TxsIndexed, m.LogsIndexed,
-		m.IndexDuration, m.IndexErrors, m.PoisonedAttempts, m.Reorgs, m.ReorgDepth,
+		m.IndexDuration, m.IndexErrors, m.PoisonedAttempts, m.UnconfirmedHeads, m.Reorgs, m.ReorgDepth,
 		m.HeightsIndexed, m.RangeDuration, m.RangeHandoffs, m.SchedulerScheduled, m.SchedulerBatchDuration,
 		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority,
 		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy, m.PushBlocksIndexed)

@@ -57,6 +57,7 @@ type Activities struct {
 	Push map[string]PushSource
 
 	reorg     reorgTracker
+	heads     headGuard
 	turnsOnce sync.Once
 	turns     *heightTurns
 }

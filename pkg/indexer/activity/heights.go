@@ -2,13 +2,30 @@ package activity
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
+
+	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/rpc"
 )
 
-// HeadHeight reads the chain head from the node.
+// HeadHeight reads the chain head from the node, for the scans.
+//
+// A head is what every scan turns into work (direct IndexBlock workflows,
+// a scheduler's range), so one wrong answer must not commit the indexer to
+// heights that do not exist: a load-balanced provider may answer once from
+// a node of another network or a broken replica, and a scheduler given a
+// range 10,000,000 heights too high holds the live heights hostage. So a
+// head above the last confirmed one is confirmed first: the node must
+// return the block at that height (one block fetch per new head, which the
+// indexer fetches anyway). A head it has no block for is logged, counted
+// (indexer_unconfirmed_heads_total) and not used: the scan goes on with the
+// last confirmed head (or fails and runs again, if this process has none
+// yet). A head at or below the confirmed one is used as reported.
 func (a *Activities) HeadHeight(ctx context.Context, chainID string) (uint64, error) {
 	c, err := a.chain(chainID)
 	if err != nil {
@@ -18,8 +35,50 @@ func (a *Activities) HeadHeight(ctx context.Context, chainID string) (uint64, er
 	if err != nil {
 		return 0, fmt.Errorf("chain %s: read head: %w", chainID, err)
 	}
+	if prev, ok := a.heads.confirmed(chainID); !ok || head > prev {
+		_, err := c.RPC.BlockByHeight(ctx, head)
+		switch {
+		case errors.Is(err, rpc.ErrBlockNotFound):
+			a.Metrics.UnconfirmedHeads.WithLabelValues(chainID).Inc()
+			a.logger(chainID).Warn("node reported a head it has no block for; not using it",
+				zap.Uint64("reported_head", head), zap.Uint64("confirmed_head", prev), zap.Bool("confirmed_known", ok))
+			if !ok {
+				return 0, fetchFailure(fmt.Sprintf("chain %s: head %d not confirmed (no block at that height)", chainID, head), err)
+			}
+			head = prev
+		case err != nil:
+			return 0, fetchFailure(fmt.Sprintf("chain %s: confirming head %d", chainID, head), err)
+		default:
+			a.heads.confirm(chainID, head)
+		}
+	}
 	a.Metrics.Head.WithLabelValues(chainID).Set(float64(head))
 	return head, nil
+}
+
+// headGuard holds, per chain, the highest head this process has seen a
+// block for.
+type headGuard struct {
+	mu    sync.Mutex
+	heads map[string]uint64
+}
+
+func (g *headGuard) confirmed(chainID string) (uint64, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	h, ok := g.heads[chainID]
+	return h, ok
+}
+
+func (g *headGuard) confirm(chainID string, head uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.heads == nil {
+		g.heads = map[string]uint64{}
+	}
+	if h, ok := g.heads[chainID]; !ok || head > h {
+		g.heads[chainID] = head
+	}
 }
 
 // MissingHeights lists unindexed heights in a range, ascending.
