@@ -35,6 +35,18 @@ const (
 // receiptPoll is how often WaitReceipts asks for missing receipts.
 const receiptPoll = 50 * time.Millisecond
 
+// A node that has just started may answer a receipt with a JSON-RPC server
+// error (-32000) instead of "not found": geth does while it builds its
+// transaction index ("transaction indexing is in progress"). WaitReceipts
+// takes up to maxServerErrors of them (10 s of polls) per receipt as "not
+// yet" before it gives up.
+const maxServerErrors = 200
+
+func notYet(err error) bool {
+	var re rpc.Error
+	return errors.As(err, &re) && re.ErrorCode() == -32000
+}
+
 // Config configures a Generator.
 type Config struct {
 	// PrivateKey (hex, 0x optional) of a funded account: transactions are
@@ -205,13 +217,16 @@ func (g *Generator) Run(ctx context.Context, n int) ([]common.Hash, error) {
 func (g *Generator) WaitReceipts(ctx context.Context, hashes []common.Hash) ([]*types.Receipt, error) {
 	rs := make([]*types.Receipt, len(hashes))
 	for i, h := range hashes {
+		serverErrors := 0
 		for {
 			r, err := g.ec.TransactionReceipt(ctx, h)
 			if err == nil {
 				rs[i] = r
 				break
 			}
-			if !errors.Is(err, ethereum.NotFound) {
+			if notYet(err) && serverErrors < maxServerErrors {
+				serverErrors++
+			} else if !errors.Is(err, ethereum.NotFound) {
 				return rs, fmt.Errorf("loadgen: receipt of %s: %w", h, err)
 			}
 			select {
