@@ -12,8 +12,8 @@ import (
 // An endpoint that serves another chain than configured is the worst
 // answer a node can give: its blocks look like a reorganisation, and the
 // indexer would rewrite the stored chain with them. So when
-// EthereumConfig.ExpectedChainID is set, every request is preceded by a
-// fresh eth_chainId check:
+// EthereumConfig.ExpectedChainID is set, a request goes out only while the
+// endpoint is known to serve that chain, and eth_chainId is asked:
 //
 //   - before the endpoint's first request;
 //   - in the same request as every head (eth_blockNumber), every block
