@@ -78,6 +78,12 @@ func (e *Ethereum) ensureChain(ctx context.Context) error {
 			return s.wrong
 		}
 	}
+	return e.checkChainShared(ctx)
+}
+
+// checkChainShared is checkChain, one at a time: concurrent callers wait
+// for the check in progress and share its outcome.
+func (e *Ethereum) checkChainShared(ctx context.Context) error {
 	_, err, _ := e.chainCheck.Do("", func() (any, error) { return nil, e.checkChain(ctx) })
 	return err
 }
@@ -100,11 +106,7 @@ func (e *Ethereum) checkChain(ctx context.Context) error {
 func (e *Ethereum) judgeChainID(ctx context.Context, raw json.RawMessage, callErr error) error {
 	d := decoder{methodChainID, e.cfg.EndpointName, 0}
 	if callErr != nil {
-		f, err := e.callFailure(ctx, methodChainID, 0, callErr)
-		if err != nil {
-			return err
-		}
-		return &TransientError{Method: methodChainID, Endpoint: e.cfg.EndpointName, Attempts: 1, Code: f.code, Err: f.err}
+		return e.callError(ctx, methodChainID, 0, callErr)
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -139,8 +141,7 @@ func (e *Ethereum) VerifyChain(ctx context.Context) error {
 	if e.cfg.ExpectedChainID == 0 {
 		return nil
 	}
-	_, err, _ := e.chainCheck.Do("", func() (any, error) { return nil, e.checkChain(ctx) })
-	return err
+	return e.checkChainShared(ctx)
 }
 
 // ChainVerifier is a Client that can check that it serves the configured

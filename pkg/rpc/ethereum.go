@@ -198,11 +198,7 @@ func (e *Ethereum) callChecked(ctx context.Context, method string, height uint64
 		return nil, err
 	}
 	if errs[1] != nil {
-		f, err := e.callFailure(ctx, method, height, errs[1])
-		if err != nil {
-			return nil, err
-		}
-		return nil, &TransientError{Method: method, Endpoint: e.cfg.EndpointName, Attempts: 1, Code: f.code, Err: f.err}
+		return nil, e.callError(ctx, method, height, errs[1])
 	}
 	return results[1], nil
 }

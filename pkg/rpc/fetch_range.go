@@ -299,6 +299,16 @@ func (e *Ethereum) callFailure(ctx context.Context, method string, height uint64
 	return &f, nil
 }
 
+// callError is the error of one failed call of a batch that is not asked
+// again on its own: callFailure's typed error, or a *TransientError.
+func (e *Ethereum) callError(ctx context.Context, method string, height uint64, err error) error {
+	f, err := e.callFailure(ctx, method, height, err)
+	if err != nil {
+		return err
+	}
+	return &TransientError{Method: method, Endpoint: e.cfg.EndpointName, Attempts: 1, Code: f.code, Err: f.err}
+}
+
 // batchCalls sends one batch of calls (methods[i] with args[i]) through do:
 // rate limit (one token per call), per-attempt timeout, metrics and
 // retries of the request as a whole. The calls' own errors are returned in

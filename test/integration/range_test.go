@@ -1,12 +1,9 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strings"
@@ -119,90 +116,32 @@ func TestRangeCatchupLandsEveryHeightOnce(t *testing.T) {
 		head+1, elapsed.Round(time.Millisecond), float64(head+1)/elapsed.Seconds(), len(ranges), len(singles))
 }
 
-// poisonProxy forwards JSON-RPC to a node, single calls and batches alike,
-// but answers eth_getBlockByNumber for one height with a malformed block
-// (a hash that is not hex) until healed.
+// poisonProxy answers eth_getBlockByNumber for one height with a
+// malformed block (a hash that is not hex) until healed.
 type poisonProxy struct {
-	target   string
+	rewritingProxy
 	height   uint64
 	healed   atomic.Bool
 	poisoned atomic.Int64
 }
 
-type rpcMessage struct {
-	JSONRPC string          `json:"jsonrpc,omitempty"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Params  []any           `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   json.RawMessage `json:"error,omitempty"`
+func newPoisonProxy(target string, height uint64) *poisonProxy {
+	p := &poisonProxy{height: height}
+	p.rewritingProxy = rewritingProxy{target: target, rewrite: p.poison}
+	return p
 }
 
-func (p *poisonProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+func (p *poisonProxy) poison(call rpcMessage, answer *rpcMessage) bool {
+	if p.healed.Load() || call.Method != "eth_getBlockByNumber" || len(call.Params) == 0 ||
+		call.Params[0] != hexutil.EncodeUint64(p.height) {
+		return false
 	}
-	resp, err := http.Post(p.target, "application/json", bytes.NewReader(body))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(resp.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	if !p.healed.Load() {
-		answer = p.poison(body, answer)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(resp.StatusCode)
-	_, _ = w.Write(answer)
-}
-
-// poison rewrites the answer to the poisoned height's eth_getBlockByNumber.
-func (p *poisonProxy) poison(req, answer []byte) []byte {
-	batch := len(bytes.TrimSpace(req)) > 0 && bytes.TrimSpace(req)[0] == '['
-	var calls, results []rpcMessage
-	if batch {
-		if json.Unmarshal(req, &calls) != nil || json.Unmarshal(answer, &results) != nil {
-			return answer
-		}
-	} else {
-		var c, r rpcMessage
-		if json.Unmarshal(req, &c) != nil || json.Unmarshal(answer, &r) != nil {
-			return answer
-		}
-		calls, results = []rpcMessage{c}, []rpcMessage{r}
-	}
-	target := map[string]bool{}
-	for _, c := range calls {
-		if c.Method == "eth_getBlockByNumber" && len(c.Params) > 0 && c.Params[0] == hexutil.EncodeUint64(p.height) {
-			target[string(c.ID)] = true
-		}
-	}
-	if len(target) == 0 {
-		return answer
-	}
-	for i := range results {
-		if target[string(results[i].ID)] {
-			results[i].Result = json.RawMessage(fmt.Sprintf(
-				`{"number":"%s","hash":"0xnothex","parentHash":"0x00","timestamp":"0x1","transactions":[]}`,
-				hexutil.EncodeUint64(p.height)))
-			results[i].Error = nil
-			p.poisoned.Add(1)
-		}
-	}
-	var out []byte
-	if batch {
-		out, _ = json.Marshal(results)
-	} else {
-		out, _ = json.Marshal(results[0])
-	}
-	return out
+	answer.Result = json.RawMessage(fmt.Sprintf(
+		`{"number":"%s","hash":"0xnothex","parentHash":"0x00","timestamp":"0x1","transactions":[]}`,
+		hexutil.EncodeUint64(p.height)))
+	answer.Error = nil
+	p.poisoned.Add(1)
+	return true
 }
 
 // lastSchedulerResult is the result of the chain's finished scheduler.
@@ -220,7 +159,7 @@ func TestRangePoisonedHeightGetsItsOwnWorkflow(t *testing.T) {
 	const chainID = "it-range-poison"
 	const poisoned = 700
 	node, head := catchupBacklog(t, chainID, 1000)
-	proxy := &poisonProxy{target: node.HTTPURL, height: poisoned}
+	proxy := newPoisonProxy(node.HTTPURL, poisoned)
 	srv := httptest.NewServer(proxy)
 	t.Cleanup(srv.Close)
 	store := openStore(t)
