@@ -24,6 +24,15 @@ type Metrics struct {
 	// UnconfirmedHeads counts heads a node reported that it could not show
 	// a block for (a phantom head); they are not acted on.
 	UnconfirmedHeads *prometheus.CounterVec
+	// NotProduced counts IndexBlock workflows that ended without a block
+	// because the height lies above what the node has produced (a height
+	// started from a phantom head); later scans start it again.
+	NotProduced *prometheus.CounterVec
+	// ChainHalted is 1 while a chain's writes are held because its node
+	// showed a reorganisation deeper than confirmation_depth; DeepReorgs
+	// counts such findings.
+	ChainHalted *prometheus.GaugeVec
+	DeepReorgs  *prometheus.CounterVec
 	// Reorgs counts chain reorganisations found near the head and
 	// repaired; ReorgDepth observes how many heights each one replaced.
 	Reorgs     *prometheus.CounterVec
@@ -107,6 +116,18 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "indexer_unconfirmed_heads_total",
 			Help: "Heads a node reported without having a block at that height (a phantom head); the scans went on with the last confirmed head.",
 		}, chain),
+		NotProduced: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "indexer_heights_not_produced_total",
+			Help: "IndexBlock workflows that ended without indexing: the node has no block at the height and its head is below it (a height started from a phantom head). The height stays unindexed; later scans start it again once it exists.",
+		}, chain),
+		ChainHalted: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "indexer_chain_halted",
+			Help: "1 while the chain's writes are held: its node showed a reorganisation deeper than confirmation_depth (a wrong or broken node, or a real deep reorganisation). Stored data is left as it was; see the runbook.",
+		}, chain),
+		DeepReorgs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "indexer_deep_reorgs_total",
+			Help: "Reorganisations found deeper than confirmation_depth (no common ancestor within the window); each holds the chain's writes.",
+		}, chain),
 		Reorgs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "indexer_reorgs_total",
 			Help: "Chain reorganisations found near the head; their orphaned rows were superseded and the canonical blocks re-indexed.",
@@ -172,7 +193,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, chain),
 	}
 	reg.MustRegister(m.Watermark, m.Head, m.BlocksIndexed, m.TxsIndexed, m.LogsIndexed,
-		m.IndexDuration, m.IndexErrors, m.PoisonedAttempts, m.UnconfirmedHeads, m.Reorgs, m.ReorgDepth,
+		m.IndexDuration, m.IndexErrors, m.PoisonedAttempts, m.UnconfirmedHeads, m.NotProduced, m.ChainHalted, m.DeepReorgs, m.Reorgs, m.ReorgDepth,
 		m.HeightsIndexed, m.RangeDuration, m.RangeHandoffs, m.SchedulerScheduled, m.SchedulerBatchDuration,
 		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority,
 		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy, m.PushBlocksIndexed)

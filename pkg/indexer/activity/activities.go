@@ -58,6 +58,7 @@ type Activities struct {
 
 	reorg     reorgTracker
 	heads     headGuard
+	held      holds
 	turnsOnce sync.Once
 	turns     *heightTurns
 }

@@ -35,6 +35,9 @@ func fetchFailure(msg string, err error) error {
 
 // writeFailure types a failed write for Temporal, keeping the cause.
 func writeFailure(msg string, err error) error {
+	if isHeld(err) {
+		return sdktemporal.NewApplicationErrorWithCause(msg, ErrTypeChainHalted, err)
+	}
 	return sdktemporal.NewApplicationErrorWithCause(msg, ErrTypeStorage, err)
 }
 

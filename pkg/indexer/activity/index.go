@@ -65,6 +65,12 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 	if err != nil {
 		var se *stageError
 		if errors.As(err, &se) && se.stage == stageFetch {
+			if head, ok := a.notProduced(ctx, in.ChainID, c, in.Height, se.err); ok {
+				a.Metrics.NotProduced.WithLabelValues(in.ChainID).Inc()
+				log.Warn("no block at this height and the node's head is below it: ending without indexing; later scans start it again",
+					zap.Uint64("node_head", head))
+				return types.IndexBlockResult{NotProduced: true}, nil
+			}
 			return types.IndexBlockResult{}, fail(stageFetch, se.err, fetchFailure)
 		}
 		return types.IndexBlockResult{}, fail(stageWrite, err, writeFailure)
@@ -73,6 +79,26 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 		log.Info("poisoned height indexed at last")
 	}
 	return res, nil
+}
+
+// notProduced tells whether a fetch that found no block failed because the
+// height does not exist yet: it lies above both the node's head, asked
+// now, and the highest head this process confirmed (HeadHeight). Such a
+// height was started from a head that was wrong (a phantom) or has been
+// reorganised away; retrying it for ever would hold a slot (and a
+// scheduler's window) for nothing, so the workflow ends and the height
+// stays unindexed for the scans to find again. A height at or below a
+// head is missing on a node that should have it: that is retried.
+func (a *Activities) notProduced(ctx context.Context, chainID string, c Chain, height uint64, err error) (head uint64, ok bool) {
+	if !errors.Is(err, rpc.ErrBlockNotFound) {
+		return 0, false
+	}
+	head, herr := c.RPC.HeadHeight(ctx)
+	if herr != nil {
+		return 0, false
+	}
+	confirmed, _ := a.heads.confirmed(chainID)
+	return head, height > head && height > confirmed
 }
 
 // IndexPushed indexes a height the push source announced, by the path of
@@ -104,6 +130,7 @@ func IndexPushed(ctx context.Context, a *Activities, chainID string, height uint
 
 // deliver is the one path by which both sources index a height:
 //
+//  0. nothing while the chain's writes are held (halt.go);
 //  1. push only: a height already indexed is a duplicate (pull's workflow
 //     has asked IsIndexed already);
 //  2. fetch the block;
@@ -120,6 +147,9 @@ func (a *Activities) deliver(ctx context.Context, chainID string, c Chain, heigh
 		a.Metrics.DuplicateDeliveries.WithLabelValues(chainID, source).Inc()
 		log.Debug("height indexed already by the other source; dropped")
 		return types.IndexBlockResult{AlreadyIndexed: true}, nil
+	}
+	if err := a.heldWrites(ctx, chainID, c); err != nil {
+		return types.IndexBlockResult{}, writeErr(err)
 	}
 	if source == metrics.SourcePush {
 		done, err := a.Store.IsIndexed(ctx, chainID, height)

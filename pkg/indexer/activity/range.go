@@ -81,7 +81,7 @@ func (a *Activities) IndexRange(ctx context.Context, in types.IndexRangeInput) (
 	began := time.Now()
 	info := activity.GetInfo(ctx)
 	r := &rangeRun{
-		a: a, chainID: in.ChainID, rg: in.Range, set: c.Range.withDefaults(),
+		a: a, ch: c, chainID: in.ChainID, rg: in.Range, set: c.Range.withDefaults(),
 		fetch: fetcherFor(c),
 		log: a.logger(in.ChainID).With(zap.Uint64("from", in.Range.From), zap.Uint64("to", in.Range.To),
 			zap.Int32("attempt", info.Attempt)),
@@ -129,6 +129,7 @@ func (s RangeSettings) withDefaults() RangeSettings {
 // rangeRun is one attempt of a range activity.
 type rangeRun struct {
 	a       *Activities
+	ch      Chain
 	chainID string
 	rg      chain.HeightRange
 	set     RangeSettings
@@ -385,6 +386,10 @@ func checkBatch(asked []uint64, got []rpc.BlockResult) []rpc.BlockResult {
 func (r *rangeRun) writeChunk(ctx context.Context, blocks []*chain.BlockData) error {
 	if len(blocks) == 0 {
 		return nil
+	}
+	// A held chain fails the attempt; Temporal retries the range.
+	if err := r.a.heldWrites(ctx, r.chainID, r.ch); err != nil {
+		return writeFailure(fmt.Sprintf("chain %s range [%d, %d]: writes held", r.chainID, r.rg.From, r.rg.To), err)
 	}
 	var err error
 	for try := 1; try <= heightTries; try++ {

@@ -249,6 +249,21 @@ func (a *Activities) repair(ctx context.Context, chainID string, c Chain, data *
 
 	slices.Sort(orphaned)
 	slices.Sort(removed)
+	lowest, highest := ^uint64(0), uint64(0)
+	for _, hs := range [][]uint64{orphaned, removed} {
+		if len(hs) > 0 {
+			lowest, highest = min(lowest, hs[0]), max(highest, hs[len(hs)-1])
+		}
+	}
+	// Differences down to the bottom of the window with no common
+	// ancestor in it: hold the chain's writes instead (halt.go).
+	if !(forkFound && fork < lowest) && lowest <= lo {
+		j, _ := slices.BinarySearchFunc(stored, lowest, cmpNumber)
+		return nil, &DeepReorgError{
+			ChainID: chainID, Height: n, Lowest: lowest, Stored: stored[j],
+			ConfirmationDepth: uint64(max(c.ConfirmationDepth, 0)),
+		}
+	}
 	for _, h := range orphaned {
 		if h == n {
 			continue
@@ -273,24 +288,14 @@ func (a *Activities) repair(ctx context.Context, chainID string, c Chain, data *
 	if len(orphaned) == 0 && len(removed) == 0 {
 		return nil, nil
 	}
-	lowest, highest := ^uint64(0), uint64(0)
-	for _, hs := range [][]uint64{orphaned, removed} {
-		if len(hs) > 0 {
-			lowest, highest = min(lowest, hs[0]), max(highest, hs[len(hs)-1])
-		}
-	}
 	res := &types.ReorgResult{Reindexed: orphaned, Removed: removed}
 	switch {
 	case forkFound && fork < lowest:
 		res.ForkPoint = fork
-	default:
-		// Every stored height from lowest down to lo was compared: none
-		// matched, the rest are holes. Only when the orphans reach the
-		// bottom of the window may more lie below it.
-		res.Deep = lowest <= lo && lo > c.StartHeight
-		if lowest > 0 {
-			res.ForkPoint = lowest - 1
-		}
+	case lowest > 0:
+		// The heights between lowest and lo are holes: the fork is just
+		// below the lowest orphan.
+		res.ForkPoint = lowest - 1
 	}
 	res.Depth = highest - res.ForkPoint
 	return res, nil

@@ -2,6 +2,7 @@ package activity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -55,6 +56,11 @@ func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, 
 		return nil, fetchFailure(fmt.Sprintf("chain %s height %d: checking the endpoints' chain before repairing a reorganisation", chainID, n), err)
 	}
 	res, err := a.repair(ctx, chainID, c, data, view, from, lo)
+	var deep *DeepReorgError
+	if errors.As(err, &deep) {
+		a.holdWrites(deep)
+		return nil, writeErr(err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -68,10 +74,6 @@ func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, 
 		zap.Uint64s("reindexed", res.Reindexed), zap.Uint64s("removed", res.Removed),
 		zap.Uint64("confirmation_depth", depth),
 	}
-	if res.Deep {
-		log.Error("chain reorganisation deeper than confirmation_depth: re-indexed what the window covers; rows below the window may still be orphaned", fields...)
-	} else {
-		log.Warn("chain reorganisation: orphaned blocks superseded, canonical blocks re-indexed", fields...)
-	}
+	log.Warn("chain reorganisation: orphaned blocks superseded, canonical blocks re-indexed", fields...)
 	return res, nil
 }

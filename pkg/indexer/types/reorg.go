@@ -4,9 +4,10 @@ package types
 // found near the head and repaired before returning.
 type ReorgResult struct {
 	// ForkPoint is the common ancestor: the highest height below the
-	// orphaned ones whose stored block is the node's. When Deep is set no
-	// such height was found within the confirmation depth, and ForkPoint is
-	// the height just below the lowest orphaned one.
+	// orphaned ones whose stored block is the node's, or the height just
+	// below the lowest orphaned one when the heights between are not
+	// stored. (A reorganisation with no common ancestor within the
+	// confirmation depth is not repaired: the chain's writes are held.)
 	ForkPoint uint64 `json:"fork_point"`
 	// Depth is how many heights above ForkPoint were replaced or removed,
 	// up to the highest orphaned one.
@@ -15,7 +16,4 @@ type ReorgResult struct {
 	// Removed the heights the node no longer has (their rows superseded).
 	Reindexed []uint64 `json:"reindexed"`
 	Removed   []uint64 `json:"removed,omitempty"`
-	// Deep is true when the walk back reached the confirmation depth
-	// without finding the common ancestor: rows below may be orphaned.
-	Deep bool `json:"deep,omitempty"`
 }

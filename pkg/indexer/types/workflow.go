@@ -60,6 +60,10 @@ type IndexBlockResult struct {
 	TxCount        uint32 `json:"tx_count"`
 	LogCount       uint32 `json:"log_count"`
 	AlreadyIndexed bool   `json:"already_indexed"`
+	// NotProduced is set when the node has no block at the height and its
+	// head is below it: nothing was written, and later scans start the
+	// height again once it exists.
+	NotProduced bool `json:"not_produced,omitempty"`
 	// Reorg is set when indexing this height found a reorganisation near
 	// the head and re-indexed the canonical blocks below it.
 	Reorg *ReorgResult `json:"reorg,omitempty"`
