@@ -43,6 +43,9 @@ type SchedulerState struct {
 	SingleHeights uint64 `json:"single_heights,omitempty"`
 	// Ranges counts the IndexRange workflows started.
 	Ranges uint64 `json:"ranges,omitempty"`
+	// Dropped counts heights dropped because they lay above the node's
+	// head (started or not): the scans start them once they exist.
+	Dropped uint64 `json:"dropped,omitempty"`
 }
 
 // BucketProgress counts one level's heights.
@@ -74,6 +77,9 @@ type SchedulerProgress struct {
 	// counts the IndexRange workflows started over all runs.
 	RangeSize uint64 `json:"range_size,omitempty"`
 	Ranges    uint64 `json:"ranges,omitempty"`
+	// Dropped counts heights dropped from the range because they lay
+	// above the node's head.
+	Dropped uint64 `json:"dropped,omitempty"`
 }
 
 // SchedulerResult is what a finished scheduler reports.

@@ -62,6 +62,8 @@ var recordedHistories = []string{
 	"gapscan-gap-pre-push-status",
 	"scheduler-continue-as-new-pre-scheduler-drain",
 	"scheduler-finish-pre-scheduler-drain",
+	"scheduler-continue-as-new-pre-scheduler-shrink",
+	"scheduler-finish-pre-scheduler-shrink",
 }
 
 // Every recorded history replays on today's workflows without a

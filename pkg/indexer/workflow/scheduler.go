@@ -67,6 +67,14 @@ type schedulerRun struct {
 	nextBatch time.Time
 	// rangeDone receives RangeDoneSignal (range mode only).
 	rangeDone workflow.ReceiveChannel
+
+	// The head check (scheduler_shrink.go): on unless the run was recorded
+	// before it; the highest head seen confirmed in this run, and when the
+	// node may be asked again after it could not answer.
+	checkHead   bool
+	knownHead   uint64
+	headKnown   bool
+	nextHeadAsk time.Time
 }
 
 func newSchedulerRun(ctx workflow.Context, c Chain, in types.SchedulerInput) *schedulerRun {
@@ -77,6 +85,7 @@ func newSchedulerRun(ctx workflow.Context, c Chain, in types.SchedulerInput) *sc
 		remaining: append([]chain.HeightRange(nil), in.Remaining...),
 		state:     in.State,
 		began:     workflow.Now(ctx),
+		checkHead: workflow.GetVersion(ctx, shrinkChange, workflow.DefaultVersion, 1) == 1,
 	}
 	first := s.state.Buckets == nil
 	if first {
@@ -116,6 +125,9 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 	lctx := workflow.WithLocalActivityOptions(ctx, s.ch.Options.LocalActivity())
 	log := workflow.GetLogger(ctx)
 	for len(s.remaining) > 0 {
+		if s.shrinkToHead(ctx, lctx); len(s.remaining) == 0 {
+			break
+		}
 		if s.thisRun >= uint64(cfg.ContinueAsNewAfter) {
 			// The next run starts its first batch at once: wait out this
 			// run's last interval first, or the hand-over bursts two
@@ -132,14 +144,17 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 			})
 		}
 		batch, level, isRange := s.nextUnit()
-		if err := s.waitForWindow(ctx, lctx, batch.Len()); err != nil {
+		replan, err := s.waitForWindow(ctx, lctx, batch.Len())
+		if err != nil {
 			return types.SchedulerResult{}, err
+		}
+		if replan {
+			continue
 		}
 		if err := s.waitForRate(ctx); err != nil {
 			return types.SchedulerResult{}, err
 		}
 		starts := cfg.BatchSize // the seed's pace: a batch costs its full size
-		var err error
 		if isRange {
 			starts = 1
 			err = s.untilDone(ctx, lctx, nil, a.StartRange, types.StartRangeInput{
@@ -294,6 +309,7 @@ func (s *schedulerRun) progress(ctx workflow.Context) types.SchedulerProgress {
 		Elapsed:   elapsed,
 		RangeSize: s.state.RangeSize,
 		Ranges:    s.state.Ranges,
+		Dropped:   s.state.Dropped,
 	}
 	if elapsed > 0 {
 		p.Rate = float64(s.thisRun) / elapsed.Seconds()

@@ -23,26 +23,32 @@ const maxDrain = 10 * time.Minute
 // waitForWindow blocks while starting n more heights would put more than
 // max_in_flight started-but-unindexed heights on Temporal. The database is
 // the progress tracker: a started height leaves the window once indexed.
-func (s *schedulerRun) waitForWindow(ctx, lctx workflow.Context, n uint64) error {
+// It returns replan true when the scheduler shrank meanwhile (the next
+// unit must be chosen again).
+func (s *schedulerRun) waitForWindow(ctx, lctx workflow.Context, n uint64) (replan bool, err error) {
 	limit := uint64(s.ch.Settings.Scheduler.MaxInFlight)
 	for s.state.InFlight+n > limit {
+		if s.shrinkToHead(ctx, lctx) {
+			return true, nil
+		}
 		if err := s.refreshInFlight(lctx); err != nil {
-			return err
+			return false, err
 		}
 		if s.state.InFlight+n <= limit {
-			return nil
+			return false, nil
 		}
 		if err := s.pause(ctx); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return false, nil
 }
 
 // drain waits, at most maxDrain, until every started height is indexed.
 func (s *schedulerRun) drain(ctx, lctx workflow.Context) error {
 	deadline := workflow.Now(ctx).Add(maxDrain)
 	for len(s.state.Pending) > 0 {
+		s.shrinkToHead(ctx, lctx)
 		if err := s.refreshInFlight(lctx); err != nil {
 			return err
 		}
