@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -74,4 +76,53 @@ func TestPhantomHeadDoesNotWedgeTheChain(t *testing.T) {
 	require.ErrorAs(t, err, &notFound, "no scheduler was started for the phantom range")
 	requireNoIndexingAbove(t, chainID, nodeHead(t, node.HTTPURL)+1)
 	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, at+10)
+}
+
+// A scheduler given a range 10,000,000 heights above the real chain (from
+// a head taken before heads were confirmed, or a chain cut back since;
+// issue 9) drops the phantom part by itself: the live heights are indexed
+// again within a few block times, it schedules only heights that exist,
+// no workflow runs for a height that does not, and an IndexBlock started
+// for a phantom height ends unindexed (NotProduced) instead of retrying.
+func TestPhantomSchedulerShrinksToTheChain(t *testing.T) {
+	const chainID = "it-shrink"
+	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{BlockTime: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(node.Stop)
+	cfg := chainConfig(chainID, node.HTTPURL)
+	ch := cfg.Chains[chainID]
+	ch.Scheduler.BatchSize, ch.Scheduler.MaxInFlight = 10, 20
+	cfg.Chains[chainID] = ch
+	runWorker(t, cfg)
+	store := openStore(t)
+	head := nodeHead(t, node.HTTPURL)
+	waitIndexed(t, store, chainID, head, time.Minute)
+
+	ctx := context.Background()
+	tc := temporalClient(t)
+	opts := temporal.NewOptions(chainID, ch.Index.ActivityTimeout)
+	phantom := head + 10_000_000
+	sched, err := tc.ExecuteWorkflow(ctx, opts.SchedulerStart(), temporal.SchedulerWorkflow,
+		types.SchedulerInput{ChainID: chainID, Head: phantom, Remaining: []chain.HeightRange{{From: head + 1, To: phantom}}})
+	require.NoError(t, err)
+	block, err := tc.ExecuteWorkflow(ctx, opts.IndexBlockStart(phantom, types.UltraHigh.PriorityKey()), temporal.IndexBlockWorkflow,
+		types.IndexBlockInput{ChainID: chainID, Height: phantom})
+	require.NoError(t, err)
+
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var res types.IndexBlockResult
+	require.NoError(t, block.Get(wctx, &res))
+	require.True(t, res.NotProduced, "the phantom height ended unindexed")
+	var done types.SchedulerResult
+	require.NoError(t, sched.Get(wctx, &done), "the scheduler finished")
+	require.Less(t, done.Scheduled, uint64(1000), "it scheduled only heights that exist")
+
+	at := nodeHead(t, node.HTTPURL)
+	waitIndexed(t, store, chainID, at+5, 30*time.Second)
+	requireNoIndexingAbove(t, chainID, nodeHead(t, node.HTTPURL)+1)
+	last, _, err := store.LastIndexed(ctx, chainID)
+	require.NoError(t, err)
+	require.Less(t, last, at+100, "no phantom height was indexed")
+	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, at+5)
 }

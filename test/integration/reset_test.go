@@ -2,59 +2,104 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
-// A scheduler given a range far above the real chain (what a single
-// phantom head did, issue 9) holds the chain's live heights hostage: they
-// fall in its range, so HeadScan leaves them to it, and it works on
-// heights that do not exist. `indexer scheduler reset` frees the chain:
-// the dry run lists, --yes stops the scheduler and its window, nothing
-// stored is touched, and the live heights are indexed again.
+// prunedProxy answers, while pruning, every request for a block at or
+// below `below` with the error a node that pruned its history gives, as a
+// non-archive endpoint does for old heights.
+type prunedProxy struct {
+	rewritingProxy
+	below   uint64
+	pruning atomic.Bool
+}
+
+func newPrunedProxy(target string, below uint64) *prunedProxy {
+	p := &prunedProxy{below: below}
+	p.pruning.Store(true)
+	p.rewritingProxy = rewritingProxy{target: target, rewrite: p.prune}
+	return p
+}
+
+func (p *prunedProxy) prune(call rpcMessage, answer *rpcMessage) bool {
+	if !p.pruning.Load() || call.Method != "eth_getBlockByNumber" || len(call.Params) == 0 {
+		return false
+	}
+	s, _ := call.Params[0].(string)
+	h, err := hexutil.DecodeUint64(s)
+	if err != nil || h > p.below {
+		return false
+	}
+	answer.Result = nil
+	answer.Error = json.RawMessage(`{"code":-32000,"message":"historical state is not available"}`)
+	return true
+}
+
+// A scheduler whose heights the endpoint cannot serve (a pruned node, for
+// heights it was given to catch up) is stuck: its window fills with
+// heights that fail for ever and its progress stands still. `indexer
+// scheduler reset` stops it: the dry run lists, --yes terminates the
+// scheduler and its window's workflows, and nothing stored is touched.
+// Once the endpoint serves the heights again, the next scans catch the
+// chain up to the node.
 func TestSchedulerResetFreesAChain(t *testing.T) {
 	const chainID = "it-reset"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{BlockTime: time.Second})
 	require.NoError(t, err)
 	t.Cleanup(node.Stop)
-	cfg := chainConfig(chainID, node.HTTPURL)
+	const pruned = 12
+	waitFor(t, time.Minute, "a backlog on the node", func() (bool, string) {
+		h := nodeHead(t, node.HTTPURL)
+		return h > pruned+2, fmt.Sprintf("head %d", h)
+	})
+	proxy := newPrunedProxy(node.HTTPURL, pruned)
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	cfg := chainConfig(chainID, srv.URL)
 	ch := cfg.Chains[chainID]
-	// A small window: the test is about freeing it.
-	ch.Scheduler.BatchSize, ch.Scheduler.MaxInFlight = 10, 20
+	// A scheduler for any backlog of 10, with a small window: the test is
+	// about a stuck one.
+	ch.HeadScan.CatchupThreshold = 10
+	ch.Scheduler.BatchSize, ch.Scheduler.MaxInFlight = 5, 10
 	cfg.Chains[chainID] = ch
 	runWorker(t, cfg)
 	store := openStore(t)
-	head := nodeHead(t, node.HTTPURL)
-	waitIndexed(t, store, chainID, head, time.Minute)
-
-	// The scheduler HeadScan starts for a head 10,000,000 too high.
 	ctx := context.Background()
 	tc := temporalClient(t)
-	phantom := head + 10_000_000
-	_, err = tc.ExecuteWorkflow(ctx, temporal.NewOptions(chainID, ch.Index.ActivityTimeout).SchedulerStart(), temporal.SchedulerWorkflow,
-		types.SchedulerInput{ChainID: chainID, Head: phantom, Remaining: []chain.HeightRange{{From: head + 1, To: phantom}}})
-	require.NoError(t, err)
-	waitFor(t, time.Minute, "the live heights stuck behind the scheduler", func() (bool, string) {
-		now := nodeHead(t, node.HTTPURL)
-		last, _, err := store.LastIndexed(ctx, chainID)
-		require.NoError(t, err)
-		return now >= head+5 && last <= head+1, fmt.Sprintf("node head %d, newest indexed %d", now, last)
+
+	var stuck types.SchedulerProgress
+	waitFor(t, 2*time.Minute, "a scheduler with a full window of heights the node cannot serve", func() (bool, string) {
+		v, err := tc.QueryWorkflow(ctx, temporal.SchedulerID(chainID), "", temporal.SchedulerProgressQuery)
+		if err != nil {
+			return false, err.Error()
+		}
+		require.NoError(t, v.Get(&stuck))
+		return stuck.InFlight >= 10, fmt.Sprintf("in flight %d, scheduled %d", stuck.InFlight, stuck.Scheduled)
 	})
+	desc, err := tc.DescribeWorkflowExecution(ctx, temporal.SchedulerID(chainID), "")
+	require.NoError(t, err)
+	runID := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	before, err := store.StoredBlocks(ctx, chainID, 0, 1<<62)
+	require.NoError(t, err)
 
 	bin := buildIndexer(t)
-	cfgPath := writeConfig(t, chainID, node.HTTPURL, "", nil)
+	cfgPath := writeConfig(t, chainID, srv.URL, "", nil)
 	reset := func(args ...string) string {
 		out, err := exec.Command(bin, append([]string{"scheduler", "reset", chainID, "--config", cfgPath, "--log-level", "warn"}, args...)...).CombinedOutput()
 		require.NoError(t, err, "%s", out)
@@ -62,29 +107,35 @@ func TestSchedulerResetFreesAChain(t *testing.T) {
 	}
 	out := reset()
 	require.Contains(t, out, "would stop the scheduler "+temporal.SchedulerID(chainID))
-	requireSchedulerStatus(t, chainID, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING)
+	requireRunStatus(t, temporal.SchedulerID(chainID), runID, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING)
 
 	out = reset("--yes")
 	require.Contains(t, out, "stopped the scheduler "+temporal.SchedulerID(chainID))
-	requireSchedulerStatus(t, chainID, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED)
-	// What still runs are the live heights' own workflows, never the
-	// scheduler's phantom window.
-	requireNoIndexingAbove(t, chainID, nodeHead(t, node.HTTPURL)+1)
-
-	head2 := nodeHead(t, node.HTTPURL)
-	waitIndexed(t, store, chainID, head2, time.Minute)
-	last, _, err := store.LastIndexed(ctx, chainID)
+	requireRunStatus(t, temporal.SchedulerID(chainID), runID, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED)
+	// Its window went with it: no workflow of a pruned height runs.
+	for h := uint64(0); h <= pruned; h++ {
+		d, err := tc.DescribeWorkflowExecution(ctx, fmt.Sprintf("%s:index:%d", chainID, h), "")
+		if err == nil {
+			require.NotEqual(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, d.GetWorkflowExecutionInfo().GetStatus(), "height %d", h)
+		}
+	}
+	after, err := store.StoredBlocks(ctx, chainID, 0, 1<<62)
 	require.NoError(t, err)
-	require.Less(t, last, head2+10, "no phantom height was indexed")
-	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head2)
+	require.Subset(t, after, before, "nothing stored was touched")
+
+	// The endpoint serves old heights again: the scans catch up.
+	proxy.pruning.Store(false)
+	head := nodeHead(t, node.HTTPURL)
+	waitIndexed(t, store, chainID, head, 2*time.Minute)
+	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
 }
 
-func requireSchedulerStatus(t *testing.T, chainID string, want enumspb.WorkflowExecutionStatus) {
+func requireRunStatus(t *testing.T, id, runID string, want enumspb.WorkflowExecutionStatus) {
 	t.Helper()
-	d, err := temporalClient(t).DescribeWorkflowExecution(context.Background(), temporal.SchedulerID(chainID), "")
+	d, err := temporalClient(t).DescribeWorkflowExecution(context.Background(), id, runID)
 	require.NoError(t, err)
 	got := d.GetWorkflowExecutionInfo().GetStatus()
-	require.Equal(t, want, got, "scheduler %s is %s", temporal.SchedulerID(chainID), strings.ToLower(got.String()))
+	require.Equal(t, want, got, "%s (run %s) is %s", id, runID, strings.ToLower(got.String()))
 }
 
 // requireNoIndexingAbove asserts that no scheduler runs for the chain and
