@@ -17,6 +17,11 @@ const (
 // SchedulerProgressQuery is the query a SchedulerWorkflow answers.
 const SchedulerProgressQuery = "progress"
 
+// SchedulerOwnedMemo is the memo key of the heights a SchedulerWorkflow
+// owns (a chain.HeightRange): set at its start, updated when it shrinks,
+// carried over by ContinueAsNew.
+const SchedulerOwnedMemo = "owned"
+
 // RangeDoneSignal is what an IndexRange workflow sends the chain's
 // scheduler when it ends, so that the scheduler looks at its in-flight
 // window at once instead of at its next poll.

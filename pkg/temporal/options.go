@@ -7,6 +7,8 @@ import (
 	"go.temporal.io/sdk/client"
 	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
 // Options builds every workflow, activity and start option of one chain, so
@@ -117,17 +119,20 @@ func (o Options) IndexRangeStart(from, to uint64, priorityKey int) client.StartW
 	}
 }
 
-// SchedulerStart starts the chain's SchedulerWorkflow. A second start while
-// one runs fails with serviceerror.WorkflowExecutionAlreadyStarted: the
-// conflict policy says so explicitly, because the SDK's default would
-// silently hand back the running one.
-func (o Options) SchedulerStart() client.StartWorkflowOptions {
+// SchedulerStart starts the chain's SchedulerWorkflow for the heights of
+// owned. A second start while one runs fails with
+// serviceerror.WorkflowExecutionAlreadyStarted: the conflict policy says so
+// explicitly, because the SDK's default would silently hand back the
+// running one. The owned span goes in the memo (SchedulerOwnedMemo), where
+// a describe call reads it without waiting for the workflow.
+func (o Options) SchedulerStart(owned chain.HeightRange) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                                       SchedulerID(o.ChainID),
 		TaskQueue:                                AdminQueue(o.ChainID),
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		Memo:                                     map[string]any{SchedulerOwnedMemo: owned},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -22,8 +23,9 @@ func TestIndexBlockStart(t *testing.T) {
 }
 
 func TestSchedulerStartRefusesSecond(t *testing.T) {
-	so := temporal.NewOptions("eth", time.Minute).SchedulerStart()
+	so := temporal.NewOptions("eth", time.Minute).SchedulerStart(chain.HeightRange{From: 3, To: 9})
 	require.Equal(t, "eth:scheduler", so.ID)
+	require.Equal(t, map[string]any{temporal.SchedulerOwnedMemo: chain.HeightRange{From: 3, To: 9}}, so.Memo)
 	require.Equal(t, "admin:eth", so.TaskQueue)
 	require.Equal(t, enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL, so.WorkflowIDConflictPolicy)
 	require.True(t, so.WorkflowExecutionErrorWhenAlreadyStarted)

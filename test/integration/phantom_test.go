@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
@@ -102,7 +103,7 @@ func TestPhantomSchedulerShrinksToTheChain(t *testing.T) {
 	tc := temporalClient(t)
 	opts := temporal.NewOptions(chainID, ch.Index.ActivityTimeout)
 	phantom := head + 10_000_000
-	sched, err := tc.ExecuteWorkflow(ctx, opts.SchedulerStart(), temporal.SchedulerWorkflow,
+	sched, err := tc.ExecuteWorkflow(ctx, opts.SchedulerStart(chain.HeightRange{From: head + 1, To: phantom}), temporal.SchedulerWorkflow,
 		types.SchedulerInput{ChainID: chainID, Head: phantom, Remaining: []chain.HeightRange{{From: head + 1, To: phantom}}})
 	require.NoError(t, err)
 	block, err := tc.ExecuteWorkflow(ctx, opts.IndexBlockStart(phantom, types.UltraHigh.PriorityKey()), temporal.IndexBlockWorkflow,
@@ -117,6 +118,14 @@ func TestPhantomSchedulerShrinksToTheChain(t *testing.T) {
 	var done types.SchedulerResult
 	require.NoError(t, sched.Get(wctx, &done), "the scheduler finished")
 	require.Less(t, done.Scheduled, uint64(1000), "it scheduled only heights that exist")
+	// Its memo, where HeadScan reads what it owns, shrank with it.
+	desc, err := tc.DescribeWorkflowExecution(ctx, sched.GetID(), sched.GetRunID())
+	require.NoError(t, err)
+	var owned chain.HeightRange
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(
+		desc.GetWorkflowExecutionInfo().GetMemo().GetFields()[temporal.SchedulerOwnedMemo], &owned))
+	require.Equal(t, head+1, owned.From)
+	require.Less(t, owned.To, head+100)
 
 	at := nodeHead(t, node.HTTPURL)
 	waitIndexed(t, store, chainID, at+5, 30*time.Second)

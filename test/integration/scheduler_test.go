@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -19,9 +20,11 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/localstack"
+	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -317,7 +320,7 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 
 	// A second start while it runs is refused by Temporal: the fixed ID and
 	// the production start options admit one scheduler per chain.
-	_, err = tc.ExecuteWorkflow(context.Background(), opts.SchedulerStart(), temporal.SchedulerWorkflow, types.SchedulerInput{
+	_, err = tc.ExecuteWorkflow(context.Background(), opts.SchedulerStart(chain.HeightRange{From: 0, To: head}), temporal.SchedulerWorkflow, types.SchedulerInput{
 		ChainID: chainID, Head: head, Remaining: []chain.HeightRange{{From: 0, To: head}},
 	})
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
@@ -456,4 +459,31 @@ func waitRunsClosed(t *testing.T, tc client.Client, chainID string) []schedulerR
 		return len(runs) > 0, fmt.Sprintf("%d runs", len(runs))
 	})
 	return runs
+}
+
+// HeadScan's CheckScheduler must not depend on the scheduler answering its
+// progress query: a scheduler whose workflow task is slow (a busy worker)
+// or, here, that no worker runs at all, is still seen running with its
+// owned range, read from the memo set at its start.
+func TestCheckSchedulerReadsTheMemoWhenTheQueryCannotBeAnswered(t *testing.T) {
+	const chainID = "it-no-admin-worker" // no worker polls its queues
+	ctx := context.Background()
+	tc := temporalClient(t)
+	owned := chain.HeightRange{From: 10, To: 5_000}
+	run, err := tc.ExecuteWorkflow(ctx, temporal.NewOptions(chainID, time.Minute).SchedulerStart(owned), temporal.SchedulerWorkflow,
+		types.SchedulerInput{ChainID: chainID, Head: owned.To, Remaining: []chain.HeightRange{owned}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tc.TerminateWorkflow(ctx, run.GetID(), run.GetRunID(), "test over") })
+
+	acts := &activity.Activities{
+		Chains:   map[string]activity.Chain{chainID: {}},
+		Temporal: tc,
+		Metrics:  metrics.New(prometheus.NewRegistry()),
+		Log:      zap.NewNop(),
+	}
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	st, err := acts.CheckScheduler(cctx, chainID)
+	require.NoError(t, err)
+	require.Equal(t, types.SchedulerStatus{Running: true, Owned: owned}, st)
 }

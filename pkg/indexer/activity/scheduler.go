@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/converter"
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
@@ -14,8 +17,18 @@ import (
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
+// progressQueryTimeout bounds the progress query of CheckScheduler: a query
+// waits for the scheduler's workflow task, which a busy worker can hold
+// for seconds.
+const progressQueryTimeout = 3 * time.Second
+
 // CheckScheduler tells whether the chain's SchedulerWorkflow runs and which
 // heights it owns. It calls the Temporal API, so it is a regular activity.
+// What it owns is read from the describe call's memo
+// (temporal.SchedulerOwnedMemo), which needs no answer from the workflow;
+// the progress query only feeds the bucket gauges, and a scheduler too busy
+// to answer it within progressQueryTimeout does not fail the scan. A
+// scheduler started before the memo existed is asked by the query alone.
 func (a *Activities) CheckScheduler(ctx context.Context, chainID string) (types.SchedulerStatus, error) {
 	if _, err := a.chain(chainID); err != nil {
 		return types.SchedulerStatus{}, err
@@ -35,18 +48,57 @@ func (a *Activities) CheckScheduler(ctx context.Context, chainID string) (types.
 		return types.SchedulerStatus{}, nil
 	}
 	a.Metrics.SchedulerActive.WithLabelValues(chainID).Set(1)
+	owned, memo, err := ownedFromMemo(desc.GetWorkflowExecutionInfo().GetMemo().GetFields()[temporal.SchedulerOwnedMemo])
+	if err != nil {
+		return types.SchedulerStatus{}, fmt.Errorf("chain %s: scheduler %s memo: %w", chainID, id, err)
+	}
+	qctx := ctx
+	if memo {
+		var cancel context.CancelFunc
+		qctx, cancel = context.WithTimeout(ctx, progressQueryTimeout)
+		defer cancel()
+	}
+	p, err := a.schedulerProgress(qctx, chainID, id)
+	switch {
+	case err != nil && memo:
+		a.logger(chainID).Warn("scheduler did not answer its progress query; its range is known from the memo",
+			zap.Uint64("owned_from", owned.From), zap.Uint64("owned_to", owned.To), zap.Error(err))
+		return types.SchedulerStatus{Running: true, Owned: owned}, nil
+	case err != nil:
+		return types.SchedulerStatus{}, err
+	case !memo:
+		owned = p.Owned
+	}
+	return types.SchedulerStatus{Running: true, Owned: owned}, nil
+}
+
+// ownedFromMemo decodes the owned span from the scheduler's memo; found is
+// false when the memo has none.
+func ownedFromMemo(p *commonpb.Payload) (owned chain.HeightRange, found bool, err error) {
+	if p == nil {
+		return chain.HeightRange{}, false, nil
+	}
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &owned); err != nil {
+		return chain.HeightRange{}, false, err
+	}
+	return owned, true, nil
+}
+
+// schedulerProgress asks the scheduler's progress query and sets the
+// bucket gauges from it.
+func (a *Activities) schedulerProgress(ctx context.Context, chainID, id string) (types.SchedulerProgress, error) {
 	v, err := a.Temporal.QueryWorkflow(ctx, id, "", temporal.SchedulerProgressQuery)
 	if err != nil {
-		return types.SchedulerStatus{}, fmt.Errorf("chain %s: query scheduler %s progress: %w", chainID, id, err)
+		return types.SchedulerProgress{}, fmt.Errorf("chain %s: query scheduler %s progress: %w", chainID, id, err)
 	}
 	var p types.SchedulerProgress
 	if err := v.Get(&p); err != nil {
-		return types.SchedulerStatus{}, fmt.Errorf("chain %s: decode scheduler progress: %w", chainID, err)
+		return types.SchedulerProgress{}, fmt.Errorf("chain %s: decode scheduler progress: %w", chainID, err)
 	}
 	for _, b := range p.Buckets {
 		a.Metrics.BlocksByPriority.WithLabelValues(chainID, b.Level.String()).Set(float64(b.Total - b.Done))
 	}
-	return types.SchedulerStatus{Running: true, Owned: p.Owned}, nil
+	return p, nil
 }
 
 // schedulerIdle zeroes the scheduler's gauges when none runs.
@@ -65,7 +117,7 @@ func (a *Activities) StartScheduler(ctx context.Context, in types.SchedulerInput
 	if err != nil {
 		return types.StartSchedulerResult{}, err
 	}
-	_, err = a.Temporal.ExecuteWorkflow(ctx, c.Options.SchedulerStart(), temporal.SchedulerWorkflow, in)
+	_, err = a.Temporal.ExecuteWorkflow(ctx, c.Options.SchedulerStart(chain.Span(in.Remaining)), temporal.SchedulerWorkflow, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case errors.As(err, &already):

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // The Scheduler shrinks to the real chain.
@@ -20,7 +21,8 @@ import (
 // the node for the head (HeadHeight, which confirms a head by its block)
 // and drops everything above: the heights it has not started, and the
 // started ones from its window (their IndexBlock workflows end as "not
-// produced"). Its range shrinks to the head, its reference head becomes
+// produced"). Its range shrinks to the head (in its state and its memo,
+// temporal.SchedulerOwnedMemo), its reference head becomes
 // that head (so ages and levels are right again), and HeadScan takes the
 // heights above. Dropped heights are not lost: they lie above the
 // watermark, and the scans start them once the chain has them.
@@ -86,6 +88,10 @@ func (s *schedulerRun) shrinkToHead(ctx, lctx workflow.Context) bool {
 		s.state.Owned.To = max(head, s.state.Owned.From)
 	}
 	s.rebase(head)
+	// HeadScan reads the owned span from the memo (CheckScheduler).
+	if err := workflow.UpsertMemo(ctx, map[string]any{temporal.SchedulerOwnedMemo: s.state.Owned}); err != nil {
+		log.Warn("scheduler could not update its memo", "chain_id", s.chainID, "error", err)
+	}
 	log.Warn("scheduler range reached above the node's head: dropped the heights above; the scans start them once they exist",
 		"chain_id", s.chainID, "head", head, "dropped_from", above.From, "dropped_to", above.To,
 		"dropped_unstarted", unstarted, "dropped_started", started)
