@@ -40,6 +40,10 @@ type Metrics struct {
 type Temporal struct {
 	HostPort  string `mapstructure:"host_port"`
 	Namespace string `mapstructure:"namespace"`
+	// PollerAutoscaling lets the SDK scale each worker's task pollers with
+	// the backlog (worker.NewPollerBehaviorAutoscaling) instead of the
+	// fixed two per kind: see docs/performance.md for what it changes.
+	PollerAutoscaling bool `mapstructure:"poller_autoscaling"`
 }
 
 // ClickHouse says where the database is.

@@ -13,6 +13,7 @@ func Defaults(v *viper.Viper) {
 	v.SetDefault("metrics.listen", "127.0.0.1:9090")
 	v.SetDefault("temporal.host_port", "127.0.0.1:7233")
 	v.SetDefault("temporal.namespace", "default")
+	v.SetDefault("temporal.poller_autoscaling", false)
 	v.SetDefault("clickhouse.addr", "127.0.0.1:9000")
 	v.SetDefault("clickhouse.database", "tideline")
 	v.SetDefault("clickhouse.username", "default")

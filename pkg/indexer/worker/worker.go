@@ -118,19 +118,19 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 	var workers []worker.Worker
 	for _, id := range cfg.ChainIDs() {
 		ch := cfg.Chains[id]
-		admin := worker.New(tc, temporal.AdminQueue(id), worker.Options{})
-		index := worker.New(tc, temporal.IndexQueue(id), worker.Options{
+		admin := worker.New(tc, temporal.AdminQueue(id), pollers(cfg.Temporal, worker.Options{}))
+		index := worker.New(tc, temporal.IndexQueue(id), pollers(cfg.Temporal, worker.Options{
 			MaxConcurrentActivityExecutionSize: ch.Index.WorkerConcurrency,
 			// Enforced by the server over every worker of the queue: one
 			// shared budget for the chain's endpoints.
 			TaskQueueActivitiesPerSecond: ch.Index.BlocksPerSecond,
-		})
+		}))
 		// Range activities (the backlog) have a queue and slots of their
 		// own: however many run, a live block's IndexBlock activity on the
 		// index queue never waits for one of them.
-		ranges := worker.New(tc, temporal.RangeQueue(id), worker.Options{
+		ranges := worker.New(tc, temporal.RangeQueue(id), pollers(cfg.Temporal, worker.Options{
 			MaxConcurrentActivityExecutionSize: ch.Index.RangeConcurrency,
-		})
+		}))
 		for _, w := range []worker.Worker{admin, index, ranges} {
 			Register(w, wfs, acts)
 			if err := w.Start(); err != nil {
@@ -369,4 +369,15 @@ func serveMetrics(addr string, reg *prometheus.Registry, errc chan<- error) (*ht
 		}
 	}()
 	return srv, nil
+}
+
+// pollers sets the workers' task pollers to autoscale when
+// temporal.poller_autoscaling is on (the SDK's defaults: 1 to 100 per
+// kind, starting at 5); otherwise the SDK's fixed two per kind stay.
+func pollers(t config.Temporal, o worker.Options) worker.Options {
+	if t.PollerAutoscaling {
+		auto := worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{})
+		o.WorkflowTaskPollerBehavior, o.ActivityTaskPollerBehavior = auto, auto
+	}
+	return o
 }
