@@ -144,7 +144,7 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 		}
 		log.Info("chain worker started", zap.String("chain_id", id),
 			zap.String("admin_queue", temporal.AdminQueue(id)), zap.String("index_queue", temporal.IndexQueue(id)),
-			zap.String("range_queue", temporal.RangeQueue(id)))
+			zap.String("range_queue", temporal.RangeQueue(id)), zap.Bool("poller_autoscaling", cfg.Temporal.PollerAutoscaling))
 	}
 
 	// The followers start once the HeadScan Schedules they wake exist, and
