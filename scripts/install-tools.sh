@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the local stack and the tests need, skipping what is there:
 #   clickhouse-server  Debian package (18.16 here; production runs a modern one)
+#   promtool           Debian's prometheus package (2.42), for the alert rules' tests
 #   anvil              npm @foundry-rs/anvil, pinned
 #   temporal           Temporal CLI dev server, built from the nested module tools/temporal
 #   geth               go-ethereum's geth, built from the nested module tools/geth
@@ -22,6 +23,15 @@ if ! command -v clickhouse-server >/dev/null 2>&1; then
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq clickhouse-server clickhouse-client >/dev/null
+fi
+
+# promtool checks the alert rules in make test (deploy/prometheus_test.go).
+if ! command -v promtool >/dev/null 2>&1; then
+  say "installing prometheus (Debian, for promtool)"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends prometheus >/dev/null
 fi
 
 anvil_bin=$home/npm/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil
