@@ -29,7 +29,7 @@ const (
 )
 
 // The services the deployment is made of.
-var requiredServices = []string{"temporal", "temporal-ui", "clickhouse", "migrate", "worker"}
+var requiredServices = []string{"temporal", "temporal-ui", "clickhouse", "migrate", "worker", "prometheus", "grafana"}
 
 // tidelineServices run the indexer image and are configured by TIDELINE_*.
 var tidelineServices = []string{"migrate", "worker"}
