@@ -22,7 +22,8 @@ import (
 // range 10,000,000 heights too high holds the live heights hostage. So a
 // head above the last confirmed one is confirmed first: the node must
 // return the block at that height (one block fetch per new head, which the
-// indexer fetches anyway). A head it has no block for is logged, counted
+// indexer fetches anyway; up to confirmTries when a replica lacks it). A
+// head it has no block for is logged, counted
 // (indexer_unconfirmed_heads_total) and not used: the scan goes on with the
 // last confirmed head (or fails and runs again, if this process has none
 // yet). A head at or below the confirmed one is used as reported.
@@ -36,7 +37,7 @@ func (a *Activities) HeadHeight(ctx context.Context, chainID string) (uint64, er
 		return 0, fmt.Errorf("chain %s: read head: %w", chainID, err)
 	}
 	if prev, ok := a.heads.confirmed(chainID); !ok || head > prev {
-		_, err := c.RPC.BlockByHeight(ctx, head)
+		err := confirmHead(ctx, c.RPC, head)
 		switch {
 		case errors.Is(err, rpc.ErrBlockNotFound):
 			a.Metrics.UnconfirmedHeads.WithLabelValues(chainID).Inc()
@@ -54,6 +55,26 @@ func (a *Activities) HeadHeight(ctx context.Context, chainID string) (uint64, er
 	}
 	a.Metrics.Head.WithLabelValues(chainID).Set(float64(head))
 	return head, nil
+}
+
+// confirmTries is how many times a head's block is asked for before the
+// head counts as unconfirmed. Behind a load balancer whose replicas are
+// not all at the head, one request for the block may land on a replica
+// that lacks it: with round robin over two replicas, the head and its
+// block would always be answered by different ones, and a single try
+// would never confirm a head while one replica lags.
+const confirmTries = 3
+
+// confirmHead asks for the block at head until a replica has it, at most
+// confirmTries times; the error is the last one.
+func confirmHead(ctx context.Context, c rpc.Client, head uint64) error {
+	var err error
+	for range confirmTries {
+		if _, err = c.BlockByHeight(ctx, head); !errors.Is(err, rpc.ErrBlockNotFound) {
+			return err
+		}
+	}
+	return err
 }
 
 // headGuard holds, per chain, the highest head this process has seen a

@@ -82,23 +82,28 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 }
 
 // notProduced tells whether a fetch that found no block failed because the
-// height does not exist yet: it lies above both the node's head, asked
-// now, and the highest head this process confirmed (HeadHeight). Such a
-// height was started from a head that was wrong (a phantom) or has been
-// reorganised away; retrying it for ever would hold a slot (and a
-// scheduler's window) for nothing, so the workflow ends and the height
-// stays unindexed for the scans to find again. A height at or below a
-// head is missing on a node that should have it: that is retried.
+// height does not exist yet: it lies above the node's head, asked now,
+// above the highest head this process confirmed (HeadHeight), and above
+// every indexed height. Such a height was started from a head that was
+// wrong (a phantom) or has been reorganised away; retrying it for ever
+// would hold a slot (and a scheduler's window) for nothing, so the
+// workflow ends and the height stays unindexed for the scans to find
+// again. A height at or below any of those is missing on a node that
+// should have it (a lagging replica behind a load balancer answers a low
+// head and no block): that is retried.
 func (a *Activities) notProduced(ctx context.Context, chainID string, c Chain, height uint64, err error) (head uint64, ok bool) {
 	if !errors.Is(err, rpc.ErrBlockNotFound) {
 		return 0, false
 	}
 	head, herr := c.RPC.HeadHeight(ctx)
-	if herr != nil {
-		return 0, false
+	if herr != nil || height <= head {
+		return head, false
 	}
-	confirmed, _ := a.heads.confirmed(chainID)
-	return head, height > head && height > confirmed
+	if confirmed, _ := a.heads.confirmed(chainID); height <= confirmed {
+		return head, false
+	}
+	last, found, serr := a.Store.LastIndexed(ctx, chainID)
+	return head, serr == nil && (!found || height > last)
 }
 
 // IndexPushed indexes a height the push source announced, by the path of

@@ -48,3 +48,18 @@ func TestIndexBlockAboveTheHeadEndsCleanly(t *testing.T) {
 		require.False(t, ok, "height %d", h)
 	}
 }
+
+// A height below an indexed one exists, whatever a lagging node says of
+// its head: it is retried, not ended.
+func TestIndexBlockBelowAnIndexedHeightIsRetried(t *testing.T) {
+	f := newReorgFixture(t, 0)
+	f.node.grow('a', 10, func(uint64) int { return 1 })
+	require.False(t, f.index(10)[0].NotProduced)
+	f.node.rollback(7) // the node now answers head 7 and no block 8..10
+	_, err := f.env.ExecuteActivity(f.acts.IndexBlock, types.IndexBlockInput{ChainID: f.chainID, Height: 9})
+	var app *sdktemporal.ApplicationError
+	require.True(t, errors.As(err, &app), "%v", err)
+	require.Equal(t, activity.ErrTypeBlockNotFound, app.Type())
+	require.Zero(t, testkit.Value(t, f.acts.Metrics.NotProduced.WithLabelValues(f.chainID)))
+	require.True(t, f.index(11)[0].NotProduced, "above everything indexed and every head")
+}
