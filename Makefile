@@ -6,25 +6,29 @@ CONFIG ?= config.example.yaml
 # Integration tests start real services; give the whole run room but a bound.
 TEST_TIMEOUT ?= 45m
 
-.PHONY: all tools build run run-sim simchain worker migrate test vet bench-scheduler bench-simchain clean bench-e2e bench-catchup
+.PHONY: all tools tools-dev build run run-sim simchain worker migrate test vet bench-scheduler bench-simchain clean bench-e2e bench-catchup
 
 all: build
 
-## tools: install ClickHouse, anvil, the Temporal dev server and geth (skips what is there)
+## tools: install ClickHouse, anvil, the Temporal dev server, geth and promtool (skips what is there)
 tools:
 	./scripts/install-tools.sh
+
+## tools-dev: only what `make run` needs (ClickHouse, anvil, the Temporal dev server)
+tools-dev:
+	./scripts/install-tools.sh --dev
 
 ## build: the indexer binary in bin/
 build:
 	$(GO) build -o bin/indexer ./app/indexer
 
 ## run: start Temporal, ClickHouse, anvil, a load generator and the worker; Ctrl-C stops all
-run: tools
+run: tools-dev
 	$(GO) run ./app/indexer dev --config $(CONFIG)
 
 ## run-sim: the same stack on the simulated chain, BACKLOG heights behind its head (watch the catch-up in the Temporal UI)
 BACKLOG ?= 200000
-run-sim: tools
+run-sim: tools-dev
 	$(GO) run ./app/indexer dev --config $(CONFIG) --chain sim --backlog $(BACKLOG)
 
 ## simchain: serve the simulated chain alone on 127.0.0.1:8545 (see `indexer simchain --help`)

@@ -5,8 +5,13 @@
 #   anvil              npm @foundry-rs/anvil, pinned
 #   temporal           Temporal CLI dev server, built from the nested module tools/temporal
 #   geth               go-ethereum's geth, built from the nested module tools/geth
-# Everything but the Debian package lands in .tideline/ (or $TIDELINE_HOME).
+# Everything but the Debian packages lands in .tideline/ (or $TIDELINE_HOME).
+# With --dev only what `make run` needs: no geth, no promtool (the tests
+# use them; `make test` installs everything).
 set -euo pipefail
+
+dev=false
+[ "${1:-}" = "--dev" ] && dev=true
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 home=${TIDELINE_HOME:-$root/.tideline}
@@ -26,7 +31,7 @@ if ! command -v clickhouse-server >/dev/null 2>&1; then
 fi
 
 # promtool checks the alert rules in make test (deploy/prometheus_test.go).
-if ! command -v promtool >/dev/null 2>&1; then
+if ! $dev && ! command -v promtool >/dev/null 2>&1; then
   say "installing prometheus (Debian, for promtool)"
   sudo_cmd=""
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
@@ -55,6 +60,8 @@ build_tool() {
   echo "$sum" >"$stamp"
 }
 build_tool temporal github.com/temporalio/cli/cmd/temporal
-build_tool geth github.com/ethereum/go-ethereum/cmd/geth
+if ! $dev; then
+  build_tool geth github.com/ethereum/go-ethereum/cmd/geth
+fi
 
 say "tools ready in $bin"
