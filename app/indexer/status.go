@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/muesli/termenv"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/indexer/status"
+	"github.com/tideline-dev/tideline/pkg/indexer/worker"
+	"github.com/tideline-dev/tideline/pkg/rpc"
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
+
+func (a *app) statusCmd() *cobra.Command {
+	var (
+		asJSON   bool
+		watch    bool
+		interval time.Duration
+		only     []string
+	)
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show each chain's head, watermark, lag and catch-up progress",
+		Long: `status reads each configured chain's head from its node, its watermark
+from ClickHouse and, while a catch-up runs, the scheduler's progress query:
+heights started of the total with a progress bar, in flight, the rate and
+the time left at that rate, per priority bucket. --json prints the same
+for scripts; --watch refreshes until interrupted.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, log, err := a.load()
+			if err != nil {
+				return err
+			}
+			defer log.Sync() //nolint:errcheck // nothing to do about a failed flush at exit
+			ids := cfg.ChainIDs()
+			if len(only) > 0 {
+				for _, id := range only {
+					if _, ok := cfg.Chains[id]; !ok {
+						return &config.KeyError{Key: "chains." + id, Reason: "no such chain in the configuration"}
+					}
+				}
+				ids = only
+			}
+			ctx := cmd.Context()
+			tc, err := temporal.Dial(ctx, cfg.Temporal, log)
+			if err != nil {
+				return err
+			}
+			defer tc.Close()
+			store, err := worker.OpenStore(ctx, cfg.ClickHouse, log)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			m := rpc.NewMetrics(prometheus.NewRegistry())
+			clients := map[string]rpc.Client{}
+			var want []status.Want
+			for _, id := range ids {
+				ch := cfg.Chains[id]
+				c, err := worker.DialChain(ctx, id, ch, log, m)
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				clients[id] = c
+				want = append(want, status.Want{ChainID: id, StartHeight: ch.StartHeight, BlockTime: ch.BlockTime})
+			}
+			src := status.Sources{
+				Head:      func(ctx context.Context, id string) (uint64, error) { return clients[id].HeadHeight(ctx) },
+				Watermark: store.Watermark,
+				Temporal:  tc,
+			}
+			out := cmd.OutOrStdout()
+			profile := termenv.Ascii
+			tty := out == os.Stdout && term.IsTerminal(int(os.Stdout.Fd()))
+			if tty {
+				profile = termenv.EnvColorProfile()
+			}
+			for {
+				chains := status.Collect(ctx, src, want)
+				if asJSON {
+					if err := status.JSON(out, chains); err != nil {
+						return err
+					}
+				} else {
+					if watch && tty {
+						termenv.NewOutput(os.Stdout).ClearScreen()
+					}
+					fmt.Fprintf(out, "%s\n", time.Now().UTC().Format(time.RFC3339))
+					status.Render(out, chains, profile)
+				}
+				if !watch {
+					return nil
+				}
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(interval):
+				}
+			}
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (one document per refresh)")
+	cmd.Flags().BoolVar(&watch, "watch", false, "refresh until interrupted")
+	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "refresh interval with --watch")
+	cmd.Flags().StringSliceVar(&only, "chain", nil, "only these chains (repeatable; default: all configured)")
+	return cmd
+}

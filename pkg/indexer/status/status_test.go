@@ -1,0 +1,86 @@
+package status_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/muesli/termenv"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/indexer/status"
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
+)
+
+func sample() []status.Chain {
+	s := status.FromProgress(types.SchedulerProgress{
+		Owned: chain.HeightRange{From: 1, To: 10_000}, Scheduled: 4_000, Remaining: 6_000, InFlight: 800, Rate: 100,
+		Elapsed: time.Minute,
+		Buckets: []types.BucketProgress{
+			{Level: types.High, Name: "high", Total: 4_320, Done: 4_000},
+			{Level: types.Medium, Name: "medium", Total: 5_680},
+		},
+	})
+	return []status.Chain{
+		{ChainID: "mainnet", Head: 10_000, Watermark: 1_200, Indexed: true, Lag: 8_800, LagSeconds: 8_800 * 12, Scheduler: &s},
+		{ChainID: "sepolia", Head: 500, Watermark: 500, Indexed: true, Errors: []string{"scheduler: describe: unavailable"}},
+	}
+}
+
+func TestFromProgress(t *testing.T) {
+	s := *sample()[0].Scheduler
+	require.Equal(t, uint64(10_000), s.Total)
+	require.InDelta(t, 0.4, s.Fraction(), 1e-9)
+	require.InDelta(t, 60.0, s.ETASeconds, 1e-9, "6,000 heights at 100/s")
+	require.True(t, s.Answered)
+	require.InDelta(t, 4000.0/4320, s.Buckets[0].Fraction(), 1e-9)
+	require.Zero(t, s.Buckets[1].Fraction())
+	require.Equal(t, 1.0, status.Bucket{}.Fraction(), "an empty bucket is done")
+}
+
+func TestRender(t *testing.T) {
+	var b bytes.Buffer
+	status.Render(&b, sample(), termenv.Ascii)
+	out := b.String()
+	require.NotContains(t, out, "\x1b[", "no colour codes with the Ascii profile")
+	lines := strings.Split(out, "\n")
+	row := func(prefix string) string {
+		for _, l := range lines {
+			if strings.Contains(l, prefix) {
+				return l
+			}
+		}
+		t.Fatalf("no row %q in\n%s", prefix, out)
+		return ""
+	}
+	main := row("mainnet")
+	require.Contains(t, main, "40%")
+	require.Contains(t, main, "4000 / 10000")
+	require.Contains(t, main, "8800 blocks (29h20m)")
+	require.Contains(t, main, "100.0/s")
+	require.Contains(t, main, "1m00s")
+	// The bar is 24 cells with the percentage: filled ≈ 40 % of the rest.
+	require.Equal(t, 8, strings.Count(main, "█"))
+	require.Contains(t, row("high"), "93%")
+	require.Contains(t, row("medium"), "  0%")
+	require.Contains(t, row("sepolia"), "not running")
+	require.Contains(t, row("error"), "scheduler: describe: unavailable")
+}
+
+func TestJSON(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, status.JSON(&b, sample()))
+	var back []map[string]any
+	require.NoError(t, json.Unmarshal(b.Bytes(), &back))
+	require.Len(t, back, 2)
+	require.Equal(t, "mainnet", back[0]["chain_id"])
+	require.Equal(t, 8800.0, back[0]["lag_blocks"])
+	sched := back[0]["scheduler"].(map[string]any)
+	require.Equal(t, 10000.0, sched["total"])
+	require.Equal(t, 60.0, sched["eta_seconds"])
+	require.Len(t, sched["buckets"], 2)
+	require.NotContains(t, back[1], "scheduler")
+}
