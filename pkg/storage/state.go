@@ -30,3 +30,12 @@ func (c *ClickHouse) LoadState(ctx context.Context, chainID, key string) (uint64
 // StateWatermark is the chain_state key of the persisted contiguous
 // watermark: a restart reads it back instead of scanning from the start.
 const StateWatermark = "watermark"
+
+// StateAggregatorHeight is the chain_state key of the highest height the
+// aggregator has counted into `aggregates` (every height below it too).
+const StateAggregatorHeight = "aggregator_height"
+
+// StatePrunedHeight is the chain_state key of the highest height whose
+// detailed rows retention has removed on purpose: nothing at or below it
+// is served, and the scans do not index it again.
+const StatePrunedHeight = "pruned_height"
