@@ -24,6 +24,16 @@ const (
 	tableIndexedChunks    = "indexed_chunks"
 	tableChainState       = "chain_state"
 	tableSchemaMigrations = "schema_migrations"
+
+	// Look-up tables (migrations 0010-0014): filled by the write path with
+	// the rows they point at, read by the query API.
+	tableTxByHash    = "tx_by_hash"
+	tableBlockByHash = "block_by_hash"
+	tableBlockByTime = "block_by_time"
+	tableAddressTxs  = "address_txs"
+	tableAddressLogs = "address_logs"
+	// tableAggregates holds cumulative counts per height (migration 0015).
+	tableAggregates = "aggregates"
 )
 
 // Column lists of the inserts. The order is the order of the Append
