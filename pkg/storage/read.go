@@ -68,7 +68,9 @@ type TimeoutError struct {
 	Err  error
 }
 
-func (e *TimeoutError) Error() string { return fmt.Sprintf("storage: %s: timed out: %v", e.What, e.Err) }
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("storage: %s: timed out: %v", e.What, e.Err)
+}
 func (e *TimeoutError) Unwrap() error { return e.Err }
 
 // clickhouseTimeoutCode is TIMEOUT_EXCEEDED (max_execution_time).
