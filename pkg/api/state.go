@@ -51,10 +51,12 @@ type views struct {
 }
 
 type cachedView struct {
-	mu   sync.Mutex // one reader refreshes; the others wait for its result
-	v    view
-	at   time.Time
-	good bool
+	mu         sync.Mutex
+	v          view
+	at         time.Time
+	good       bool
+	refreshing bool          // a request is reading the view again
+	done       chan struct{} // closed when that read ends
 }
 
 func newViews(store Store, refresh time.Duration) *views {
@@ -62,7 +64,13 @@ func newViews(store Store, refresh time.Duration) *views {
 }
 
 // get returns the chain's view, read again when older than the refresh.
+// One request reads it; the others meanwhile keep using the previous view
+// (lower than the truth, never higher), or wait for the read when there
+// is none yet.
 func (vs *views) get(ctx context.Context, chainID string, start uint64) (view, error) {
+	if vs.refresh <= 0 {
+		return vs.read(ctx, chainID, start)
+	}
 	vs.mu.Lock()
 	c := vs.chains[chainID]
 	if c == nil {
@@ -71,17 +79,41 @@ func (vs *views) get(ctx context.Context, chainID string, start uint64) (view, e
 	}
 	vs.mu.Unlock()
 
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.good && vs.refresh > 0 && vs.now().Sub(c.at) < vs.refresh {
-		return c.v, nil
+	for {
+		c.mu.Lock()
+		if c.good && vs.now().Sub(c.at) < vs.refresh {
+			v := c.v
+			c.mu.Unlock()
+			return v, nil
+		}
+		if c.refreshing {
+			if c.good {
+				v := c.v
+				c.mu.Unlock()
+				return v, nil
+			}
+			done := c.done
+			c.mu.Unlock()
+			select {
+			case <-done:
+				continue
+			case <-ctx.Done():
+				return view{}, &storage.TimeoutError{What: "waiting for the chain state of " + chainID, Err: ctx.Err()}
+			}
+		}
+		c.refreshing, c.done = true, make(chan struct{})
+		c.mu.Unlock()
+
+		v, err := vs.read(ctx, chainID, start)
+		c.mu.Lock()
+		if err == nil {
+			c.v, c.at, c.good = v, vs.now(), true
+		}
+		c.refreshing = false
+		close(c.done)
+		c.mu.Unlock()
+		return v, err
 	}
-	v, err := vs.read(ctx, chainID, start)
-	if err != nil {
-		return view{}, err
-	}
-	c.v, c.at, c.good = v, vs.now(), true
-	return v, nil
 }
 
 // fresh reads the view without the cache: a 404 is only answered after
