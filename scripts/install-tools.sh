@@ -3,12 +3,14 @@
 #   clickhouse-server  Debian package (18.16 here; production runs a modern one)
 #   prometheus         Debian's package (2.42): the dev stack's Prometheus, and
 #                      promtool for the alert rules' tests
+#   zookeeper          Debian's package, for the replicated-cluster test of the
+#                      migrations (ClickHouse 18.16 has no Keeper of its own)
 #   anvil              npm @foundry-rs/anvil, pinned
 #   temporal           Temporal CLI dev server, built from the nested module tools/temporal
 #   geth               go-ethereum's geth, built from the nested module tools/geth
 # Everything but the Debian packages lands in .tideline/ (or $TIDELINE_HOME).
-# With --dev only what `make run` needs: no geth (the tests use it; `make
-# test` installs everything).
+# With --dev only what `make run` needs: no geth, no zookeeper (the tests
+# use them; `make test` installs everything).
 set -euo pipefail
 
 dev=false
@@ -39,6 +41,16 @@ if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+
+# The cluster test of the migrations (pkg/storage/cluster_test.go) runs
+# two replicas coordinated by ZooKeeper.
+if ! $dev && [ ! -f /usr/share/java/zookeeper.jar ]; then
+  say "installing zookeeper (Debian)"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends zookeeper >/dev/null
 fi
 
 anvil_bin=$home/npm/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil
