@@ -10,11 +10,11 @@ TEST_TIMEOUT ?= 45m
 
 all: build
 
-## tools: install ClickHouse, anvil, the Temporal dev server, geth and promtool (skips what is there)
+## tools: install ClickHouse, Prometheus (with promtool), anvil, the Temporal dev server and geth (skips what is there)
 tools:
 	./scripts/install-tools.sh
 
-## tools-dev: only what `make run` needs (ClickHouse, anvil, the Temporal dev server)
+## tools-dev: only what `make run` needs (ClickHouse, Prometheus, anvil, the Temporal dev server)
 tools-dev:
 	./scripts/install-tools.sh --dev
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs what the local stack and the tests need, skipping what is there:
 #   clickhouse-server  Debian package (18.16 here; production runs a modern one)
-#   promtool           Debian's prometheus package (2.42), for the alert rules' tests
+#   prometheus         Debian's package (2.42): the dev stack's Prometheus, and
+#                      promtool for the alert rules' tests
+#   zookeeper          Debian's package, for the replicated-cluster test of the
+#                      migrations (ClickHouse 18.16 has no Keeper of its own)
 #   anvil              npm @foundry-rs/anvil, pinned
 #   temporal           Temporal CLI dev server, built from the nested module tools/temporal
 #   geth               go-ethereum's geth, built from the nested module tools/geth
 # Everything but the Debian packages lands in .tideline/ (or $TIDELINE_HOME).
-# With --dev only what `make run` needs: no geth, no promtool (the tests
+# With --dev only what `make run` needs: no geth, no zookeeper (the tests
 # use them; `make test` installs everything).
 set -euo pipefail
 
@@ -30,13 +33,24 @@ if ! command -v clickhouse-server >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq clickhouse-server clickhouse-client >/dev/null
 fi
 
-# promtool checks the alert rules in make test (deploy/prometheus_test.go).
-if ! $dev && ! command -v promtool >/dev/null 2>&1; then
-  say "installing prometheus (Debian, for promtool)"
+# The dev stack runs Prometheus with the alert rules; promtool checks them
+# in make test (deploy/prometheus_test.go).
+if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then
+  say "installing prometheus (Debian)"
   sudo_cmd=""
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+
+# The cluster test of the migrations (pkg/storage/cluster_test.go) runs
+# two replicas coordinated by ZooKeeper.
+if ! $dev && [ ! -f /usr/share/java/zookeeper.jar ]; then
+  say "installing zookeeper (Debian)"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends zookeeper >/dev/null
 fi
 
 anvil_bin=$home/npm/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil

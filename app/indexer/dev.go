@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/deploy"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/worker"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
@@ -96,8 +97,13 @@ func (a *app) runDev(ctx context.Context, opts devOptions) error {
 	// The stack's addresses replace the file's: dev owns these services.
 	cfg.Temporal.HostPort = tmp.HostPort
 	cfg.ClickHouse.Addr = chs.Addr
+	prom, err := startDevPrometheus(dir, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer prom.Stop()
 	if opts.chain == simChainID {
-		return a.runDevSim(ctx, cfg, ch, opts.sim, dir, tmp.UIURL, log)
+		return a.runDevSim(ctx, cfg, ch, opts.sim, dir, tmp.UIURL, prom.URL, log)
 	}
 	log.Info("starting anvil")
 	node, err := localstack.StartAnvil(filepath.Join(dir, "anvil"), localstack.AnvilOptions{BlockTime: ch.BlockTime, Port: 8545})
@@ -124,18 +130,19 @@ func (a *app) runDev(ctx context.Context, opts devOptions) error {
 tideline dev stack is up (state in %s):
   Temporal Web UI   %s/namespaces/default/workflows
   metrics           http://%s/metrics
+  Prometheus        %s (alerts: %s/alerts; graph the catch-up: %s/graph?g0.expr=indexer_watermark_height)
   ClickHouse        clickhouse-client --host 127.0.0.1 --port %s --database %s
   anvil JSON-RPC    %s (websocket %s)
 Ctrl-C stops everything.
 
-`, dir, tmp.UIURL, cfg.Metrics.Listen, portOf(chs.Addr), cfg.ClickHouse.Database, node.HTTPURL, node.WSURL)
+`, dir, tmp.UIURL, cfg.Metrics.Listen, prom.URL, prom.URL, prom.URL, portOf(chs.Addr), cfg.ClickHouse.Database, node.HTTPURL, node.WSURL)
 	return worker.Run(ctx, cfg, log)
 }
 
 // runDevSim runs the worker against the simulated chain, alone in the
 // config: the anvil chain has no node in this stack.
 func (a *app) runDevSim(ctx context.Context, cfg *config.Config, ch config.Chain, simCfg simchain.Config,
-	dir, uiURL string, log *zap.Logger) error {
+	dir, uiURL, promURL string, log *zap.Logger) error {
 	log.Info("starting the simulated chain", zap.Uint64("backlog", simCfg.Length))
 	sim, err := simchain.Start(ctx, simCfg)
 	if err != nil {
@@ -157,14 +164,40 @@ func (a *app) runDevSim(ctx context.Context, cfg *config.Config, ch config.Chain
 tideline dev stack is up with the simulated chain (state in %s):
   Temporal Web UI   %s/namespaces/default/workflows
   metrics           http://%s/metrics
+  Prometheus        %s (alerts: %s/alerts; graph the catch-up: %s/graph?g0.expr=indexer_watermark_height)
   ClickHouse        clickhouse-client --host 127.0.0.1 --port %s --database %s
   chain %q       %s (websocket %s), head %d, %d txs and ~%v logs/tx per block, a block every %v
   disturb it        curl -X POST '%s/admin/reorg?depth=3'   (also jump?blocks=N; GET %s/admin/stats)
 Ctrl-C stops everything.
 
-`, dir, uiURL, cfg.Metrics.Listen, portOf(cfg.ClickHouse.Addr), cfg.ClickHouse.Database, simChainID, sim.HTTPURL(), sim.WSURL(),
+`, dir, uiURL, cfg.Metrics.Listen, promURL, promURL, promURL, portOf(cfg.ClickHouse.Addr), cfg.ClickHouse.Database, simChainID, sim.HTTPURL(), sim.WSURL(),
 		sim.Head(), simCfg.TxsPerBlock, simCfg.LogsPerTx, simCfg.BlockTime, sim.HTTPURL(), sim.HTTPURL())
 	return worker.Run(ctx, cfg, log)
+}
+
+// devPrometheusPort is where the dev stack's Prometheus listens: beside
+// the worker's metrics (9090, Prometheus' own default), as in compose.
+const devPrometheusPort = 9091
+
+// startDevPrometheus starts Prometheus scraping the worker's metrics
+// listener with the repository's alert rules, so a newcomer can graph a
+// catch-up and see an alert fire (docs/operations.md, "Metrics").
+func startDevPrometheus(dir string, cfg *config.Config, log *zap.Logger) (*localstack.Prometheus, error) {
+	if cfg.Metrics.Listen == "" {
+		return nil, &config.KeyError{Key: "metrics.listen", Reason: "the dev stack's Prometheus scrapes it; set an address"}
+	}
+	// A listener on every interface (":9090", "0.0.0.0:9090") is scraped
+	// on loopback.
+	target := cfg.Metrics.Listen
+	if host, port, err := net.SplitHostPort(target); err == nil && (host == "" || host == "0.0.0.0" || host == "::") {
+		target = net.JoinHostPort("127.0.0.1", port)
+	}
+	log.Info("starting Prometheus")
+	return localstack.StartPrometheus(filepath.Join(dir, "prometheus"), localstack.PrometheusOptions{
+		Port:    devPrometheusPort,
+		Targets: []string{target},
+		Rules:   deploy.AlertRules,
+	})
 }
 
 // runLoad keeps blocks non-empty: transfers and contract calls that emit logs.

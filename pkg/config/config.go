@@ -84,6 +84,10 @@ type ClickHouse struct {
 	Password     string        `mapstructure:"password"`
 	DialTimeout  time.Duration `mapstructure:"dial_timeout"`
 	QueryTimeout time.Duration `mapstructure:"query_timeout"`
+	// Cluster names a ClickHouse cluster (remote_servers) whose hosts are
+	// replicas of one shard: migrations run ON CLUSTER with Replicated
+	// engines. Empty: one server (docs/operations.md, "Scaling out").
+	Cluster string `mapstructure:"cluster"`
 }
 
 // Chain is one followed chain; its key in `chains` is the chain ID used in

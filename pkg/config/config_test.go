@@ -79,6 +79,7 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"no chain", "log:\n  level: info\n", "chains"},
 		{"negative rate", minimal + "    scheduler:\n      rate_limit: -1\n", "chains.eth.scheduler.rate_limit"},
 		{"negative shared block rate", minimal + "    index:\n      blocks_per_second: -2\n", "chains.eth.index.blocks_per_second"},
+		{"bad cluster name", minimal + "clickhouse:\n  cluster: \"a b; DROP\"\n", "clickhouse.cluster"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

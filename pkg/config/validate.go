@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -56,6 +57,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ClickHouse.QueryTimeout <= 0 {
 		bad("clickhouse.query_timeout", "must be positive")
+	}
+	if c.ClickHouse.Cluster != "" && !clusterNameRE.MatchString(c.ClickHouse.Cluster) {
+		bad("clickhouse.cluster", "%q must be letters, digits and _ and not start with a digit (the name in remote_servers)", c.ClickHouse.Cluster)
 	}
 	errs = append(errs, c.API.WithDefaults().validate()...)
 	if len(c.Chains) == 0 {
@@ -247,3 +251,7 @@ func (ch Chain) validate(prefix, id string) []error {
 	}
 	return errs
 }
+
+// clusterNameRE is a ClickHouse cluster name that needs no quoting in
+// ON CLUSTER.
+var clusterNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"text/template"
 	"time"
@@ -41,10 +42,39 @@ type ClickHouse struct {
 	logPath    string
 }
 
+// ClickHouseOptions configure StartClickHouseWith; the zero value is one
+// standalone server on free ports.
+type ClickHouseOptions struct {
+	// TCPPort is the native protocol's port; zero picks a free one. A
+	// cluster's hosts must know each other's ports before they start.
+	TCPPort int
+	// Replica makes the server one replica of a one-shard cluster.
+	Replica *ClickHouseReplica
+}
+
+// ClickHouseReplica is one host's part in a cluster whose every host is a
+// replica of the one shard, coordinated by ZooKeeper.
+type ClickHouseReplica struct {
+	// Cluster is the cluster's name in remote_servers (clickhouse.cluster).
+	Cluster string
+	// ZooKeeper is host:port of the coordinator.
+	ZooKeeper string
+	// Name is this replica's {replica} macro; every host's differs.
+	Name string
+	// Hosts are host:port (native protocol) of every replica, this one
+	// included.
+	Hosts []string
+}
+
 // StartClickHouse writes a config for a server listening on 127.0.0.1 only,
 // on two free ports, keeping data and log under dir, starts it and waits
 // until it answers `SELECT 1` over the native protocol.
 func StartClickHouse(dir string) (*ClickHouse, error) {
+	return StartClickHouseWith(dir, ClickHouseOptions{})
+}
+
+// StartClickHouseWith is StartClickHouse with options.
+func StartClickHouseWith(dir string, opts ClickHouseOptions) (*ClickHouse, error) {
 	bin, err := ToolPath("clickhouse-server")
 	if err != nil {
 		return nil, err
@@ -53,18 +83,34 @@ func StartClickHouse(dir string) (*ClickHouse, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: data dir %q: %w", dir, err)
 	}
-	tcpPort, err := FreePort()
-	if err != nil {
-		return nil, fmt.Errorf("clickhouse: free port for native protocol: %w", err)
+	tcpPort := opts.TCPPort
+	if tcpPort == 0 {
+		if tcpPort, err = FreePort(); err != nil {
+			return nil, fmt.Errorf("clickhouse: free port for native protocol: %w", err)
+		}
 	}
-	httpPort, err := FreePort()
+	httpPort, err := freePortBut(tcpPort)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: free port for http: %w", err)
 	}
-	if httpPort == tcpPort {
-		// The kernel may hand back the port it just released.
-		if httpPort, err = FreePort(); err != nil {
-			return nil, fmt.Errorf("clickhouse: free port for http: %w", err)
+	var cluster *clusterConfig
+	if r := opts.Replica; r != nil {
+		zkHost, zkPort, err := net.SplitHostPort(r.ZooKeeper)
+		if err != nil {
+			return nil, fmt.Errorf("clickhouse: zookeeper address %q: %w", r.ZooKeeper, err)
+		}
+		// Replicas fetch each other's parts over the interserver port.
+		inter, err := freePortBut(tcpPort, httpPort)
+		if err != nil {
+			return nil, fmt.Errorf("clickhouse: free port for interserver http: %w", err)
+		}
+		cluster = &clusterConfig{Name: r.Cluster, ZooKeeperHost: zkHost, ZooKeeperPort: zkPort, Replica: r.Name, InterserverPort: inter}
+		for _, h := range r.Hosts {
+			host, port, err := net.SplitHostPort(h)
+			if err != nil {
+				return nil, fmt.Errorf("clickhouse: replica address %q: %w", h, err)
+			}
+			cluster.Hosts = append(cluster.Hosts, hostPort{host, port})
 		}
 	}
 	c := &ClickHouse{
@@ -75,7 +121,7 @@ func StartClickHouse(dir string) (*ClickHouse, error) {
 		configPath: filepath.Join(dir, "config.xml"),
 		logPath:    filepath.Join(dir, "clickhouse-server.log"),
 	}
-	if err := c.writeConfig(tcpPort, httpPort); err != nil {
+	if err := c.writeConfig(tcpPort, httpPort, cluster); err != nil {
 		return nil, err
 	}
 	if err := c.start(); err != nil {
@@ -190,8 +236,58 @@ var clickHouseConfig = template.Must(template.New("config").Parse(`<?xml version
     <shutdown_wait_unfinished>2</shutdown_wait_unfinished>
     <mark_cache_size>268435456</mark_cache_size>
     <uncompressed_cache_size>268435456</uncompressed_cache_size>
+{{- with .Cluster}}
+    <interserver_http_host>127.0.0.1</interserver_http_host>
+    <interserver_http_port>{{.InterserverPort}}</interserver_http_port>
+    <zookeeper>
+        <node><host>{{.ZooKeeperHost}}</host><port>{{.ZooKeeperPort}}</port></node>
+    </zookeeper>
+    <remote_servers>
+        <{{.Name}}>
+            <shard>
+                <internal_replication>true</internal_replication>
+{{- range .Hosts}}
+                <replica><host>{{.Host}}</host><port>{{.Port}}</port></replica>
+{{- end}}
+            </shard>
+        </{{.Name}}>
+    </remote_servers>
+    <macros>
+        <shard>01</shard>
+        <replica>{{.Replica}}</replica>
+    </macros>
+    <distributed_ddl>
+        <path>/clickhouse/task_queue/ddl</path>
+    </distributed_ddl>
+{{- end}}
 </yandex>
 `))
+
+// clusterConfig is the replication part of a server's configuration.
+type clusterConfig struct {
+	Name                         string
+	ZooKeeperHost, ZooKeeperPort string
+	Replica                      string
+	InterserverPort              int
+	Hosts                        []hostPort
+}
+
+type hostPort struct{ Host, Port string }
+
+// freePortBut returns a free port other than the ones given: the kernel
+// may hand back a port it just released.
+func freePortBut(taken ...int) (int, error) {
+	for range 10 {
+		p, err := FreePort()
+		if err != nil {
+			return 0, err
+		}
+		if !slices.Contains(taken, p) {
+			return p, nil
+		}
+	}
+	return 0, errors.New("no free port other than the ones taken")
+}
 
 const clickHouseUsers = `<?xml version="1.0"?>
 <yandex>
@@ -226,7 +322,7 @@ const clickHouseUsers = `<?xml version="1.0"?>
 </yandex>
 `
 
-func (c *ClickHouse) writeConfig(tcpPort, httpPort int) error {
+func (c *ClickHouse) writeConfig(tcpPort, httpPort int, cluster *clusterConfig) error {
 	for _, sub := range []string{"data", "tmp", "user_files", "format_schemas"} {
 		if err := os.MkdirAll(filepath.Join(c.Dir, sub), 0o755); err != nil {
 			return fmt.Errorf("clickhouse: %w", err)
@@ -240,7 +336,8 @@ func (c *ClickHouse) writeConfig(tcpPort, httpPort int) error {
 	err := clickHouseConfig.Execute(&buf, struct {
 		Dir               string
 		TCPPort, HTTPPort int
-	}{escaped.String(), tcpPort, httpPort})
+		Cluster           *clusterConfig
+	}{escaped.String(), tcpPort, httpPort, cluster})
 	if err != nil {
 		return fmt.Errorf("clickhouse: config template: %w", err)
 	}

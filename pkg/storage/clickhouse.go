@@ -31,6 +31,10 @@ type Config struct {
 	DialTimeout time.Duration `mapstructure:"dial_timeout"`
 	// QueryTimeout bounds each statement; zero means DefaultQueryTimeout.
 	QueryTimeout time.Duration `mapstructure:"query_timeout"`
+	// Cluster, when set, names the ClickHouse cluster (remote_servers) whose
+	// every host holds a replica of every table: migrations run ON CLUSTER
+	// with Replicated engines (cluster.go). Empty: one server.
+	Cluster string `mapstructure:"cluster"`
 }
 
 // Validate reports the first bad setting by its configuration key.
@@ -57,6 +61,9 @@ func (c Config) Validate() error {
 	if c.QueryTimeout < 0 {
 		return fmt.Errorf("clickhouse.query_timeout: %s is negative", c.QueryTimeout)
 	}
+	if c.Cluster != "" && !identifierRE.MatchString(c.Cluster) {
+		return fmt.Errorf("clickhouse.cluster: %q must be letters, digits and _ and not start with a digit", c.Cluster)
+	}
 	return nil
 }
 
@@ -66,8 +73,8 @@ func (c Config) String() string {
 	if c.Password != "" {
 		pw = "***"
 	}
-	return fmt.Sprintf("{Addr:%s Database:%s Username:%s Password:%s DialTimeout:%s QueryTimeout:%s}",
-		c.Addr, c.Database, c.Username, pw, c.DialTimeout, c.QueryTimeout)
+	return fmt.Sprintf("{Addr:%s Database:%s Username:%s Password:%s DialTimeout:%s QueryTimeout:%s Cluster:%s}",
+		c.Addr, c.Database, c.Username, pw, c.DialTimeout, c.QueryTimeout, c.Cluster)
 }
 
 func (c Config) withDefaults() Config {
@@ -193,6 +200,12 @@ func ensureDatabase(ctx context.Context, conn driver.Conn, cfg Config, log *zap.
 		return nil
 	}
 	query, _ = createDatabaseStmt{cfg.Database}.toSQL()
+	if cfg.Cluster != "" {
+		var err error
+		if query, err = (clusterDDL{cfg.Cluster, cfg.Database}).rewrite(query); err != nil {
+			return fmt.Errorf("storage: creating database %q: %w", cfg.Database, err)
+		}
+	}
 	if err := conn.Exec(ctx, query); err != nil {
 		return fmt.Errorf("storage: creating database %q on %s: %w", cfg.Database, cfg.Addr, err)
 	}

@@ -171,7 +171,12 @@ func (c *ClickHouse) Migrate(ctx context.Context) error {
 
 // migrate returns the files it applied, for tests.
 func (c *ClickHouse) migrate(ctx context.Context, ms []migration) ([]string, error) {
-	if err := c.exec(ctx, createSchemaMigrationsStmt{}); err != nil {
+	create, _ := createSchemaMigrationsStmt{}.toSQL()
+	create, err := c.ddl(create)
+	if err == nil {
+		err = c.execSQL(ctx, create)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("storage: creating %s: %w", tableSchemaMigrations, err)
 	}
 	applied, err := c.appliedMigrations(ctx)
@@ -218,9 +223,13 @@ var addColumnRE = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+([A-Za-z_][A-Za-z0-9
 // exists (a crash between the file and its record, or another process
 // migrating at the same time) counts as applied.
 func (c *ClickHouse) applyMigration(ctx context.Context, m migration) error {
+	stmt, err := c.ddl(m.stmt)
+	if err != nil {
+		return err
+	}
 	sub := addColumnRE.FindStringSubmatch(m.stmt)
 	if sub == nil {
-		return c.execSQL(ctx, m.stmt)
+		return c.execSQL(ctx, stmt)
 	}
 	table, column := sub[1], sub[2]
 	exists, err := c.columnExists(ctx, table, column)
@@ -232,7 +241,7 @@ func (c *ClickHouse) applyMigration(ctx context.Context, m migration) error {
 			zap.String("migration", m.file), zap.String("table", table), zap.String("column", column))
 		return nil
 	}
-	if err := c.execSQL(ctx, m.stmt); err != nil {
+	if err := c.execSQL(ctx, stmt); err != nil {
 		// Another process may have added it in between.
 		if exists, cerr := c.columnExists(ctx, table, column); cerr == nil && exists {
 			return nil
@@ -240,6 +249,15 @@ func (c *ClickHouse) applyMigration(ctx context.Context, m migration) error {
 		return err
 	}
 	return nil
+}
+
+// ddl returns a schema statement as this store runs it: unchanged on one
+// server, rewritten for the cluster when clickhouse.cluster is set.
+func (c *ClickHouse) ddl(stmt string) (string, error) {
+	if c.cfg.Cluster == "" {
+		return stmt, nil
+	}
+	return clusterDDL{cluster: c.cfg.Cluster, database: c.cfg.Database}.rewrite(stmt)
 }
 
 func (c *ClickHouse) columnExists(ctx context.Context, table, column string) (bool, error) {

@@ -83,3 +83,46 @@ func TestReorgDownToGenesisHoldsTheChainsWrites(t *testing.T) {
 		require.Equal(t, byte('a'), s.Hash[2], "height %d kept its stored block", s.Number)
 	}
 }
+
+// A height written across a gap (the heights just below it not stored
+// yet, as when heights finish out of order) has no parent link to check;
+// it is anchored on the highest stored block below it instead. A node of
+// another history (same chain id, other blocks from genesis on) differs
+// there, so the write holds the chain instead of storing the other
+// history's block.
+func TestWriteAcrossAGapOverAnotherHistoryHoldsTheChain(t *testing.T) {
+	f := newReorgFixture(t, 64)
+	f.node.grow('a', 10, func(uint64) int { return 1 })
+	f.index(span(0, 10)...)
+	f.node.rollback(0)
+	f.node.blocks = f.node.blocks[:0]
+	f.node.grow('b', 20, func(uint64) int { return 1 })
+	_, err := f.env.ExecuteActivity(f.acts.IndexBlock, types.IndexBlockInput{ChainID: f.chainID, Height: 15})
+	var app *sdktemporal.ApplicationError
+	require.True(t, errors.As(err, &app), "%v", err)
+	require.Equal(t, activity.ErrTypeChainHalted, app.Type())
+	stored, err := f.store.StoredBlocks(context.Background(), f.chainID, 0, 100)
+	require.NoError(t, err)
+	require.Len(t, stored, 11, "nothing of the other history is stored")
+	for _, s := range stored {
+		require.Equal(t, byte('a'), s.Hash[2], "height %d kept its stored block", s.Number)
+	}
+}
+
+// Across a gap, a real reorganisation below the highest stored block is
+// repaired as usual: the anchor differs, the repair walks down to the
+// common ancestor and re-indexes the orphaned heights.
+func TestWriteAcrossAGapRepairsAReorgBelowIt(t *testing.T) {
+	f := newReorgFixture(t, 64)
+	f.node.grow('a', 10, func(uint64) int { return 1 })
+	f.index(span(0, 10)...)
+	f.node.rollback(8)
+	f.node.grow('b', 20, func(uint64) int { return 2 })
+	res := f.index(15)
+	require.NotNil(t, res[0].Reorg, "the reorganisation below the gap is found")
+	require.Equal(t, uint64(8), res[0].Reorg.ForkPoint)
+	require.Equal(t, []uint64{9, 10}, res[0].Reorg.Reindexed)
+	require.Equal(t, 0.0, testkit.Value(t, f.acts.Metrics.ChainHalted.WithLabelValues(f.chainID)))
+	f.index(append(span(11, 14), span(16, 20)...)...)
+	f.requireStoredIsNode()
+}

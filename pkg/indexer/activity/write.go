@@ -33,7 +33,13 @@ func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, 
 		return nil, err
 	}
 	if _, suspect := firstSuspect(view, &data.Block); !suspect {
-		return nil, writeErr(a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{data}))
+		_, anchored, err := a.anchored(ctx, c, view, n)
+		if err != nil {
+			return nil, err
+		}
+		if anchored {
+			return nil, writeErr(a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{data}))
+		}
 	}
 
 	release, err := a.repairTurn(ctx, chainID)
@@ -47,7 +53,16 @@ func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, 
 	}
 	from, suspect := firstSuspect(view, &data.Block)
 	if !suspect {
-		return nil, writeErr(a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{data}))
+		below, anchored, err := a.anchored(ctx, c, view, n)
+		if err != nil {
+			return nil, err
+		}
+		if anchored {
+			return nil, writeErr(a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{data}))
+		}
+		// The stored block below the gap is not the node's: compare from
+		// there (a reorganisation below it, or a node of another history).
+		from = below
 	}
 	// Another chain behind an endpoint's URL looks exactly like a
 	// reorganisation: make sure of the chain before anything is rewritten
@@ -76,4 +91,37 @@ func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, 
 	}
 	log.Warn("chain reorganisation: orphaned blocks superseded, canonical blocks re-indexed", fields...)
 	return res, nil
+}
+
+// anchored tells whether the block being written at n hangs on to the
+// stored chain. With n−1 stored, firstSuspect has checked the parent link
+// already. Across a gap (n−1 not stored yet: heights finish out of order)
+// no link is in reach, so the highest stored block below n is compared
+// with the node: a node serving another history (the same chain id, other
+// blocks: a wrongly restored or resynced replica) differs there, and the
+// write must go through the repair, which holds the chain when the
+// difference reaches the bottom of the window. Without this, every height
+// written across a gap stored the other history's block before the one
+// height next to the stored chain noticed. When not anchored, below is the
+// stored height that differs. Called only on a view without suspects, so
+// every stored block in it is canonical.
+func (a *Activities) anchored(ctx context.Context, c Chain, view []chain.StoredBlock, n uint64) (below uint64, ok bool, err error) {
+	var s *chain.StoredBlock
+	for i := len(view) - 1; i >= 0; i-- {
+		if view[i].Number < n {
+			s = &view[i]
+			break
+		}
+	}
+	if s == nil || s.Number == n-1 {
+		return 0, true, nil
+	}
+	d, err := c.RPC.BlockByHeight(ctx, s.Number)
+	if errors.Is(err, rpc.ErrBlockNotFound) {
+		return s.Number, false, nil
+	}
+	if err != nil {
+		return 0, false, fetchErr(fmt.Errorf("read block %d to anchor block %d to the stored chain: %w", s.Number, n, err))
+	}
+	return s.Number, d.Block.Hash == s.Hash, nil
 }

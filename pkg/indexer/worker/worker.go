@@ -274,6 +274,7 @@ func OpenStore(ctx context.Context, cfg config.ClickHouse, log *zap.Logger) (*st
 		Password:     cfg.Password,
 		DialTimeout:  cfg.DialTimeout,
 		QueryTimeout: cfg.QueryTimeout,
+		Cluster:      cfg.Cluster,
 	}, log)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse.addr %s: %w", cfg.Addr, err)

@@ -1,0 +1,168 @@
+package storage
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/tideline-dev/tideline/pkg/localstack"
+)
+
+func TestClusterDDL(t *testing.T) {
+	c := clusterDDL{cluster: "tl", database: "tideline"}
+	for _, tc := range []struct{ name, in, want string }{{
+		name: "table with a version column",
+		in:   "CREATE TABLE IF NOT EXISTS blocks\n(\n    chain_id String,\n    version UInt64\n)\nENGINE = ReplacingMergeTree(version)\nPARTITION BY intDiv(number, 1000000)\nORDER BY (chain_id, number)",
+		want: "CREATE TABLE IF NOT EXISTS blocks ON CLUSTER tl\n(\n    chain_id String,\n    version UInt64\n)\nENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/tideline/blocks', '{replica}', version)\nPARTITION BY intDiv(number, 1000000)\nORDER BY (chain_id, number)",
+	}, {
+		name: "engine without arguments",
+		in:   "CREATE TABLE IF NOT EXISTS indexed_chunks\n(\n    first UInt64\n)\nENGINE = ReplacingMergeTree\nPARTITION BY intDiv(first, 1000000)\nORDER BY (first)",
+		want: "CREATE TABLE IF NOT EXISTS indexed_chunks ON CLUSTER tl\n(\n    first UInt64\n)\nENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/tideline/indexed_chunks', '{replica}')\nPARTITION BY intDiv(first, 1000000)\nORDER BY (first)",
+	}, {
+		name: "schema_migrations, on one line",
+		in:   "CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String) ENGINE = ReplacingMergeTree ORDER BY version",
+		want: "CREATE TABLE IF NOT EXISTS schema_migrations ON CLUSTER tl (version UInt32, name String) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/tideline/schema_migrations', '{replica}') ORDER BY version",
+	}, {
+		name: "plain MergeTree",
+		in:   "CREATE TABLE t (a UInt8) ENGINE = MergeTree() ORDER BY a",
+		want: "CREATE TABLE t ON CLUSTER tl (a UInt8) ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/tideline/t', '{replica}') ORDER BY a",
+	}, {
+		name: "add column",
+		in:   "ALTER TABLE blocks ADD COLUMN is_canonical UInt8 DEFAULT 1",
+		want: "ALTER TABLE blocks ON CLUSTER tl ADD COLUMN is_canonical UInt8 DEFAULT 1",
+	}, {
+		name: "database",
+		in:   "CREATE DATABASE IF NOT EXISTS tideline",
+		want: "CREATE DATABASE IF NOT EXISTS tideline ON CLUSTER tl",
+	}, {
+		name: "materialized view into a table",
+		in:   "CREATE MATERIALIZED VIEW IF NOT EXISTS mv TO target AS SELECT a FROM src",
+		want: "CREATE MATERIALIZED VIEW IF NOT EXISTS mv ON CLUSTER tl TO target AS SELECT a FROM src",
+	}, {
+		name: "a backfill runs on one replica; replication carries it",
+		in:   "INSERT INTO tx_by_hash (chain_id, hash) SELECT chain_id, hash FROM transactions",
+		want: "INSERT INTO tx_by_hash (chain_id, hash) SELECT chain_id, hash FROM transactions",
+	}, {
+		name: "an engine written replicated stays",
+		in:   "CREATE TABLE t (a UInt8) ENGINE = ReplicatedMergeTree('/x', '{replica}') ORDER BY a",
+		want: "CREATE TABLE t ON CLUSTER tl (a UInt8) ENGINE = ReplicatedMergeTree('/x', '{replica}') ORDER BY a",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := c.rewrite(tc.in)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+	for _, bad := range []string{
+		"DROP TABLE blocks",
+		"CREATE TABLE t (a UInt8) ENGINE = Memory",
+		"OPTIMIZE TABLE blocks FINAL",
+	} {
+		_, err := c.rewrite(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+// Every migration the binary carries has a cluster form: each table is
+// created ON CLUSTER with a Replicated engine whose path names it.
+func TestEveryMigrationRunsOnACluster(t *testing.T) {
+	ms, err := loadMigrations(migrationFiles, "migrations")
+	require.NoError(t, err)
+	c := clusterDDL{cluster: "tl", database: "tideline"}
+	create := regexp.MustCompile(`(?i)^CREATE TABLE IF NOT EXISTS (\w+) ON CLUSTER tl\b`)
+	for _, m := range ms {
+		got, err := c.rewrite(m.stmt)
+		require.NoError(t, err, m.file)
+		if strings.HasPrefix(strings.ToUpper(m.stmt), "CREATE TABLE") {
+			sub := create.FindStringSubmatch(got)
+			require.NotNil(t, sub, "%s:\n%s", m.file, got)
+			require.Contains(t, got, "MergeTree('/clickhouse/tables/{shard}/tideline/"+sub[1]+"', '{replica}'", m.file)
+			require.Regexp(t, `ENGINE = Replicated\w*MergeTree\(`, got, m.file)
+		} else if strings.HasPrefix(strings.ToUpper(m.stmt), "INSERT") {
+			require.Equal(t, m.stmt, got, m.file)
+		} else {
+			require.Contains(t, got, " ON CLUSTER tl", m.file)
+		}
+	}
+}
+
+// The cluster form on real servers: ZooKeeper and two ClickHouse 18.16
+// hosts, replicas of one shard of cluster "tl". Migrating through the first
+// creates the database and every table on both, replicated; a write on the
+// first is read back on the second, the watermark included; and the
+// second, migrating in turn, finds nothing left to apply.
+func TestMigrateOnAReplicatedCluster(t *testing.T) {
+	zk, err := localstack.StartZooKeeper(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(zk.Stop)
+	var ports [2]int
+	for i := range ports {
+		ports[i], err = localstack.FreePort()
+		require.NoError(t, err)
+	}
+	require.NotEqual(t, ports[0], ports[1])
+	hosts := []string{fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])}
+	var servers [2]*localstack.ClickHouse
+	for i := range servers {
+		servers[i], err = localstack.StartClickHouseWith(t.TempDir(), localstack.ClickHouseOptions{
+			TCPPort: ports[i],
+			Replica: &localstack.ClickHouseReplica{Cluster: "tl", ZooKeeper: zk.Addr, Name: fmt.Sprintf("r%d", i+1), Hosts: hosts},
+		})
+		require.NoError(t, err)
+		t.Cleanup(servers[i].Stop)
+	}
+	ctx := testContext(t)
+	open := func(i int) *ClickHouse {
+		c, err := Open(ctx, Config{Addr: servers[i].Addr, Database: "tl_db", Cluster: "tl", QueryTimeout: time.Minute}, zaptest.NewLogger(t))
+		require.NoError(t, err, "server log:\n%s", servers[i].Process.Tail(3000))
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	first := open(0)
+	require.NoError(t, first.Migrate(ctx))
+	second := open(1)
+
+	ms, err := loadMigrations(migrationFiles, "migrations")
+	require.NoError(t, err)
+	engines := map[string]string{}
+	rows, err := second.conn.Query(ctx, "SELECT name, engine FROM system.tables WHERE database = 'tl_db'")
+	require.NoError(t, err)
+	for rows.Next() {
+		var name, engine string
+		require.NoError(t, rows.Scan(&name, &engine))
+		engines[name] = engine
+	}
+	require.NoError(t, rows.Err())
+	require.NoError(t, rows.Close())
+	require.Contains(t, engines, "blocks")
+	require.Equal(t, "ReplicatedReplacingMergeTree", engines["blocks"])
+	for name, engine := range engines {
+		require.True(t, strings.HasPrefix(engine, "Replicated"), "%s is %s on the second host", name, engine)
+	}
+
+	chainID := "cl"
+	require.NoError(t, first.WriteBlocks(ctx, chainID, blocksOf(sampleBlock(0), sampleBlock(1), sampleBlock(2))))
+	for _, table := range []string{tableBlocks, tableTransactions, tableLogs, tableIndexedHeights} {
+		require.NoError(t, second.execSQL(ctx, "SYSTEM SYNC REPLICA "+table), table)
+	}
+	want, err := first.StoredBlocks(ctx, chainID, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, want, 3)
+	got, err := second.StoredBlocks(ctx, chainID, 0, 10)
+	require.NoError(t, err)
+	require.Equal(t, want, got, "the second replica has the first's rows")
+	wm, found, err := second.Watermark(ctx, chainID, 0)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, uint64(2), wm)
+
+	require.NoError(t, second.execSQL(ctx, "SYSTEM SYNC REPLICA "+tableSchemaMigrations))
+	applied, err := second.migrate(ctx, ms)
+	require.NoError(t, err)
+	require.Empty(t, applied, "the migrations are recorded for the whole cluster")
+}
