@@ -664,13 +664,23 @@ func (q *esReq) blockByTime() {
 		q.notOK("No closest block found")
 		return
 	}
-	h, _, found, err := q.s.store.BlockAtTime(q.r.Context(), q.id, t, last, v.Lowest(), v.Watermark)
+	h, bt, found, err := q.s.store.BlockAtTime(q.r.Context(), q.id, t, last, v.Lowest(), v.Watermark)
 	if err != nil {
 		q.failed(fromStore(err))
 		return
 	}
 	if !found {
 		q.notOK("No closest block found")
+		return
+	}
+	// block_by_time says where; the block row must still have that time.
+	bs, err := q.s.store.BlocksAt(q.r.Context(), q.id, []uint64{h})
+	if err != nil {
+		q.failed(fromStore(err))
+		return
+	}
+	if len(bs) == 0 || bs[0].Timestamp != bt {
+		q.failed(unavailable("block %d is being rewritten (a reorganisation); retry", h))
 		return
 	}
 	q.ok(strconv.FormatUint(h, 10))
