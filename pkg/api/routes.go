@@ -205,30 +205,31 @@ func (s *Server) blockByHeight(r *http.Request) (any, *apiError) {
 	if _, e := queryParams(r.URL); e != nil {
 		return nil, e
 	}
-	b, e := s.servedBlock(r, id, ch, h)
+	b, _, e := s.servedBlock(r, id, ch, h)
 	if e != nil {
 		return nil, e
 	}
 	return blockOf(b), nil
 }
 
-// servedBlock reads the canonical block of a served height.
-func (s *Server) servedBlock(r *http.Request, id string, ch config.Chain, h uint64) (chain.Block, *apiError) {
+// servedBlock reads the canonical block of a served height, and the view
+// it was served from.
+func (s *Server) servedBlock(r *http.Request, id string, ch config.Chain, h uint64) (chain.Block, view, *apiError) {
 	v, e := s.viewOf(r, id, ch)
 	if e != nil {
-		return chain.Block{}, e
+		return chain.Block{}, v, e
 	}
 	if e := checkHeight(v, "height", h); e != nil {
-		return chain.Block{}, e
+		return chain.Block{}, v, e
 	}
 	bs, err := s.store.BlocksAt(r.Context(), id, []uint64{h})
 	if err != nil {
-		return chain.Block{}, fromStore(err)
+		return chain.Block{}, v, fromStore(err)
 	}
 	if len(bs) == 0 {
-		return chain.Block{}, s.missing(r, id, ch, "height", h, fmt.Sprintf("no canonical block at height %d", h))
+		return chain.Block{}, v, s.missing(r, id, ch, "height", h, fmt.Sprintf("no canonical block at height %d", h))
 	}
-	return bs[0], nil
+	return bs[0], v, nil
 }
 
 func (s *Server) blockByHash(r *http.Request) (any, *apiError) {
@@ -412,7 +413,7 @@ func (s *Server) blockTxs(r *http.Request) (any, *apiError) {
 	if after != nil && after.Block != h {
 		return nil, badParam("cursor", "belongs to another block; pass next_cursor of this listing unchanged")
 	}
-	b, e := s.servedBlock(r, id, ch, h)
+	b, v, e := s.servedBlock(r, id, ch, h)
 	if e != nil {
 		return nil, e
 	}
@@ -424,7 +425,6 @@ func (s *Server) blockTxs(r *http.Request) (any, *apiError) {
 	if err != nil {
 		return nil, fromStore(err)
 	}
-	v, _ := s.views.get(r.Context(), id, ch.StartHeight)
 	out := page[Transaction]{Items: []Transaction{}, Watermark: v.Watermark}
 	for i, tx := range txs {
 		if tx.BlockHash != b.Hash {
