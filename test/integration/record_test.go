@@ -133,7 +133,7 @@ func TestRecordReplayHistories(t *testing.T) {
 	mine(t, node.HTTPURL, 10)
 	var ib types.IndexBlockResult
 	for h := uint64(70); h <= 75; h++ {
-		r, err := tc.ExecuteWorkflow(ctx, opts.IndexBlockStart(h, types.UltraHigh.PriorityKey()), temporal.IndexBlockWorkflow,
+		r, err := tc.ExecuteWorkflow(ctx, opts.IndexBlockStart(h, types.UltraHigh.PriorityKey(), string(types.IndexModeDirect)), temporal.IndexBlockWorkflow,
 			types.IndexBlockInput{ChainID: chainID, Height: h})
 		require.NoError(t, err)
 		require.NoError(t, r.Get(ctx, &ib))
@@ -150,7 +150,7 @@ func TestRecordReplayHistories(t *testing.T) {
 	waitIndexed(t, store, chainID, 75, 2*time.Minute)
 	writeHistory(t, tc, dir, "gapscan-gap", gr.GetID(), gr.GetRunID())
 
-	r, err := tc.ExecuteWorkflow(ctx, opts.IndexBlockStart(0, types.UltraHigh.PriorityKey()), temporal.IndexBlockWorkflow,
+	r, err := tc.ExecuteWorkflow(ctx, opts.IndexBlockStart(0, types.UltraHigh.PriorityKey(), string(types.IndexModeDirect)), temporal.IndexBlockWorkflow,
 		types.IndexBlockInput{ChainID: chainID, Height: 0})
 	require.NoError(t, err)
 	require.NoError(t, r.Get(ctx, &ib))

@@ -320,7 +320,7 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 
 	// A second start while it runs is refused by Temporal: the fixed ID and
 	// the production start options admit one scheduler per chain.
-	_, err = tc.ExecuteWorkflow(context.Background(), opts.SchedulerStart(chain.HeightRange{From: 0, To: head}), temporal.SchedulerWorkflow, types.SchedulerInput{
+	_, err = tc.ExecuteWorkflow(context.Background(), opts.SchedulerStart(chain.HeightRange{From: 0, To: head}, string(types.IndexModeScheduler)), temporal.SchedulerWorkflow, types.SchedulerInput{
 		ChainID: chainID, Head: head, Remaining: []chain.HeightRange{{From: 0, To: head}},
 	})
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
@@ -470,7 +470,7 @@ func TestCheckSchedulerReadsTheMemoWhenTheQueryCannotBeAnswered(t *testing.T) {
 	ctx := context.Background()
 	tc := temporalClient(t)
 	owned := chain.HeightRange{From: 10, To: 5_000}
-	run, err := tc.ExecuteWorkflow(ctx, temporal.NewOptions(chainID, time.Minute).SchedulerStart(owned), temporal.SchedulerWorkflow,
+	run, err := tc.ExecuteWorkflow(ctx, temporal.NewOptions(chainID, time.Minute).SchedulerStart(owned, string(types.IndexModeScheduler)), temporal.SchedulerWorkflow,
 		types.SchedulerInput{ChainID: chainID, Head: owned.To, Remaining: []chain.HeightRange{owned}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tc.TerminateWorkflow(ctx, run.GetID(), run.GetRunID(), "test over") })
