@@ -341,6 +341,14 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 	// has at most one run per continueAsNewAfter heights, and at least two.
 	require.GreaterOrEqual(t, len(runs), 2)
 	require.LessOrEqual(t, len(runs), int((head+continueAsNewAfter)/continueAsNewAfter))
+	// Every run, continued ones too, carries the search attributes and the
+	// summary it was started with: an operator's query finds the chain's
+	// scheduler whichever run is current.
+	listedRuns := listWorkflows(t, fmt.Sprintf("WorkflowType = 'Scheduler' AND ChainID = '%s' AND IndexMode = 'scheduler' AND HeightFrom = 0 AND HeightTo = %d", chainID, head))
+	require.Len(t, listedRuns, len(runs))
+	for _, r := range listedRuns {
+		require.Equal(t, fmt.Sprintf("catch-up of heights 0-%d of chain %s", head, chainID), r.Summary)
+	}
 	// The chain's carried state saw every height scheduled once.
 	var res types.SchedulerResult
 	last := runs[len(runs)-1]
