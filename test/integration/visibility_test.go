@@ -84,33 +84,50 @@ func listWorkflows(t *testing.T, query string) []listed {
 	}
 }
 
-// requireOneRunPerHeight waits until visibility lists an IndexBlock run
-// for every height from..to of the chain, and checks that each height has
-// exactly one, carrying its search attributes and summary. It returns
-// them by height.
-func requireOneRunPerHeight(t *testing.T, chainID string, from, to uint64) map[uint64]listed {
+// indexRuns waits until visibility lists an IndexBlock run for every
+// height from..to of the chain, checks that each run carries its search
+// attributes and summary, and returns the runs by height.
+func indexRuns(t *testing.T, chainID string, from, to uint64) map[uint64][]listed {
 	t.Helper()
 	query := fmt.Sprintf("WorkflowType = 'IndexBlock' AND ChainID = '%s' AND HeightFrom >= %d AND HeightTo <= %d", chainID, from, to)
-	var runs []listed
+	var byHeight map[uint64][]listed
 	waitFor(t, 30*time.Second, fmt.Sprintf("IndexBlock runs of %s %d..%d listed", chainID, from, to), func() (bool, string) {
-		runs = listWorkflows(t, query)
-		return uint64(len(runs)) >= to-from+1, fmt.Sprintf("%d runs listed", len(runs))
+		byHeight = map[uint64][]listed{}
+		for _, r := range listWorkflows(t, query) {
+			byHeight[uint64(r.From)] = append(byHeight[uint64(r.From)], r)
+		}
+		return uint64(len(byHeight)) == to-from+1, fmt.Sprintf("%d of %d heights listed", len(byHeight), to-from+1)
 	})
-	byHeight := map[uint64]listed{}
-	for _, r := range runs {
-		h := uint64(r.From)
-		other, twice := byHeight[h]
-		require.False(t, twice, "height %d has two IndexBlock runs: %+v and %+v", h, other, r)
-		require.Equal(t, r.From, r.To, "an IndexBlock's HeightFrom and HeightTo are its height: %+v", r)
-		require.Equal(t, temporal.IndexBlockID(chainID, h), r.WorkflowID)
-		require.Equal(t, chainID, r.ChainID)
-		require.NotEmpty(t, r.Mode, "%s has no IndexMode", r.WorkflowID)
-		require.Positive(t, r.Priority, "%s has no Priority", r.WorkflowID)
-		require.Equal(t, fmt.Sprintf("height %d of chain %s, %s, priority %d", h, chainID, r.Mode, r.Priority), r.Summary)
-		byHeight[h] = r
+	for h, runs := range byHeight {
+		for _, r := range runs {
+			require.Equal(t, r.From, r.To, "an IndexBlock's HeightFrom and HeightTo are its height: %+v", r)
+			require.Equal(t, temporal.IndexBlockID(chainID, h), r.WorkflowID)
+			require.Equal(t, chainID, r.ChainID)
+			require.NotEmpty(t, r.Mode, "%s has no IndexMode", r.WorkflowID)
+			require.Positive(t, r.Priority, "%s has no Priority", r.WorkflowID)
+			require.Equal(t, fmt.Sprintf("height %d of chain %s, %s, priority %d", h, chainID, r.Mode, r.Priority), r.Summary)
+		}
 	}
-	require.Len(t, byHeight, int(to-from+1))
 	return byHeight
+}
+
+// liveRun returns the height's run push started, and the number of its
+// other runs. Push starts a height once (reuse policy reject duplicate),
+// so there is at most one live run; another run can only be pull's that
+// began just as the live run finished, and it must have ended at its
+// first look, completed.
+func liveRun(t *testing.T, runs []listed) (live *listed, others int) {
+	t.Helper()
+	for i, r := range runs {
+		if r.Mode != string(types.IndexModeLive) {
+			require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, r.Status, "%+v", r)
+			others++
+			continue
+		}
+		require.Nil(t, live, "two live runs of one height: %+v and %+v", live, r)
+		live = &runs[i]
+	}
+	return live, others
 }
 
 // The visibility queries docs/operations.md gives operators, as templates:
