@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 const (
@@ -179,6 +180,45 @@ func TestComposePorts(t *testing.T) {
 	require.Equal(t, "clickhouse", host)
 	requireListens(t, c, "clickhouse", port)
 	require.Equal(t, "9000", port, "clickhouse.addr must name ClickHouse's native port (9000), not HTTP (8123)")
+}
+
+// TestComposeRegistersSearchAttributes checks that the one-shot
+// temporal-namespace service registers exactly tideline's search
+// attributes (temporal.SearchAttributeSpecs), with their types, before the
+// worker starts: a workflow start carrying an unregistered one is refused.
+func TestComposeRegistersSearchAttributes(t *testing.T) {
+	c := readCompose(t)
+	require.Equal(t, "service_completed_successfully", c.Services["worker"].dependsOn(t)["temporal-namespace"],
+		"%s: the worker must wait for the search attributes", composePath)
+	script := strings.Join(c.Services["temporal-namespace"].strings(t, "command"), "\n")
+	// One command per type: `temporal operator search-attribute create
+	// -n default --name A --name B --type T`, continued with backslashes.
+	script = strings.ReplaceAll(script, "\\\n", " ")
+	var got []string
+	for _, line := range strings.Split(script, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 4 || strings.Join(fields[:4], " ") != "temporal operator search-attribute create" {
+			continue
+		}
+		var names []string
+		typ := ""
+		for i := 4; i+1 < len(fields); i++ {
+			switch fields[i] {
+			case "--name":
+				names = append(names, fields[i+1])
+			case "--type":
+				typ = fields[i+1]
+			case "-n", "--namespace":
+				require.Equal(t, "default", fields[i+1], "%s: search attributes of another namespace", composePath)
+			}
+		}
+		require.NotEmpty(t, typ, "%s: %q has no --type", composePath, line)
+		for _, n := range names {
+			got = append(got, n+"="+typ)
+		}
+	}
+	sort.Strings(got)
+	require.Equal(t, temporal.SearchAttributeSpecs(), got, "%s: temporal-namespace registers other search attributes than tideline sets", composePath)
 }
 
 // --- compose file -------------------------------------------------------

@@ -18,6 +18,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/simchain"
+	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // devChainID is the chain the dev stack runs; config.example.yaml has it.
@@ -83,7 +84,9 @@ func (a *app) runDev(ctx context.Context, opts devOptions) error {
 	}
 
 	log.Info("starting Temporal dev server")
-	tmp, err := localstack.StartTemporal(filepath.Join(dir, "temporal"), localstack.TemporalOptions{Port: 7233, UIPort: 8233})
+	tmp, err := localstack.StartTemporal(filepath.Join(dir, "temporal"), localstack.TemporalOptions{
+		Port: 7233, UIPort: 8233, SearchAttributes: temporal.SearchAttributeSpecs(),
+	})
 	if err != nil {
 		return err
 	}

@@ -121,16 +121,17 @@ type Chain struct {
 }
 
 // Push configures the push source: the node's websocket stream of new
-// heads, which indexes each announced height at once and wakes HeadScan.
-// Pull (HeadScan's IndexBlockWorkflows) then fetches a height only when
-// push lags behind it by more than LagThreshold, or push is unhealthy.
+// heads, which starts each announced height's IndexBlockWorkflow at once.
+// Pull (HeadScan, on its Schedule) then starts a height only when push
+// lags behind it by more than LagThreshold, or push is unhealthy.
 type Push struct {
 	// Endpoint is the name of one of the chain's endpoints whose URL is
 	// ws:// or wss://; "" disables push.
 	Endpoint string `mapstructure:"endpoint"`
 	// LagThreshold is how many heights above the last one push delivered
-	// are left to push: 0 is pull-only (push only wakes HeadScan), a huge
-	// value is push-only while push is healthy.
+	// HeadScan leaves to push: 0 leaves none (both sources start every new
+	// head; Temporal runs one workflow per height), a huge value is
+	// push-only while push is healthy.
 	LagThreshold uint64 `mapstructure:"lag_threshold"`
 	// StallAfter is how long push may go without delivering a head before
 	// it counts as unhealthy and pull takes every height; 0 means three

@@ -37,7 +37,7 @@ func TestPushDefaults(t *testing.T) {
 	ch = cfg.Chains["eth"]
 	require.True(t, ch.PushEnabled())
 	require.Equal(t, "stream", ch.Push.Endpoint)
-	require.Equal(t, uint64(0), ch.Push.LagThreshold, "0 (pull-only) is kept, not defaulted")
+	require.Equal(t, uint64(0), ch.Push.LagThreshold, "0 (leave nothing to push) is kept, not defaulted")
 	require.Equal(t, 5*time.Second, ch.PushStallAfter())
 }
 

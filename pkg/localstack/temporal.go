@@ -24,6 +24,9 @@ type TemporalOptions struct {
 	UIPort int
 	// NoUI turns the Web UI off (tests do not need it).
 	NoUI bool
+	// SearchAttributes are registered at start, as NAME=Type
+	// (temporal.SearchAttributeSpecs gives tideline's).
+	SearchAttributes []string
 }
 
 // StartTemporal starts the dev server with its database in dir. The flags
@@ -33,7 +36,9 @@ type TemporalOptions struct {
 // tasks within a partition only, so with the default 4 a partition that has
 // run out of urgent tasks serves old ones while another still holds urgent
 // ones (measured: 10–15 of 30 Ultra Low served before the last Ultra High).
-// One host gains nothing from more partitions.
+// One host gains nothing from more partitions. The search attributes
+// given are registered before the server answers, so the first workflow
+// can carry them.
 func StartTemporal(dir string, opts TemporalOptions) (*Temporal, error) {
 	bin, err := ToolPath("temporal")
 	if err != nil {
@@ -54,6 +59,9 @@ func StartTemporal(dir string, opts TemporalOptions) (*Temporal, error) {
 		"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
 		"--log-level", "warn",
+	}
+	for _, sa := range opts.SearchAttributes {
+		args = append(args, "--search-attribute", sa)
 	}
 	t := &Temporal{HostPort: fmt.Sprintf("127.0.0.1:%d", opts.Port), bin: bin, logPath: filepath.Join(dir, "temporal.log")}
 	if opts.NoUI {

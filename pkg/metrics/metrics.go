@@ -38,8 +38,9 @@ type Metrics struct {
 	Reorgs     *prometheus.CounterVec
 	ReorgDepth *prometheus.HistogramVec
 
-	// HeightsIndexed counts heights written, by mode: range (an IndexRange
-	// activity) or single (IndexBlock or push). RangeDuration observes one
+	// HeightsIndexed counts heights written, by mode: the indexing path
+	// that started the work (types.IndexMode: live, direct, scheduler,
+	// gap, range; unknown for runs from before modes). RangeDuration observes one
 	// range activity attempt; RangeHandoffs counts heights a range gave up
 	// on and handed to their own IndexBlockWorkflow, by reason.
 	HeightsIndexed *prometheus.CounterVec
@@ -55,19 +56,14 @@ type Metrics struct {
 	BlocksByPriority       *prometheus.GaugeVec
 
 	// Push source (names from the push design). DuplicateDeliveries counts
-	// heights a source delivered after the other had indexed them (label
-	// source: push or pull); they are dropped, not written again.
+	// the second delivery of a height (label source: push or pull): a
+	// start Temporal refused because the height's workflow runs (or, for
+	// push, ever ran), or an IndexBlock run that found its height indexed.
+	// Nothing is fetched or written for it.
 	DuplicateDeliveries *prometheus.CounterVec
 	PushHeadHeight      *prometheus.GaugeVec
 	PushHealthy         *prometheus.GaugeVec
-	PushBlocksIndexed   *prometheus.CounterVec
 }
-
-// Modes of HeightsIndexed.
-const (
-	ModeRange  = "range"
-	ModeSingle = "single"
-)
 
 // Sources of a delivered height: the source label of DuplicateDeliveries.
 const (
@@ -139,7 +135,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, chain),
 		HeightsIndexed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "indexer_heights_indexed_total",
-			Help: "Heights written, by mode: range (IndexRange, the backlog) or single (IndexBlock and push).",
+			Help: "Heights written, by mode: the path that started them (live, direct, scheduler, gap, range; unknown for runs started before modes).",
 		}, []string{"chain_id", "mode"}),
 		RangeDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "indexer_range_duration_seconds",
@@ -152,7 +148,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, []string{"chain_id", "reason"}),
 		SchedulerScheduled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "scheduler_blocks_scheduled_total",
-			Help: "IndexBlockWorkflows started, by priority level.",
+			Help: "Heights of the IndexBlock and IndexRange workflows started, by priority level (starts Temporal refused are duplicate_deliveries_total).",
 		}, []string{"chain_id", "priority"}),
 		SchedulerBatchDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "scheduler_batch_duration_seconds",
@@ -177,25 +173,21 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, []string{"chain_id", "priority"}),
 		DuplicateDeliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "duplicate_deliveries_total",
-			Help: "Heights a source (push or pull) delivered when they were indexed already; dropped without writing.",
+			Help: "Second deliveries of a height, by source (push or pull): starts Temporal refused because the height's workflow runs (for push: ever ran), and IndexBlock runs that found their height indexed. Nothing is fetched or written for them.",
 		}, []string{"chain_id", "source"}),
 		PushHeadHeight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "push_head_height",
-			Help: "Highest head height the push source (newHeads stream) has delivered: indexed, found indexed, or failed and left to pull.",
+			Help: "Highest head height the push source (newHeads stream) has delivered: its IndexBlockWorkflow started, found started, or failed to start and left to pull.",
 		}, chain),
 		PushHealthy: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "push_healthy",
 			Help: "1 while the push source is subscribed and delivered a head within stall_after, else 0 (pull then takes every height).",
-		}, chain),
-		PushBlocksIndexed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "push_blocks_indexed_total",
-			Help: "Blocks fetched and written by the push source (also counted in indexer_blocks_indexed_total).",
 		}, chain),
 	}
 	reg.MustRegister(m.Watermark, m.Head, m.BlocksIndexed, m.TxsIndexed, m.LogsIndexed,
 		m.IndexDuration, m.IndexErrors, m.PoisonedAttempts, m.UnconfirmedHeads, m.NotProduced, m.ChainHalted, m.DeepReorgs, m.Reorgs, m.ReorgDepth,
 		m.HeightsIndexed, m.RangeDuration, m.RangeHandoffs, m.SchedulerScheduled, m.SchedulerBatchDuration,
 		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority,
-		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy, m.PushBlocksIndexed)
+		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy)
 	return m
 }

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -21,11 +22,51 @@ type Options struct {
 	// IndexTimeout is the start-to-close timeout of one IndexBlock
 	// activity (index.activity_timeout).
 	IndexTimeout time.Duration
+	// SearchAttributes says whether starts carry tideline's search
+	// attributes (visibility.go). On by default; the worker turns it off
+	// when the namespace lacks them and they could not be registered
+	// (EnsureSearchAttributes), because the server refuses every start
+	// that sets an unregistered one. Memos and summaries need no
+	// registration and are always set.
+	SearchAttributes bool
 }
 
-// NewOptions returns the option builder of one chain.
+// NewOptions returns the option builder of one chain, with search
+// attributes on.
 func NewOptions(chainID string, indexTimeout time.Duration) Options {
-	return Options{ChainID: chainID, IndexTimeout: indexTimeout}
+	return Options{ChainID: chainID, IndexTimeout: indexTimeout, SearchAttributes: true}
+}
+
+// SummaryMemo is the memo key of the one-line description every workflow
+// tideline starts carries ("height 123 of chain mainnet, live"); the same
+// text is the workflow's summary in the Web UI.
+const SummaryMemo = "summary"
+
+// visibility is what a start shows of a workflow: search attributes
+// (when the namespace has them), the summary memo and the UI summary.
+type visibility struct {
+	attrs   sdktemporal.SearchAttributes
+	memo    map[string]any
+	summary string
+}
+
+// describe builds the visibility of a workflow of this chain. heights is
+// nil for a workflow without heights (the scans), priorityKey 0 for one
+// running at the default priority.
+func (o Options) describe(mode string, heights *chain.HeightRange, priorityKey int, summary string) visibility {
+	v := visibility{memo: map[string]any{SummaryMemo: summary}, summary: summary}
+	if !o.SearchAttributes {
+		return v
+	}
+	updates := []sdktemporal.SearchAttributeUpdate{ChainIDKey.ValueSet(o.ChainID), IndexModeKey.ValueSet(mode)}
+	if heights != nil {
+		updates = append(updates, HeightFromKey.ValueSet(int64(heights.From)), HeightToKey.ValueSet(int64(heights.To)))
+	}
+	if priorityKey > 0 {
+		updates = append(updates, PriorityKey.ValueSet(int64(priorityKey)))
+	}
+	v.attrs = sdktemporal.NewSearchAttributes(updates...)
+	return v
 }
 
 // LocalActivity is for the fast calls a scan makes (head, watermark, starts):
@@ -72,18 +113,49 @@ func (o Options) IndexActivity() workflow.ActivityOptions {
 	}
 }
 
-// IndexBlockStart starts the IndexBlockWorkflow of one height. The ID is
-// fixed per height; while a run exists, a second start returns it instead of
-// starting another, and a finished height may be started again (the run
-// then returns at once because the height is indexed). priorityKey is
-// Temporal's (1 = most urgent): types.PriorityLevel.PriorityKey makes it.
-func (o Options) IndexBlockStart(height uint64, priorityKey int) client.StartWorkflowOptions {
+// IndexBlockStart starts the IndexBlockWorkflow of one height, started by
+// the indexing path mode (types.IndexMode: direct, scheduler, gap, range).
+// The ID is fixed per height. While a run exists, a second start is
+// refused with serviceerror.WorkflowExecutionAlreadyStarted (conflict
+// policy fail, and the SDK told to report it instead of silently handing
+// back the running run), which the caller counts as a duplicate. A
+// finished height may be started again (the run then returns at once
+// because the height is indexed): pull must be able to retry a height
+// whose last run ended without indexing it. priorityKey is Temporal's (1
+// = most urgent): types.PriorityLevel.PriorityKey makes it.
+func (o Options) IndexBlockStart(height uint64, priorityKey int, mode string) client.StartWorkflowOptions {
+	return o.indexBlockStart(height, priorityKey, mode, enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE)
+}
+
+// IndexBlockFirstStart starts the height's IndexBlockWorkflow only if the
+// height never had a run (reuse policy reject duplicate): what the push
+// source uses, so that followers in several workers, or a follower behind
+// pull, start a height once between them, and a head announced again does
+// not run its height twice. The refusal is
+// serviceerror.WorkflowExecutionAlreadyStarted, as for IndexBlockStart.
+// The start asks for eager execution: when the caller's process has an
+// IndexBlock worker with a free slot (the follower runs in the worker),
+// the server hands the first workflow task back in its answer instead of
+// through the task queue, which takes a dispatch off a new head's latency.
+func (o Options) IndexBlockFirstStart(height uint64, priorityKey int, mode string) client.StartWorkflowOptions {
+	so := o.indexBlockStart(height, priorityKey, mode, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE)
+	so.EnableEagerStart = true
+	return so
+}
+
+func (o Options) indexBlockStart(height uint64, priorityKey int, mode string, reuse enumspb.WorkflowIdReusePolicy) client.StartWorkflowOptions {
+	v := o.describe(mode, &chain.HeightRange{From: height, To: height}, priorityKey,
+		fmt.Sprintf("height %d of chain %s, %s, priority %d", height, o.ChainID, mode, priorityKey))
 	return client.StartWorkflowOptions{
-		ID:                       IndexBlockID(o.ChainID, height),
-		TaskQueue:                IndexQueue(o.ChainID),
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		Priority:                 sdktemporal.Priority{PriorityKey: priorityKey},
+		ID:                                       IndexBlockID(o.ChainID, height),
+		TaskQueue:                                IndexQueue(o.ChainID),
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowIDReusePolicy:                    reuse,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		Priority:                                 sdktemporal.Priority{PriorityKey: priorityKey},
+		TypedSearchAttributes:                    v.attrs,
+		Memo:                                     v.memo,
+		StaticSummary:                            v.summary,
 	}
 }
 
@@ -106,33 +178,75 @@ func (o Options) RangeActivity(timeout, heartbeat time.Duration) workflow.Activi
 }
 
 // IndexRangeStart starts the IndexRange workflow of [from, to] on the
-// range queue at the given Temporal priority key. As for a height, the ID
-// is fixed: a retried start returns the running workflow, and a finished
-// range may be started again (its activity then finds it indexed).
-func (o Options) IndexRangeStart(from, to uint64, priorityKey int) client.StartWorkflowOptions {
+// range queue at the given Temporal priority key (mode: types.IndexMode
+// range). As for a height, the ID is fixed: a retried start returns the
+// running workflow, and a finished range may be started again (its
+// activity then finds it indexed).
+func (o Options) IndexRangeStart(from, to uint64, priorityKey int, mode string) client.StartWorkflowOptions {
+	v := o.describe(mode, &chain.HeightRange{From: from, To: to}, priorityKey,
+		fmt.Sprintf("heights %d-%d of chain %s, %s, priority %d", from, to, o.ChainID, mode, priorityKey))
 	return client.StartWorkflowOptions{
 		ID:                       IndexRangeID(o.ChainID, from, to),
 		TaskQueue:                RangeQueue(o.ChainID),
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		Priority:                 sdktemporal.Priority{PriorityKey: priorityKey},
+		TypedSearchAttributes:    v.attrs,
+		Memo:                     v.memo,
+		StaticSummary:            v.summary,
 	}
 }
 
 // SchedulerStart starts the chain's SchedulerWorkflow for the heights of
-// owned. A second start while one runs fails with
-// serviceerror.WorkflowExecutionAlreadyStarted: the conflict policy says so
-// explicitly, because the SDK's default would silently hand back the
-// running one. The owned span goes in the memo (SchedulerOwnedMemo), where
-// a describe call reads it without waiting for the workflow.
-func (o Options) SchedulerStart(owned chain.HeightRange) client.StartWorkflowOptions {
+// owned (mode: types.IndexMode scheduler). A second start while one runs
+// fails with serviceerror.WorkflowExecutionAlreadyStarted: the conflict
+// policy says so explicitly, because the SDK's default would silently
+// hand back the running one. The owned span goes in the memo
+// (SchedulerOwnedMemo), where a describe call reads it without waiting for
+// the workflow, and in HeightFrom/HeightTo. Memo and search attributes
+// carry over when it continues as new.
+func (o Options) SchedulerStart(owned chain.HeightRange, mode string) client.StartWorkflowOptions {
+	v := o.describe(mode, &owned, 0,
+		fmt.Sprintf("catch-up of heights %d-%d of chain %s", owned.From, owned.To, o.ChainID))
+	v.memo[SchedulerOwnedMemo] = owned
 	return client.StartWorkflowOptions{
 		ID:                                       SchedulerID(o.ChainID),
 		TaskQueue:                                AdminQueue(o.ChainID),
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		Memo:                                     map[string]any{SchedulerOwnedMemo: owned},
+		TypedSearchAttributes:                    v.attrs,
+		Memo:                                     v.memo,
+		StaticSummary:                            v.summary,
+	}
+}
+
+// HeadScanSchedule is the Schedule that runs the chain's HeadScan every
+// `every` with input arg (mode: types.IndexMode direct, the path HeadScan
+// starts heights by).
+func (o Options) HeadScanSchedule(every time.Duration, mode string, arg any) PeriodicWorkflow {
+	return o.scanSchedule(HeadScanScheduleID(o.ChainID), HeadScanWorkflowID(o.ChainID), HeadScanWorkflow, "head scan", every, mode, arg)
+}
+
+// GapScanSchedule is the Schedule that runs the chain's GapScan every
+// `every` with input arg (mode: types.IndexMode gap).
+func (o Options) GapScanSchedule(every time.Duration, mode string, arg any) PeriodicWorkflow {
+	return o.scanSchedule(GapScanScheduleID(o.ChainID), GapScanWorkflowID(o.ChainID), GapScanWorkflow, "gap scan", every, mode, arg)
+}
+
+func (o Options) scanSchedule(scheduleID, workflowID, workflowType, what string, every time.Duration, mode string, arg any) PeriodicWorkflow {
+	v := o.describe(mode, nil, 0, fmt.Sprintf("%s of chain %s, every %v", what, o.ChainID, every))
+	return PeriodicWorkflow{
+		ScheduleID:       scheduleID,
+		WorkflowID:       workflowID,
+		Workflow:         workflowType,
+		TaskQueue:        AdminQueue(o.ChainID),
+		Every:            every,
+		Timeout:          o.ScanTimeout(),
+		Args:             []any{arg},
+		SearchAttributes: v.attrs,
+		Memo:             v.memo,
+		Summary:          v.summary,
 	}
 }
 

@@ -11,7 +11,8 @@ import (
 	sdktemporal "go.temporal.io/sdk/temporal"
 )
 
-// PeriodicWorkflow describes a workflow a Temporal Schedule runs.
+// PeriodicWorkflow describes a workflow a Temporal Schedule runs. Options
+// builds them (HeadScanSchedule, GapScanSchedule).
 type PeriodicWorkflow struct {
 	ScheduleID string
 	WorkflowID string
@@ -20,6 +21,11 @@ type PeriodicWorkflow struct {
 	Every      time.Duration
 	Timeout    time.Duration
 	Args       []any
+	// SearchAttributes, Memo and Summary are set on every run the
+	// Schedule starts.
+	SearchAttributes sdktemporal.SearchAttributes
+	Memo             map[string]any
+	Summary          string
 }
 
 // EnsureSchedule creates the schedule or, if it exists, brings its interval
@@ -33,6 +39,9 @@ func EnsureSchedule(ctx context.Context, c client.Client, p PeriodicWorkflow) er
 		TaskQueue:                p.TaskQueue,
 		Args:                     p.Args,
 		WorkflowExecutionTimeout: p.Timeout,
+		TypedSearchAttributes:    p.SearchAttributes,
+		Memo:                     p.Memo,
+		StaticSummary:            p.Summary,
 	}
 	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: p.Every}}}
 	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
@@ -63,20 +72,6 @@ func EnsureSchedule(ctx context.Context, c client.Client, p PeriodicWorkflow) er
 	})
 	if err != nil {
 		return fmt.Errorf("update schedule %s: %w", p.ScheduleID, err)
-	}
-	return nil
-}
-
-// TriggerSchedule runs the schedule's action now, once, with overlap
-// policy buffer-one: if a run is in progress the new one starts when it
-// ends, and triggers meanwhile add no more than that one buffered run.
-// The push source wakes HeadScan with it at each new head.
-func TriggerSchedule(ctx context.Context, c client.Client, scheduleID string) error {
-	err := c.ScheduleClient().GetHandle(ctx, scheduleID).Trigger(ctx, client.ScheduleTriggerOptions{
-		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE,
-	})
-	if err != nil {
-		return fmt.Errorf("trigger schedule %s: %w", scheduleID, err)
 	}
 	return nil
 }

@@ -208,7 +208,7 @@ func (b *bench) run(ctx context.Context) (result, error) {
 	b.say("built ./app/indexer in %.1fs", time.Since(t).Seconds())
 
 	t = time.Now()
-	tmp, err := localstack.StartTemporal(filepath.Join(b.dir, "temporal"), localstack.TemporalOptions{NoUI: true})
+	tmp, err := localstack.StartTemporal(filepath.Join(b.dir, "temporal"), localstack.TemporalOptions{NoUI: true, SearchAttributes: temporal.SearchAttributeSpecs()})
 	if err != nil {
 		return result{}, fmt.Errorf("start temporal: %w", err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/indexer/worker"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // database is the ClickHouse database every test writes to; tests keep
@@ -49,7 +50,9 @@ func runMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	stack.dir = dir
-	stack.temporal, err = localstack.StartTemporal(filepath.Join(dir, "temporal"), localstack.TemporalOptions{NoUI: true})
+	stack.temporal, err = localstack.StartTemporal(filepath.Join(dir, "temporal"), localstack.TemporalOptions{
+		NoUI: true, SearchAttributes: temporal.SearchAttributeSpecs(),
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration: start temporal:", err)
 		return 1

@@ -69,7 +69,7 @@ func TestIndexesAnvilChainExactly(t *testing.T) {
 	tc := temporalClient(t)
 	opts := temporal.NewOptions(chainID, chainConfig(chainID, node.HTTPURL).Chains[chainID].Index.ActivityTimeout)
 	for _, h := range []uint64{0, head / 2, head} {
-		run, err := tc.ExecuteWorkflow(context.Background(), opts.IndexBlockStart(h, types.UltraHigh.PriorityKey()),
+		run, err := tc.ExecuteWorkflow(context.Background(), opts.IndexBlockStart(h, types.UltraHigh.PriorityKey(), string(types.IndexModeDirect)),
 			temporal.IndexBlockWorkflow, types.IndexBlockInput{ChainID: chainID, Height: h})
 		require.NoError(t, err)
 		var res types.IndexBlockResult

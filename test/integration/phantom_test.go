@@ -103,10 +103,10 @@ func TestPhantomSchedulerShrinksToTheChain(t *testing.T) {
 	tc := temporalClient(t)
 	opts := temporal.NewOptions(chainID, ch.Index.ActivityTimeout)
 	phantom := head + 10_000_000
-	sched, err := tc.ExecuteWorkflow(ctx, opts.SchedulerStart(chain.HeightRange{From: head + 1, To: phantom}), temporal.SchedulerWorkflow,
+	sched, err := tc.ExecuteWorkflow(ctx, opts.SchedulerStart(chain.HeightRange{From: head + 1, To: phantom}, string(types.IndexModeScheduler)), temporal.SchedulerWorkflow,
 		types.SchedulerInput{ChainID: chainID, Head: phantom, Remaining: []chain.HeightRange{{From: head + 1, To: phantom}}})
 	require.NoError(t, err)
-	block, err := tc.ExecuteWorkflow(ctx, opts.IndexBlockStart(phantom, types.UltraHigh.PriorityKey()), temporal.IndexBlockWorkflow,
+	block, err := tc.ExecuteWorkflow(ctx, opts.IndexBlockStart(phantom, types.UltraHigh.PriorityKey(), string(types.IndexModeDirect)), temporal.IndexBlockWorkflow,
 		types.IndexBlockInput{ChainID: chainID, Height: phantom})
 	require.NoError(t, err)
 

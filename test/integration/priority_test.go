@@ -136,7 +136,7 @@ func TestPriorityUltraHighServedBeforeUltraLow(t *testing.T) {
 	var enqueued []uint64
 	var runs []client.WorkflowRun
 	start := func(h uint64, level types.PriorityLevel) {
-		o := opts.IndexBlockStart(h, level.PriorityKey())
+		o := opts.IndexBlockStart(h, level.PriorityKey(), string(types.IndexModeScheduler))
 		require.Equal(t, queue, o.TaskQueue)
 		run, err := tc.ExecuteWorkflow(ctx, o, temporal.IndexBlockWorkflow, types.IndexBlockInput{ChainID: chainID, Height: h})
 		require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/indexer/worker"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/localstack"
@@ -23,9 +24,12 @@ import (
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
-// The push source racing the pull source, on a real anvil mining a block
-// a second, a real worker, Temporal and ClickHouse. The wrappers around
-// the real newHeads subscription only shape its timing (stop, delay).
+// The push source and the pull source, on a real anvil mining a block a
+// second, a real worker, Temporal and ClickHouse: push starts each new
+// head's IndexBlockWorkflow (mode live), HeadScan on its Schedule starts
+// what push left (mode direct), and Temporal runs one workflow per height.
+// The wrappers around the real newHeads subscription only shape its
+// timing (stop, delay).
 
 // pushConfig: the chain's http endpoint for pull, its websocket for push,
 // and /metrics on a free port (returned).
@@ -58,9 +62,10 @@ func runWorkerWith(t *testing.T, cfg *config.Config, opts worker.Options) {
 	})
 }
 
-// pushMetrics is what /metrics says of the race.
+// pushMetrics is what /metrics says of the two sources. Live and Direct
+// are heights written by runs push started and by runs HeadScan started.
 type pushMetrics struct {
-	DupPush, DupPull, PushIndexed, Indexed, Healthy, PushHead, FetchErrors, WriteErrors float64
+	DupPush, DupPull, Live, Direct, Indexed, Healthy, PushHead, FetchErrors, WriteErrors float64
 }
 
 // readPushMetrics scrapes /metrics; before the worker serves it, every
@@ -78,7 +83,8 @@ func readPushMetrics(t *testing.T, addr, chainID string) pushMetrics {
 	return pushMetrics{
 		DupPush:     read("duplicate_deliveries_total", "source", "push"),
 		DupPull:     read("duplicate_deliveries_total", "source", "pull"),
-		PushIndexed: read("push_blocks_indexed_total"),
+		Live:        read("indexer_heights_indexed_total", "mode", "live"),
+		Direct:      read("indexer_heights_indexed_total", "mode", "direct"),
 		Indexed:     read("indexer_blocks_indexed_total"),
 		Healthy:     read("push_healthy"),
 		PushHead:    read("push_head_height"),
@@ -88,7 +94,8 @@ func readPushMetrics(t *testing.T, addr, chainID string) pushMetrics {
 }
 
 // requireStoredOnce checks, beyond requireSameChain's FINAL view, that no
-// height was delivered (completely written) twice. The worker counts every
+// height was delivered (completely written) twice, over the workers whose
+// /metrics are given. A worker counts every
 // complete write of either source (indexer_blocks_indexed_total, after the
 // height's indexed mark is stored), so without a double delivery that count
 // never exceeds the distinct indexed heights; a height written twice keeps
@@ -96,11 +103,15 @@ func readPushMetrics(t *testing.T, addr, chainID string) pushMetrics {
 // answer was lost is not counted, and its retry finds the height indexed.) This holds whatever the server does with equal keys
 // (modern ClickHouse folds them within one insert, optimize_on_insert, and
 // async inserts may put several writes in one): raw rows are only logged.
-func requireStoredOnce(t *testing.T, chainID string, head uint64, metricsAddr string) {
+func requireStoredOnce(t *testing.T, chainID string, head uint64, metricsAddrs ...string) {
 	t.Helper()
 	conn := rawConn(t)
 	writes := func() float64 {
-		return testkit.Sum(t, testkit.Scrape(t, metricsAddr), "indexer_blocks_indexed_total", map[string]string{"chain_id": chainID})
+		sum := 0.0
+		for _, addr := range metricsAddrs {
+			sum += testkit.Sum(t, testkit.Scrape(t, addr), "indexer_blocks_indexed_total", map[string]string{"chain_id": chainID})
+		}
+		return sum
 	}
 	var heights, below uint64
 	waitFor(t, 30*time.Second, "complete writes <= indexed heights", func() (bool, string) {
@@ -121,7 +132,9 @@ func requireStoredOnce(t *testing.T, chainID string, head uint64, metricsAddr st
 		}
 		// Not a double delivery by itself: an attempt that failed after its
 		// first insert is retried, and ReplacingMergeTree folds the rows.
-		t.Logf("%s: %d raw rows for %d heights; metrics %+v", table, raw, logical, readPushMetrics(t, metricsAddr, chainID))
+		for _, addr := range metricsAddrs {
+			t.Logf("%s: %d raw rows for %d heights; metrics of %s %+v", table, raw, logical, addr, readPushMetrics(t, addr, chainID))
+		}
 		rows, err := conn.Query(context.Background(), `SELECT number, groupArray(version) FROM `+table+
 			` WHERE chain_id = ? AND number <= ? GROUP BY number HAVING count() > 1 ORDER BY number`, chainID, head)
 		require.NoError(t, err)
@@ -265,8 +278,8 @@ func traffic(t *testing.T, url string) {
 }
 
 // measure waits until n heights seen from now on are indexed, and returns
-// their head latencies and the highest height seen.
-func measure(t *testing.T, probe *headProbe, n int) ([]time.Duration, uint64) {
+// their head latencies, the heights measured, and the highest height seen.
+func measure(t *testing.T, probe *headProbe, n int) ([]time.Duration, []uint64, uint64) {
 	t.Helper()
 	from := time.Now()
 	var lat map[uint64]time.Duration
@@ -275,12 +288,15 @@ func measure(t *testing.T, probe *headProbe, n int) ([]time.Duration, uint64) {
 		return len(lat) >= n, fmt.Sprintf("%d measured", len(lat))
 	})
 	var ds []time.Duration
-	for _, d := range lat {
+	var heights []uint64
+	for h, d := range lat {
 		ds = append(ds, d)
+		heights = append(heights, h)
 	}
+	slices.Sort(heights)
 	t.Logf("head latency over %d heights (seen by the test's own newHeads subscription -> indexed mark, polled every 20ms): p50 %v, p90 %v, max %v",
 		len(ds), quantile(ds, 0.5).Round(time.Millisecond), quantile(ds, 0.9).Round(time.Millisecond), quantile(ds, 1).Round(time.Millisecond))
-	return ds, probe.highestSeen()
+	return ds, heights, probe.highestSeen()
 }
 
 // headScanActions is how many runs the chain's HeadScan Schedule started.
@@ -293,9 +309,10 @@ func headScanActions(t *testing.T, chainID string) int {
 }
 
 // (a) Push leading: HeadScan runs every 10 s (the production default), so
-// only push (and the early HeadScan it wakes) can make head latency low.
-// Every height 0..head is indexed once, the measured heights by push, and
-// every head woke HeadScan.
+// only push can make head latency low. Push starts each new head's
+// IndexBlockWorkflow: every height 0..head is indexed once, each measured
+// height by one IndexBlock run started live (visible with its search
+// attributes), and HeadScan ran on its Schedule only, not once per head.
 func TestPushLeadingIndexesHeadsFast(t *testing.T) {
 	const chainID = "it-push-lead"
 	const samples = 12
@@ -314,51 +331,36 @@ func TestPushLeadingIndexesHeadsFast(t *testing.T) {
 	})
 	before := readPushMetrics(t, metricsAddr, chainID)
 	actionsBefore := headScanActions(t, chainID)
-	ds, head := measure(t, probe, samples)
+	began := time.Now()
+	ds, measured, head := measure(t, probe, samples)
+	elapsed := time.Since(began)
+	actions := headScanActions(t, chainID) - actionsBefore
 	waitIndexed(t, store, chainID, head, 30*time.Second)
 	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
 	requireStoredOnce(t, chainID, head, metricsAddr)
 
 	m := readPushMetrics(t, metricsAddr, chainID)
-	woken := headScanActions(t, chainID) - actionsBefore
-	t.Logf("metrics: %+v; during the measurement push indexed %v heights, HeadScan ran %d times (10 s period)",
-		m, m.PushIndexed-before.PushIndexed, woken)
+	t.Logf("metrics: %+v; during the measurement (%v) live runs wrote %v heights, HeadScan ran %d times (10 s period)",
+		m, elapsed.Round(time.Second), m.Live-before.Live, actions)
 	require.Less(t, quantile(ds, 0.5), 3*time.Second, "median head latency")
 	require.Less(t, quantile(ds, 1), 8*time.Second, "every measured head well under the 10 s HeadScan period")
-	require.GreaterOrEqual(t, m.PushIndexed-before.PushIndexed, float64(len(ds)-2), "push, not pull, indexed the measured heads")
-	require.GreaterOrEqual(t, woken, samples/2, "new heads woke HeadScan between its 10 s runs")
-}
-
-// (d) Threshold 0 is pull-only: push indexes nothing and only wakes
-// HeadScan, which starts every head at once, so pull's head latency too
-// is well under the 10 s period.
-func TestPushZeroThresholdWakesPull(t *testing.T) {
-	const chainID = "it-push-zero"
-	const samples = 10
-	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{BlockTime: time.Second})
-	require.NoError(t, err)
-	t.Cleanup(node.Stop)
-	traffic(t, node.HTTPURL)
-	cfg, metricsAddr := pushConfig(t, chainID, node, 0, func(ch *config.Chain) { ch.HeadScan.Interval = 10 * time.Second })
-	store := openStore(t)
-	probe := startProbe(t, node.WSURL, chainID)
-	runWorkerWith(t, cfg, worker.Options{})
-
-	waitFor(t, 30*time.Second, "push healthy", func() (bool, string) {
-		m := readPushMetrics(t, metricsAddr, chainID)
-		return m.Healthy == 1, fmt.Sprintf("%+v", m)
-	})
-	ds, head := measure(t, probe, samples)
-	waitIndexed(t, store, chainID, head, 30*time.Second)
-	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
-	requireStoredOnce(t, chainID, head, metricsAddr)
-
-	m := readPushMetrics(t, metricsAddr, chainID)
-	t.Logf("metrics: %+v", m)
-	require.Zero(t, m.PushIndexed, "pull-only: push writes nothing")
-	require.Zero(t, m.DupPush, "pull-only: push fetches nothing")
-	require.Less(t, quantile(ds, 0.5), 3*time.Second, "median head latency of pull, woken by push")
-	require.Less(t, quantile(ds, 1), 8*time.Second)
+	require.GreaterOrEqual(t, m.Live-before.Live, float64(len(ds)-2), "runs push started, not pull's, indexed the measured heads")
+	require.LessOrEqual(t, actions, int(elapsed/(10*time.Second))+2, "HeadScan runs on its Schedule only, never per head")
+	// The measured heights are IndexBlock workflows push started, each
+	// visible with its search attributes.
+	runs := indexRuns(t, chainID, measured[0], measured[len(measured)-1])
+	lives, others := 0, 0
+	for _, h := range measured {
+		live, n := liveRun(t, runs[h])
+		others += n
+		if live != nil {
+			lives++
+			require.Equal(t, int64(types.UltraHigh.PriorityKey()), live.Priority, "height %d", h)
+		}
+	}
+	t.Logf("%d of %d measured heights started by push, %d other runs (pull's, ended at once)", lives, len(measured), others)
+	require.GreaterOrEqual(t, lives, len(measured)-2, "push started the measured heights")
+	require.LessOrEqual(t, others, actions+1, "at most one extra run per HeadScan run")
 }
 
 // stallingHeads passes the first `after` heads of the real stream (over
@@ -428,7 +430,7 @@ func TestPushStalledPullTakesOver(t *testing.T) {
 
 	waitFor(t, 30*time.Second, "five heads pushed", func() (bool, string) {
 		m := readPushMetrics(t, metricsAddr, chainID)
-		return stall.passed() == 5 && m.PushIndexed+m.DupPush >= 5, fmt.Sprintf("passed %d, %+v", stall.passed(), m)
+		return stall.passed() == 5 && m.PushHead > 0, fmt.Sprintf("passed %d, %+v", stall.passed(), m)
 	})
 	stalledAt := nodeHead(t, node.HTTPURL)
 	waitFor(t, 15*time.Second, "push unhealthy", func() (bool, string) {
@@ -449,8 +451,13 @@ func TestPushStalledPullTakesOver(t *testing.T) {
 	m := readPushMetrics(t, metricsAddr, chainID)
 	t.Logf("stalled after 5 heads at node head %d; indexed to %d; metrics %+v", stalledAt, head, m)
 	require.Equal(t, 0.0, m.Healthy)
-	require.LessOrEqual(t, m.PushIndexed, 5.0, "push indexed nothing after its stream stalled")
-	require.GreaterOrEqual(t, m.Indexed-m.PushIndexed, float64(head-stalledAt), "pull indexed the heights after the stall")
+	require.LessOrEqual(t, m.Live, 5.0, "push started nothing after its stream stalled")
+	require.GreaterOrEqual(t, m.Direct, float64(head-stalledAt), "pull indexed the heights after the stall")
+	runs := indexRuns(t, chainID, stalledAt+1, head)
+	for h := stalledAt + 1; h <= head; h++ {
+		live, _ := liveRun(t, runs[h])
+		require.Nil(t, live, "height %d, after the stall, is pull's", h)
+	}
 }
 
 // delayedHeads passes every head of the real stream `delay` after it
@@ -503,8 +510,9 @@ func (d *delayedHeads) SubscribeHeads(ctx context.Context) (<-chan rpc.Head, <-c
 }
 
 // (c) Push lagging: every head reaches push 5 s late, more than the
-// threshold of 2 one-second blocks, so pull fetches the heights first; the
-// late push deliveries are counted as duplicates and write nothing.
+// threshold of 2 one-second blocks, so pull (HeadScan every second) starts
+// the heights first; Temporal refuses push's late starts, counted as
+// duplicates: nothing fetched or written for them.
 func TestPushLaggingPullFetches(t *testing.T) {
 	const chainID = "it-push-lag"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{BlockTime: time.Second})
@@ -530,13 +538,13 @@ func TestPushLaggingPullFetches(t *testing.T) {
 	m := readPushMetrics(t, metricsAddr, chainID)
 	t.Logf("indexed to %d; push %v blocks behind; metrics %+v", head, float64(head)-m.PushHead, m)
 	require.Equal(t, 1.0, m.Healthy, "a late push is still healthy: delivering, just behind")
-	require.Greater(t, m.Indexed-m.PushIndexed, m.PushIndexed, "pull indexed most heights")
+	require.Greater(t, m.Direct, m.Live, "pull indexed most heights")
 	require.GreaterOrEqual(t, m.DupPush, 8.0)
 }
 
 // (c') The contrast: push 3 s late but within a threshold of 10 blocks.
 // Once push is healthy, HeadScan leaves the heights above its Latest to it:
-// pull starts nothing more, push indexes every new height (late), and is
+// pull starts nothing more, push starts every new height (late), and is
 // never beaten to one.
 func TestPushLaggingWithinThresholdLeftToPush(t *testing.T) {
 	const chainID = "it-push-lag-ok"
@@ -562,7 +570,7 @@ func TestPushLaggingWithinThresholdLeftToPush(t *testing.T) {
 	before := readPushMetrics(t, metricsAddr, chainID)
 	waitFor(t, 40*time.Second, "eight more heights pushed", func() (bool, string) {
 		m := readPushMetrics(t, metricsAddr, chainID)
-		return m.PushIndexed >= before.PushIndexed+8, fmt.Sprintf("%+v", m)
+		return m.Live >= before.Live+8, fmt.Sprintf("%+v", m)
 	})
 	m := readPushMetrics(t, metricsAddr, chainID)
 	head := uint64(m.PushHead)
@@ -570,7 +578,6 @@ func TestPushLaggingWithinThresholdLeftToPush(t *testing.T) {
 	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
 	requireStoredOnce(t, chainID, head, metricsAddr)
 	t.Logf("indexed to %d; node head %d; before %+v; after %+v", head, nodeHead(t, node.HTTPURL), before, m)
-	require.Equal(t, before.Indexed-before.PushIndexed, m.Indexed-m.PushIndexed,
-		"pull indexed nothing while push, within the threshold, was healthy")
+	require.Equal(t, before.Direct, m.Direct, "pull indexed nothing while push, within the threshold, was healthy")
 	require.Equal(t, before.DupPush, m.DupPush, "push was not beaten to a height once healthy (earlier ones: pull's start)")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -66,6 +67,8 @@ func recordSettings(ch config.Chain) config.Chain {
 //     meanwhile leave its range to it (headscan-scheduler-running);
 //   - with the Schedules gone, 10 more heights of which the top 6 are
 //     indexed: a GapScan finds the 4 below them (gapscan-gap);
+//   - one more height started as push starts it, mode live, first run
+//     only (indexblock-live);
 //   - an IndexBlock of an indexed height returns at once
 //     (indexblock-already-indexed).
 func TestRecordReplayHistories(t *testing.T) {
@@ -133,7 +136,7 @@ func TestRecordReplayHistories(t *testing.T) {
 	mine(t, node.HTTPURL, 10)
 	var ib types.IndexBlockResult
 	for h := uint64(70); h <= 75; h++ {
-		r, err := tc.ExecuteWorkflow(ctx, opts.IndexBlockStart(h, types.UltraHigh.PriorityKey()), temporal.IndexBlockWorkflow,
+		r, err := tc.ExecuteWorkflow(ctx, opts.IndexBlockStart(h, types.UltraHigh.PriorityKey(), string(types.IndexModeDirect)), temporal.IndexBlockWorkflow,
 			types.IndexBlockInput{ChainID: chainID, Height: h})
 		require.NoError(t, err)
 		require.NoError(t, r.Get(ctx, &ib))
@@ -150,7 +153,22 @@ func TestRecordReplayHistories(t *testing.T) {
 	waitIndexed(t, store, chainID, 75, 2*time.Minute)
 	writeHistory(t, tc, dir, "gapscan-gap", gr.GetID(), gr.GetRunID())
 
-	r, err := tc.ExecuteWorkflow(ctx, opts.IndexBlockStart(0, types.UltraHigh.PriorityKey()), temporal.IndexBlockWorkflow,
+	// A live height: started as the push follower starts it (mode in the
+	// input, first run only); a second such start is refused.
+	mine(t, node.HTTPURL, 1)
+	live := types.IndexBlockInput{ChainID: chainID, Height: 76, Mode: types.IndexModeLive}
+	lr, err := tc.ExecuteWorkflow(ctx, opts.IndexBlockFirstStart(76, types.UltraHigh.PriorityKey(), string(types.IndexModeLive)),
+		temporal.IndexBlockWorkflow, live)
+	require.NoError(t, err)
+	require.NoError(t, lr.Get(ctx, &ib))
+	require.False(t, ib.AlreadyIndexed)
+	_, err = tc.ExecuteWorkflow(ctx, opts.IndexBlockFirstStart(76, types.UltraHigh.PriorityKey(), string(types.IndexModeLive)),
+		temporal.IndexBlockWorkflow, live)
+	var already *serviceerror.WorkflowExecutionAlreadyStarted
+	require.ErrorAs(t, err, &already, "a height push started once is not started again")
+	writeHistory(t, tc, dir, "indexblock-live", lr.GetID(), lr.GetRunID())
+
+	r, err := tc.ExecuteWorkflow(ctx, opts.IndexBlockStart(0, types.UltraHigh.PriorityKey(), string(types.IndexModeDirect)), temporal.IndexBlockWorkflow,
 		types.IndexBlockInput{ChainID: chainID, Height: 0})
 	require.NoError(t, err)
 	require.NoError(t, r.Get(ctx, &ib))

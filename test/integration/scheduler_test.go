@@ -320,7 +320,7 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 
 	// A second start while it runs is refused by Temporal: the fixed ID and
 	// the production start options admit one scheduler per chain.
-	_, err = tc.ExecuteWorkflow(context.Background(), opts.SchedulerStart(chain.HeightRange{From: 0, To: head}), temporal.SchedulerWorkflow, types.SchedulerInput{
+	_, err = tc.ExecuteWorkflow(context.Background(), opts.SchedulerStart(chain.HeightRange{From: 0, To: head}, string(types.IndexModeScheduler)), temporal.SchedulerWorkflow, types.SchedulerInput{
 		ChainID: chainID, Head: head, Remaining: []chain.HeightRange{{From: 0, To: head}},
 	})
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
@@ -341,6 +341,14 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 	// has at most one run per continueAsNewAfter heights, and at least two.
 	require.GreaterOrEqual(t, len(runs), 2)
 	require.LessOrEqual(t, len(runs), int((head+continueAsNewAfter)/continueAsNewAfter))
+	// Every run, continued ones too, carries the search attributes and the
+	// summary it was started with: an operator's query finds the chain's
+	// scheduler whichever run is current.
+	listedRuns := listWorkflows(t, fmt.Sprintf("WorkflowType = 'Scheduler' AND ChainID = '%s' AND IndexMode = 'scheduler' AND HeightFrom = 0 AND HeightTo = %d", chainID, head))
+	require.Len(t, listedRuns, len(runs))
+	for _, r := range listedRuns {
+		require.Equal(t, fmt.Sprintf("catch-up of heights 0-%d of chain %s", head, chainID), r.Summary)
+	}
 	// The chain's carried state saw every height scheduled once.
 	var res types.SchedulerResult
 	last := runs[len(runs)-1]
@@ -470,7 +478,7 @@ func TestCheckSchedulerReadsTheMemoWhenTheQueryCannotBeAnswered(t *testing.T) {
 	ctx := context.Background()
 	tc := temporalClient(t)
 	owned := chain.HeightRange{From: 10, To: 5_000}
-	run, err := tc.ExecuteWorkflow(ctx, temporal.NewOptions(chainID, time.Minute).SchedulerStart(owned), temporal.SchedulerWorkflow,
+	run, err := tc.ExecuteWorkflow(ctx, temporal.NewOptions(chainID, time.Minute).SchedulerStart(owned, string(types.IndexModeScheduler)), temporal.SchedulerWorkflow,
 		types.SchedulerInput{ChainID: chainID, Head: owned.To, Remaining: []chain.HeightRange{owned}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tc.TerminateWorkflow(ctx, run.GetID(), run.GetRunID(), "test over") })

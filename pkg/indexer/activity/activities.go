@@ -5,8 +5,6 @@
 package activity
 
 import (
-	"sync"
-
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
@@ -56,11 +54,9 @@ type Activities struct {
 	// start, read-only afterwards.
 	Push map[string]PushSource
 
-	reorg     reorgTracker
-	heads     headGuard
-	held      holds
-	turnsOnce sync.Once
-	turns     *heightTurns
+	reorg reorgTracker
+	heads headGuard
+	held  holds
 }
 
 func (a *Activities) chain(chainID string) (Chain, error) {

@@ -15,8 +15,9 @@ import (
 )
 
 // IsIndexed is the cheap check an IndexBlockWorkflow makes first. A height
-// found indexed is a duplicate delivery of the pull source (push, or an
-// earlier run, delivered it first): counted, and the workflow ends.
+// found indexed is a duplicate delivery of the source that started the
+// run (push for a live run, pull for any other; an earlier run, or a
+// range, indexed it first): counted, and the workflow ends.
 func (a *Activities) IsIndexed(ctx context.Context, in types.IndexBlockInput) (bool, error) {
 	if _, err := a.chain(in.ChainID); err != nil {
 		return false, err
@@ -26,7 +27,11 @@ func (a *Activities) IsIndexed(ctx context.Context, in types.IndexBlockInput) (b
 		return false, fmt.Errorf("chain %s height %d: is indexed: %w", in.ChainID, in.Height, err)
 	}
 	if ok {
-		a.Metrics.DuplicateDeliveries.WithLabelValues(in.ChainID, metrics.SourcePull).Inc()
+		source := metrics.SourcePull
+		if in.Mode == types.IndexModeLive {
+			source = metrics.SourcePush
+		}
+		a.Metrics.DuplicateDeliveries.WithLabelValues(in.ChainID, source).Inc()
 	}
 	return ok, nil
 }
@@ -41,9 +46,10 @@ const poisonAttempts = 10
 // never enters the workflow's history. An error leaves the height unmarked;
 // Temporal retries the activity. Within the chain's confirmation depth of
 // the head the write checks the stored blocks around the height first and
-// repairs a reorganisation in place (reorg.go). The work is deliver's,
-// shared with the push source: a height push wrote meanwhile is a
-// duplicate, dropped (AlreadyIndexed).
+// repairs a reorganisation in place (reorg.go). This is the only place a
+// single height is fetched: the push source starts this workflow instead
+// of fetching, so each height is fetched once however many workers
+// follow the chain.
 func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (types.IndexBlockResult, error) {
 	c, err := a.chain(in.ChainID)
 	if err != nil {
@@ -61,7 +67,7 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 		}
 		return typed(fmt.Sprintf("chain %s height %d: %s: %v", in.ChainID, in.Height, stage, err), err)
 	}
-	res, err := a.deliver(ctx, in.ChainID, c, in.Height, metrics.SourcePull, log)
+	res, err := a.deliver(ctx, in.ChainID, c, in.Height, in.Mode, log)
 	if err != nil {
 		var se *stageError
 		if errors.As(err, &se) && se.stage == stageFetch {
@@ -106,89 +112,29 @@ func (a *Activities) notProduced(ctx context.Context, chainID string, c Chain, h
 	return head, serr == nil && (!found || height > last)
 }
 
-// IndexPushed indexes a height the push source announced, by the path of
-// the IndexBlock activity (deliver). A height already indexed is a
-// duplicate delivery of push: counted, dropped, res.AlreadyIndexed. It is a
-// function rather than a method so that it is not registered as an
-// activity. Errors are not retried here: pull takes a height push failed.
-func IndexPushed(ctx context.Context, a *Activities, chainID string, height uint64) (types.IndexBlockResult, error) {
-	c, err := a.chain(chainID)
-	if err != nil {
-		return types.IndexBlockResult{}, err
-	}
-	log := a.logger(chainID).With(zap.Uint64("height", height), zap.String("source", metrics.SourcePush))
-	res, err := a.deliver(ctx, chainID, c, height, metrics.SourcePush, log)
-	if err != nil {
-		stage := stageWrite
-		var se *stageError
-		if errors.As(err, &se) {
-			stage = se.stage
-		}
-		a.Metrics.IndexErrors.WithLabelValues(chainID, stage).Inc()
-		return types.IndexBlockResult{}, fmt.Errorf("chain %s height %d: push: %s: %w", chainID, height, stage, err)
-	}
-	if !res.AlreadyIndexed {
-		a.Metrics.PushBlocksIndexed.WithLabelValues(chainID).Inc()
-	}
-	return res, nil
-}
-
-// deliver is the one path by which both sources index a height:
+// deliver fetches and writes one height:
 //
 //  0. nothing while the chain's writes are held (halt.go);
-//  1. push only: a height already indexed is a duplicate (pull's workflow
-//     has asked IsIndexed already);
-//  2. fetch the block;
-//  3. when the chain has a push source, the two sources race: take the
-//     height's turn in this process and look again, since the other one
-//     may have written it during the fetch (a duplicate then);
-//  4. write, with the reorg check near the head (writeChecked).
+//  1. fetch the block;
+//  2. write, with the reorg check near the head (writeChecked).
 //
-// A duplicate is counted under source and returned as AlreadyIndexed,
-// nothing written. Errors are *stageError (fetch) or storage errors.
-func (a *Activities) deliver(ctx context.Context, chainID string, c Chain, height uint64, source string, log *zap.Logger) (types.IndexBlockResult, error) {
+// Errors are *stageError (fetch) or storage errors. The height is counted
+// in indexer_heights_indexed_total under the mode that started its run.
+func (a *Activities) deliver(ctx context.Context, chainID string, c Chain, height uint64, mode types.IndexMode, log *zap.Logger) (types.IndexBlockResult, error) {
 	began := time.Now()
-	duplicate := func() (types.IndexBlockResult, error) {
-		a.Metrics.DuplicateDeliveries.WithLabelValues(chainID, source).Inc()
-		log.Debug("height indexed already by the other source; dropped")
-		return types.IndexBlockResult{AlreadyIndexed: true}, nil
-	}
 	if err := a.heldWrites(ctx, chainID, c); err != nil {
 		return types.IndexBlockResult{}, writeErr(err)
-	}
-	if source == metrics.SourcePush {
-		done, err := a.Store.IsIndexed(ctx, chainID, height)
-		if err != nil {
-			return types.IndexBlockResult{}, writeErr(fmt.Errorf("is indexed: %w", err))
-		}
-		if done {
-			return duplicate()
-		}
 	}
 	data, err := rpc.FetchBlock(ctx, c.RPC, height)
 	if err != nil {
 		return types.IndexBlockResult{}, fetchErr(err)
-	}
-	if a.racing(chainID) {
-		release, err := a.heightTurn(ctx, chainID, height)
-		if err != nil {
-			return types.IndexBlockResult{}, writeErr(err)
-		}
-		defer release()
-		done, err := a.Store.IsIndexed(ctx, chainID, height)
-		if err != nil {
-			return types.IndexBlockResult{}, writeErr(fmt.Errorf("is indexed: %w", err))
-		}
-		if done {
-			return duplicate()
-		}
 	}
 	reorg, err := a.writeChecked(ctx, chainID, c, data, log)
 	if err != nil {
 		return types.IndexBlockResult{}, err
 	}
 	a.Metrics.BlocksIndexed.WithLabelValues(chainID).Inc()
-	a.Metrics.HeightsIndexed.WithLabelValues(chainID, metrics.ModeSingle).Inc()
+	a.Metrics.HeightsIndexed.WithLabelValues(chainID, mode.Label()).Inc()
 	a.Metrics.TxsIndexed.WithLabelValues(chainID).Add(float64(len(data.Transactions)))
 	a.Metrics.LogsIndexed.WithLabelValues(chainID).Add(float64(len(data.Logs)))
 	a.Metrics.IndexDuration.WithLabelValues(chainID).Observe(time.Since(began).Seconds())

@@ -14,7 +14,6 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
-	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
 
@@ -454,7 +453,7 @@ func (r *rangeRun) written(blocks []*chain.BlockData) {
 	n := float64(len(blocks))
 	m := r.a.Metrics
 	m.BlocksIndexed.WithLabelValues(r.chainID).Add(n)
-	m.HeightsIndexed.WithLabelValues(r.chainID, metrics.ModeRange).Add(n)
+	m.HeightsIndexed.WithLabelValues(r.chainID, types.IndexModeRange.Label()).Add(n)
 	m.TxsIndexed.WithLabelValues(r.chainID).Add(float64(txs))
 	m.LogsIndexed.WithLabelValues(r.chainID).Add(float64(logs))
 	r.mu.Lock()

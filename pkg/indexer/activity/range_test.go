@@ -153,7 +153,7 @@ func TestIndexRangeHandsOffPoisonedHeight(t *testing.T) {
 	require.Equal(t, 3, f.node.askedFor(33))
 	require.Equal(t, 1, f.node.askedFor(34))
 	require.Equal(t, 1.0, testkit.Value(t, f.acts.Metrics.RangeHandoffs.WithLabelValues(f.chainID, activity.ErrTypeMalformedResponse)))
-	require.Equal(t, 79.0, testkit.Value(t, f.acts.Metrics.HeightsIndexed.WithLabelValues(f.chainID, metrics.ModeRange)))
+	require.Equal(t, 79.0, testkit.Value(t, f.acts.Metrics.HeightsIndexed.WithLabelValues(f.chainID, types.IndexModeRange.Label())))
 }
 
 // A block the database refuses (a log with five topics) fails its chunk's

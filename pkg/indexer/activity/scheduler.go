@@ -117,7 +117,7 @@ func (a *Activities) StartScheduler(ctx context.Context, in types.SchedulerInput
 	if err != nil {
 		return types.StartSchedulerResult{}, err
 	}
-	_, err = a.Temporal.ExecuteWorkflow(ctx, c.Options.SchedulerStart(chain.Span(in.Remaining)), temporal.SchedulerWorkflow, in)
+	_, err = a.Temporal.ExecuteWorkflow(ctx, c.Options.SchedulerStart(chain.Span(in.Remaining), string(types.IndexModeScheduler)), temporal.SchedulerWorkflow, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case errors.As(err, &already):

@@ -2,13 +2,17 @@ package activity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -16,29 +20,40 @@ import (
 // few in flight hide the round trip without flooding the frontend.
 const startConcurrency = 8
 
-// StartIndex starts one IndexBlockWorkflow per height at the given level.
-// Starting a height whose workflow already runs returns the running one, so
-// a retried batch starts nothing twice.
+// StartIndex starts one IndexBlockWorkflow per height at the given level,
+// labelled with the mode of the path asking (direct when the input has
+// none: calls recorded before the mode existed came from HeadScan).
+// Temporal refuses the start of a height whose workflow runs (the push
+// source, or an earlier scan, started it): that height counts as a
+// duplicate delivery of pull and in res.Running, and a retried batch
+// starts nothing twice.
 func (a *Activities) StartIndex(ctx context.Context, in types.StartIndexInput) (types.StartIndexResult, error) {
 	c, err := a.chain(in.ChainID)
 	if err != nil {
 		return types.StartIndexResult{}, err
 	}
 	began := time.Now()
+	mode := in.Mode
+	if mode == "" {
+		mode = types.IndexModeDirect
+	}
 	heights := in.Heights
 	if in.SkipIndexed && len(heights) > 0 {
 		if heights, err = a.unindexed(ctx, in.ChainID, heights); err != nil {
 			return types.StartIndexResult{}, err
 		}
 	}
+	var running atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(startConcurrency)
 	for _, h := range heights {
 		g.Go(func() error {
-			_, err := a.Temporal.ExecuteWorkflow(gctx, c.Options.IndexBlockStart(h, in.Level.PriorityKey()),
-				temporal.IndexBlockWorkflow, types.IndexBlockInput{ChainID: in.ChainID, Height: h})
+			started, err := a.startIndexBlock(gctx, c, in.ChainID, h, in.Level, mode, false)
 			if err != nil {
-				return fmt.Errorf("chain %s: start indexing of height %d: %w", in.ChainID, h, err)
+				return err
+			}
+			if !started {
+				running.Add(1)
 			}
 			return nil
 		})
@@ -46,9 +61,56 @@ func (a *Activities) StartIndex(ctx context.Context, in types.StartIndexInput) (
 	if err := g.Wait(); err != nil {
 		return types.StartIndexResult{}, err
 	}
-	a.Metrics.SchedulerScheduled.WithLabelValues(in.ChainID, in.Level.String()).Add(float64(len(heights)))
+	res := types.StartIndexResult{Running: int(running.Load()), Skipped: len(in.Heights) - len(heights)}
+	res.Started = len(heights) - res.Running
+	a.Metrics.SchedulerScheduled.WithLabelValues(in.ChainID, in.Level.String()).Add(float64(res.Started))
+	a.Metrics.DuplicateDeliveries.WithLabelValues(in.ChainID, metrics.SourcePull).Add(float64(res.Running))
 	a.Metrics.SchedulerBatchDuration.WithLabelValues(in.ChainID).Observe(time.Since(began).Seconds())
-	return types.StartIndexResult{Started: len(heights), Skipped: len(in.Heights) - len(heights)}, nil
+	return res, nil
+}
+
+// StartLive starts the IndexBlockWorkflow of a height the push source
+// announced: at the top priority, mode live, and only as the height's
+// first run (temporal.Options.IndexBlockFirstStart). A height that has or
+// had a run (another worker's follower, or pull, was first; or the head
+// was announced again) is not started: a duplicate delivery of push,
+// counted, started false. It is a function rather than a method so that
+// it is not registered as an activity: the follower calls it directly.
+func StartLive(ctx context.Context, a *Activities, chainID string, height uint64) (started bool, err error) {
+	c, err := a.chain(chainID)
+	if err != nil {
+		return false, err
+	}
+	started, err = a.startIndexBlock(ctx, c, chainID, height, types.UltraHigh, types.IndexModeLive, true)
+	if err != nil {
+		return false, err
+	}
+	if started {
+		a.Metrics.SchedulerScheduled.WithLabelValues(chainID, types.UltraHigh.String()).Inc()
+	} else {
+		a.Metrics.DuplicateDeliveries.WithLabelValues(chainID, metrics.SourcePush).Inc()
+	}
+	return started, nil
+}
+
+// startIndexBlock starts one height's IndexBlockWorkflow; started is
+// false when Temporal refused it because the height's workflow runs (or,
+// with first, ever ran).
+func (a *Activities) startIndexBlock(ctx context.Context, c Chain, chainID string, h uint64, level types.PriorityLevel, mode types.IndexMode, first bool) (started bool, err error) {
+	opts := c.Options.IndexBlockStart(h, level.PriorityKey(), string(mode))
+	if first {
+		opts = c.Options.IndexBlockFirstStart(h, level.PriorityKey(), string(mode))
+	}
+	_, err = a.Temporal.ExecuteWorkflow(ctx, opts, temporal.IndexBlockWorkflow,
+		types.IndexBlockInput{ChainID: chainID, Height: h, Mode: mode})
+	var already *serviceerror.WorkflowExecutionAlreadyStarted
+	switch {
+	case errors.As(err, &already):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("chain %s: start indexing of height %d (%s): %w", chainID, h, mode, err)
+	}
+	return true, nil
 }
 
 // unindexed keeps the heights that are not indexed yet.
@@ -80,7 +142,7 @@ func (a *Activities) StartRange(ctx context.Context, in types.StartRangeInput) e
 		return err
 	}
 	began := time.Now()
-	_, err = a.Temporal.ExecuteWorkflow(ctx, c.Options.IndexRangeStart(in.Range.From, in.Range.To, in.Level.PriorityKey()),
+	_, err = a.Temporal.ExecuteWorkflow(ctx, c.Options.IndexRangeStart(in.Range.From, in.Range.To, in.Level.PriorityKey(), string(types.IndexModeRange)),
 		temporal.IndexRangeWorkflow, types.IndexRangeInput{ChainID: in.ChainID, Range: in.Range, Level: in.Level})
 	if err != nil {
 		return fmt.Errorf("chain %s: start indexing of range [%d, %d]: %w", in.ChainID, in.Range.From, in.Range.To, err)

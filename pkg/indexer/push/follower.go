@@ -1,7 +1,7 @@
 // Package push is the push source of the indexer: a Follower per chain
-// subscribes to the node's new heads, indexes each announced height at once
-// (by the IndexBlock activity's code path) and wakes HeadScan, which leaves
-// to push the heights it is about to deliver. See README.md.
+// subscribes to the node's new heads and starts each announced height's
+// IndexBlockWorkflow at once, at the top priority; HeadScan leaves to it
+// the heights it is about to start. See README.md.
 package push
 
 import (
@@ -21,13 +21,13 @@ import (
 const (
 	DefaultBackoffInitial = 500 * time.Millisecond
 	DefaultBackoffMax     = 30 * time.Second
-	DefaultIndexTimeout   = 2 * time.Minute
-	DefaultWakeTimeout    = 10 * time.Second
+	DefaultStartTimeout   = 10 * time.Second
 )
 
-// queueSize bounds the heads received and not yet indexed. Heads come one
-// per block; a full queue means indexing is far behind, and the oldest
-// queued head is dropped (pull takes it: push's Latest passes it).
+// queueSize bounds the heads received and not yet started. Heads come one
+// per block and a start takes milliseconds; a full queue means Temporal
+// is far behind, and the oldest queued head is dropped (pull takes it:
+// push's Latest passes it).
 const queueSize = 64
 
 // Config configures a Follower.
@@ -35,13 +35,11 @@ type Config struct {
 	ChainID string
 	// Source streams the chain's new heads.
 	Source rpc.HeadSource
-	// Index indexes one announced height (activity.IndexPushed); duplicate
-	// is true when the height was indexed already. Nil makes the follower
-	// track and wake only, without indexing (lag threshold 0: pull-only).
-	Index func(ctx context.Context, height uint64) (duplicate bool, err error)
-	// Wake asks for a HeadScan run now (the Schedule's Trigger). Calls do
-	// not overlap; heads meanwhile leave at most one wake-up pending.
-	Wake func(ctx context.Context) error
+	// Start starts the IndexBlockWorkflow of one announced height
+	// (activity.StartLive); started is false when Temporal refused it
+	// because the height has or had a run (another worker's follower, or
+	// pull, was first). The follower never fetches a block itself.
+	Start func(ctx context.Context, height uint64) (started bool, err error)
 	// StallAfter is how long push may go without delivering a head before
 	// it is unhealthy; a subscription silent that long is also renewed.
 	StallAfter time.Duration
@@ -50,10 +48,8 @@ type Config struct {
 	// subscription delivers. Defaults 500ms and 30s.
 	BackoffInitial time.Duration
 	BackoffMax     time.Duration
-	// IndexTimeout bounds the indexing of one height (default 2m);
-	// WakeTimeout one Wake call (default 10s).
-	IndexTimeout time.Duration
-	WakeTimeout  time.Duration
+	// StartTimeout bounds one Start call (default 10s).
+	StartTimeout time.Duration
 	Metrics      *metrics.Metrics
 	Log          *zap.Logger
 	// Now is the clock (tests); default time.Now.
@@ -66,10 +62,7 @@ type Follower struct {
 	cfg Config
 	log *zap.Logger
 
-	// wake is the single, coalescing wake-up signal: a 1-slot channel
-	// written without blocking, so at most one wake-up is pending.
-	wake chan struct{}
-	// queue carries heads from the subscription to the indexing loop.
+	// queue carries heads from the subscription to the start loop.
 	queue chan rpc.Head
 
 	mu           sync.Mutex
@@ -86,8 +79,8 @@ func New(cfg Config) (*Follower, error) {
 		return nil, errors.New("push: Config.ChainID is required")
 	case cfg.Source == nil:
 		return nil, errors.New("push: Config.Source is required")
-	case cfg.Wake == nil:
-		return nil, errors.New("push: Config.Wake is required")
+	case cfg.Start == nil:
+		return nil, errors.New("push: Config.Start is required")
 	case cfg.StallAfter <= 0:
 		return nil, errors.New("push: Config.StallAfter must be positive")
 	case cfg.Metrics == nil:
@@ -99,11 +92,8 @@ func New(cfg Config) (*Follower, error) {
 	if cfg.BackoffMax < cfg.BackoffInitial {
 		cfg.BackoffMax = max(DefaultBackoffMax, cfg.BackoffInitial)
 	}
-	if cfg.IndexTimeout <= 0 {
-		cfg.IndexTimeout = DefaultIndexTimeout
-	}
-	if cfg.WakeTimeout <= 0 {
-		cfg.WakeTimeout = DefaultWakeTimeout
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = DefaultStartTimeout
 	}
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
@@ -114,14 +104,14 @@ func New(cfg Config) (*Follower, error) {
 	return &Follower{
 		cfg:   cfg,
 		log:   cfg.Log.With(zap.String("chain_id", cfg.ChainID), zap.String("source", metrics.SourcePush)),
-		wake:  make(chan struct{}, 1),
 		queue: make(chan rpc.Head, queueSize),
 	}, nil
 }
 
-// Status returns the highest height push has delivered (indexed, found
-// indexed, or failed and so left to pull) and whether push is healthy:
-// subscribed, and a head delivered on this subscription within StallAfter.
+// Status returns the highest height push has delivered (started, found
+// started, or failed to start and so left to pull) and whether push is
+// healthy: subscribed, and a head delivered on this subscription within
+// StallAfter.
 func (f *Follower) Status() (latest uint64, healthy bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -130,11 +120,10 @@ func (f *Follower) Status() (latest uint64, healthy bool) {
 }
 
 // Run follows the chain until ctx ends: it subscribes (again after every
-// failure, with backoff), indexes each head, and wakes HeadScan.
+// failure, with backoff) and starts each head's IndexBlockWorkflow.
 func (f *Follower) Run(ctx context.Context) {
 	var wg sync.WaitGroup
-	wg.Go(func() { f.indexLoop(ctx) })
-	wg.Go(func() { f.wakeLoop(ctx) })
+	wg.Go(func() { f.startLoop(ctx) })
 	wg.Go(func() { f.healthLoop(ctx) })
 	f.subscribeLoop(ctx)
 	wg.Wait()
@@ -214,7 +203,7 @@ func (f *Follower) follow(ctx context.Context) (int, error) {
 	return got, err
 }
 
-// enqueue hands a head to the indexing loop; when the queue is full the
+// enqueue hands a head to the start loop; when the queue is full the
 // oldest head gives way (a newer head is worth more, and pull takes the
 // dropped one once Latest passes it).
 func (f *Follower) enqueue(h rpc.Head) {
@@ -226,41 +215,46 @@ func (f *Follower) enqueue(h rpc.Head) {
 		}
 		select {
 		case old := <-f.queue:
-			f.log.Warn("indexing far behind the head stream; dropped a queued head, pull takes it",
+			f.log.Warn("starting far behind the head stream; dropped a queued head, pull takes it",
 				zap.Uint64("dropped", old.Number), zap.Uint64("head", h.Number))
 		default:
 		}
 	}
 }
 
-// indexLoop indexes heads in arrival order.
-func (f *Follower) indexLoop(ctx context.Context) {
+// startLoop starts heads in arrival order.
+func (f *Follower) startLoop(ctx context.Context) {
+	failing := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case h := <-f.queue:
-			f.deliver(ctx, h)
+			failing = f.deliver(ctx, h, failing)
 		}
 	}
 }
 
-// deliver indexes one head (unless pull-only), records it, and wakes
-// HeadScan: after the write, so that the scan finds the height indexed,
-// or finds it missing at or below Latest and starts it (push failed).
-func (f *Follower) deliver(ctx context.Context, h rpc.Head) {
-	if f.cfg.Index != nil {
-		ictx, cancel := context.WithTimeout(ctx, f.cfg.IndexTimeout)
-		duplicate, err := f.cfg.Index(ictx, h.Number)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			f.log.Warn("indexing a pushed head failed; pull takes the height", zap.Uint64("height", h.Number), zap.Error(err))
-		case duplicate:
-			f.log.Debug("pushed head indexed already; dropped", zap.Uint64("height", h.Number))
-		}
+// deliver starts one head's IndexBlockWorkflow and records the head as
+// delivered, started or not: a height push failed to start falls at or
+// below Latest, where HeadScan starts it by pull. failing says whether
+// the previous start failed (one Warn per outage, not per head); the new
+// value is returned.
+func (f *Follower) deliver(ctx context.Context, h rpc.Head, failing bool) bool {
+	sctx, cancel := context.WithTimeout(ctx, f.cfg.StartTimeout)
+	started, err := f.cfg.Start(sctx, h.Number)
+	cancel()
+	switch {
+	case ctx.Err() != nil:
+		return failing
+	case err != nil && !failing:
+		f.log.Warn("starting a pushed head failed; pull takes the height", zap.Uint64("height", h.Number), zap.Error(err))
+	case err != nil:
+		f.log.Debug("starting a pushed head failed again", zap.Uint64("height", h.Number), zap.Error(err))
+	case failing:
+		f.log.Info("starting pushed heads works again", zap.Uint64("height", h.Number))
+	case !started:
+		f.log.Debug("pushed head started already; not started again", zap.Uint64("height", h.Number))
 	}
 	f.mu.Lock()
 	f.latest = max(f.latest, h.Number)
@@ -270,37 +264,7 @@ func (f *Follower) deliver(ctx context.Context, h rpc.Head) {
 	f.mu.Unlock()
 	f.cfg.Metrics.PushHeadHeight.WithLabelValues(f.cfg.ChainID).Set(float64(latest))
 	f.updateHealth()
-	select {
-	case f.wake <- struct{}{}:
-	default: // a wake-up is pending already
-	}
-}
-
-// wakeLoop calls Wake for each pending wake-up, one call at a time.
-func (f *Follower) wakeLoop(ctx context.Context) {
-	failing := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-f.wake:
-		}
-		wctx, cancel := context.WithTimeout(ctx, f.cfg.WakeTimeout)
-		err := f.cfg.Wake(wctx)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil && !failing:
-			failing = true
-			f.log.Warn("waking HeadScan failed; it still runs on its schedule", zap.Error(err))
-		case err != nil:
-			f.log.Debug("waking HeadScan failed again", zap.Error(err))
-		case failing:
-			failing = false
-			f.log.Info("waking HeadScan works again")
-		}
-	}
+	return err != nil
 }
 
 // healthLoop keeps push_healthy current when nothing arrives.

@@ -88,45 +88,39 @@ func (s *fakeSource) next(t *testing.T) *fakeSub {
 	return nil
 }
 
-// recorder is the fake of indexing and waking.
+// recorder is the fake of starting: it records the heights asked, fails
+// those in fail, reports those in taken as started already, and, with
+// hold set, blocks each start until a value is received from it.
 type recorder struct {
 	mu      sync.Mutex
-	indexed []uint64
+	started []uint64
 	fail    map[uint64]bool
-	wakes   int
-	// hold, when set, blocks each Wake until a value is received from it.
-	hold chan struct{}
+	taken   map[uint64]bool
+	hold    chan struct{}
 }
 
-func (r *recorder) index(_ context.Context, h uint64) (bool, error) {
+func (r *recorder) start(ctx context.Context, h uint64) (bool, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.indexed = append(r.indexed, h)
-	if r.fail[h] {
-		return false, errors.New("node said no")
-	}
-	return false, nil
-}
-
-func (r *recorder) wake(ctx context.Context) error {
-	r.mu.Lock()
-	r.wakes++
-	hold := r.hold
+	r.started = append(r.started, h)
+	hold, fail, taken := r.hold, r.fail[h], r.taken[h]
 	r.mu.Unlock()
 	if hold != nil {
 		select {
 		case <-hold:
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 	}
-	return nil
+	if fail {
+		return false, errors.New("frontend unavailable")
+	}
+	return !taken, nil
 }
 
-func (r *recorder) counts() (indexed, wakes int) {
+func (r *recorder) heights() []uint64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.indexed), r.wakes
+	return append([]uint64(nil), r.started...)
 }
 
 // clock is a settable clock for health.
@@ -162,8 +156,7 @@ func start(t *testing.T, src *fakeSource, rec *recorder, tweak func(*push.Config
 	cfg := push.Config{
 		ChainID:        chainID,
 		Source:         src,
-		Index:          rec.index,
-		Wake:           rec.wake,
+		Start:          rec.start,
 		StallAfter:     time.Minute,
 		BackoffInitial: time.Millisecond,
 		BackoffMax:     5 * time.Millisecond,
@@ -202,9 +195,9 @@ func (h *harness) waitStatus(t *testing.T, latest uint64, healthy bool) {
 	}, 10*time.Second, time.Millisecond, "status (%d, %v)", latest, healthy)
 }
 
-// Heads are indexed in order; each delivery advances Latest, makes push
-// healthy and wakes HeadScan; the metrics follow.
-func TestFollowerIndexesAndWakes(t *testing.T) {
+// Heads are started in order; each delivery advances Latest and makes
+// push healthy; the metrics follow.
+func TestFollowerStartsHeads(t *testing.T) {
 	h := start(t, newSource(0), &recorder{}, nil)
 	l, healthy := h.f.Status()
 	require.Zero(t, l)
@@ -214,41 +207,39 @@ func TestFollowerIndexesAndWakes(t *testing.T) {
 		sub.send(t, n)
 		h.waitStatus(t, n, true)
 	}
-	require.Eventually(t, func() bool { _, w := h.rec.counts(); return w >= 1 }, 10*time.Second, time.Millisecond)
-	h.rec.mu.Lock()
-	require.Equal(t, []uint64{10, 11, 12}, h.rec.indexed)
-	h.rec.mu.Unlock()
+	require.Equal(t, []uint64{10, 11, 12}, h.rec.heights())
 	require.Equal(t, 12.0, testkit.Value(t, h.m.PushHeadHeight.WithLabelValues(chainID)))
 	require.Eventually(t, func() bool { return testkit.Value(t, h.m.PushHealthy.WithLabelValues(chainID)) == 1 },
 		10*time.Second, time.Millisecond)
 
-	// A head below Latest (a reorganisation) is indexed; Latest stays.
+	// A head below Latest (a reorganisation) is asked for again (the
+	// start is refused: the height ran); Latest stays.
+	h.rec.mu.Lock()
+	h.rec.taken = map[uint64]bool{11: true}
+	h.rec.mu.Unlock()
 	sub.send(t, 11)
-	require.Eventually(t, func() bool { n, _ := h.rec.counts(); return n == 4 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(h.rec.heights()) == 4 }, 10*time.Second, time.Millisecond)
 	h.waitStatus(t, 12, true)
 }
 
-// While a Wake call is in flight, any number of heads leave one wake-up
-// pending: bursts coalesce into at most one more call.
-func TestFollowerWakeCoalesces(t *testing.T) {
+// Heads arriving while a start is slow wait in order in the queue; none
+// is lost or reordered.
+func TestFollowerQueuesHeadsBehindASlowStart(t *testing.T) {
 	rec := &recorder{hold: make(chan struct{})}
 	h := start(t, newSource(0), rec, nil)
 	sub := h.src.next(t)
 	sub.send(t, 1)
-	require.Eventually(t, func() bool { _, w := rec.counts(); return w == 1 }, 10*time.Second, time.Millisecond)
-	// The first call is held; ten more heads arrive and are indexed.
+	require.Eventually(t, func() bool { return len(rec.heights()) == 1 }, 10*time.Second, time.Millisecond)
 	for n := uint64(2); n <= 11; n++ {
-		sub.send(t, n)
+		sub.send(t, n) // taken by the subscription loop while start 1 waits
+	}
+	l, _ := h.f.Status()
+	require.Zero(t, l, "nothing delivered while the first start waits")
+	for range 11 {
+		rec.hold <- struct{}{}
 	}
 	h.waitStatus(t, 11, true)
-	n, w := rec.counts()
-	require.Equal(t, 11, n, "every head is indexed while the wake-up waits")
-	require.Equal(t, 1, w)
-	rec.hold <- struct{}{} // the first call returns; the pending one is made
-	require.Eventually(t, func() bool { _, w := rec.counts(); return w == 2 }, 10*time.Second, time.Millisecond)
-	rec.hold <- struct{}{}
-	require.Never(t, func() bool { _, w := rec.counts(); return w > 2 }, 200*time.Millisecond, 5*time.Millisecond,
-		"ten heads during one call left more than one wake-up pending")
+	require.Equal(t, []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, rec.heights())
 }
 
 // Healthy needs a delivery within StallAfter and an open subscription.
@@ -303,39 +294,28 @@ func TestFollowerRenewsSilentSubscription(t *testing.T) {
 	require.NoError(t, second.ctx.Err())
 }
 
-// Without Index (lag threshold 0: pull-only) heads only advance Latest and
-// wake HeadScan.
-func TestFollowerPullOnlyDoesNotIndex(t *testing.T) {
-	rec := &recorder{}
-	h := start(t, newSource(0), rec, func(c *push.Config) { c.Index = nil })
-	sub := h.src.next(t)
-	sub.send(t, 3)
-	h.waitStatus(t, 3, true)
-	require.Eventually(t, func() bool { _, w := rec.counts(); return w == 1 }, 10*time.Second, time.Millisecond)
-	n, _ := rec.counts()
-	require.Zero(t, n)
-}
-
-// A height push fails to index still counts as delivered: Latest passes
-// it, so HeadScan (woken at once) starts it by pull.
-func TestFollowerFailedIndexLeavesHeightToPull(t *testing.T) {
+// A height push fails to start still counts as delivered: Latest passes
+// it, so HeadScan starts it by pull; the next head is started as usual.
+func TestFollowerFailedStartLeavesHeightToPull(t *testing.T) {
 	rec := &recorder{fail: map[uint64]bool{8: true}}
 	h := start(t, newSource(0), rec, nil)
 	sub := h.src.next(t)
 	sub.send(t, 8)
 	h.waitStatus(t, 8, true)
-	require.Eventually(t, func() bool { _, w := rec.counts(); return w == 1 }, 10*time.Second, time.Millisecond)
+	sub.send(t, 9)
+	h.waitStatus(t, 9, true)
+	require.Equal(t, []uint64{8, 9}, rec.heights())
 }
 
 func TestNewChecksConfig(t *testing.T) {
 	m := metrics.New(prometheus.NewRegistry())
-	ok := push.Config{ChainID: chainID, Source: newSource(0), Wake: (&recorder{}).wake, StallAfter: time.Second, Metrics: m}
+	ok := push.Config{ChainID: chainID, Source: newSource(0), Start: (&recorder{}).start, StallAfter: time.Second, Metrics: m}
 	_, err := push.New(ok)
 	require.NoError(t, err)
 	for name, broken := range map[string]func(*push.Config){
 		"chain":   func(c *push.Config) { c.ChainID = "" },
 		"source":  func(c *push.Config) { c.Source = nil },
-		"wake":    func(c *push.Config) { c.Wake = nil },
+		"start":   func(c *push.Config) { c.Start = nil },
 		"stall":   func(c *push.Config) { c.StallAfter = 0 },
 		"metrics": func(c *push.Config) { c.Metrics = nil },
 	} {

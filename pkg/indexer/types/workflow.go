@@ -23,7 +23,7 @@ type HeadScanResult struct {
 	// SchedulerStarted is true when this run started the SchedulerWorkflow.
 	SchedulerStarted bool `json:"scheduler_started"`
 	// LeftToPush counts missing heights not started because the push
-	// source is expected to deliver them (see PushStatus).
+	// source is expected to start them (see PushStatus).
 	LeftToPush int `json:"left_to_push,omitempty"`
 }
 
@@ -34,8 +34,9 @@ type PushStatus struct {
 	Enabled bool `json:"enabled"`
 	// Healthy: subscribed, and a head delivered within stall_after.
 	Healthy bool `json:"healthy"`
-	// Latest is the highest height push has delivered (indexed, found
-	// indexed, or failed and left to pull).
+	// Latest is the highest height push has delivered: started its
+	// IndexBlockWorkflow, found it started, or failed to start it (pull
+	// then takes it).
 	Latest uint64 `json:"latest"`
 	// LagThreshold is push.lag_threshold: heights in (Latest, Latest +
 	// LagThreshold] are left to push while it is healthy.
@@ -48,10 +49,45 @@ const (
 	ModeCatchup = "catchup"
 )
 
+// IndexMode is the indexing path that started a workflow: the IndexMode
+// search attribute of every workflow tideline starts, and the mode label
+// of indexer_heights_indexed_total.
+type IndexMode string
+
+// The indexing paths.
+const (
+	// IndexModeLive: the push source started the height at a new head.
+	IndexModeLive IndexMode = "live"
+	// IndexModeDirect: HeadScan started the height (the pull path).
+	IndexModeDirect IndexMode = "direct"
+	// IndexModeScheduler: the catch-up scheduler started it.
+	IndexModeScheduler IndexMode = "scheduler"
+	// IndexModeGap: GapScan found it missing and started it.
+	IndexModeGap IndexMode = "gap"
+	// IndexModeRange: part of a range of the backlog (an IndexRange, or a
+	// height a range handed to its own IndexBlock).
+	IndexModeRange IndexMode = "range"
+)
+
+// IndexModes lists every mode.
+var IndexModes = []IndexMode{IndexModeLive, IndexModeDirect, IndexModeScheduler, IndexModeGap, IndexModeRange}
+
+// Label is the mode as a metric label: "unknown" for an input recorded
+// before the mode travelled with it.
+func (m IndexMode) Label() string {
+	if m == "" {
+		return "unknown"
+	}
+	return string(m)
+}
+
 // IndexBlockInput is the input of one IndexBlockWorkflow.
 type IndexBlockInput struct {
 	ChainID string `json:"chain_id"`
 	Height  uint64 `json:"height"`
+	// Mode is who started the workflow (empty in runs started before the
+	// field existed).
+	Mode IndexMode `json:"mode,omitempty"`
 }
 
 // IndexBlockResult says what was written for one height.
@@ -74,17 +110,25 @@ type StartIndexInput struct {
 	ChainID string        `json:"chain_id"`
 	Heights []uint64      `json:"heights"`
 	Level   PriorityLevel `json:"level"`
-	// SkipIndexed asks to leave out heights already indexed (a catch-up
-	// range may hold some); HeadScan's heights come from a missing-heights
-	// query and need no second look.
+	// SkipIndexed asks to leave out heights already indexed: a catch-up
+	// range may hold some, and the push source may have indexed a height
+	// since a scan listed it missing.
 	SkipIndexed bool `json:"skip_indexed"`
+	// Mode is the path starting them (direct, scheduler, gap or range);
+	// empty in calls recorded before it existed, which started heights
+	// as direct.
+	Mode IndexMode `json:"mode,omitempty"`
 }
 
 // StartIndexResult counts what a StartIndex call did.
 type StartIndexResult struct {
+	// Started counts the workflows started.
 	Started int `json:"started"`
 	// Skipped counts heights left out because they were indexed already.
 	Skipped int `json:"skipped"`
+	// Running counts heights whose workflow was running already: Temporal
+	// refused the second start (a duplicate).
+	Running int `json:"running,omitempty"`
 }
 
 // WatermarkResult is the contiguous progress of a chain.

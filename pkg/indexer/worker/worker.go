@@ -74,6 +74,7 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 		return err
 	}
 	defer tc.Close()
+	searchAttributes := EnsureSearchAttributes(startCtx, tc, cfg.Temporal.Namespace, log)
 
 	acts := &activity.Activities{
 		Chains:   map[string]activity.Chain{},
@@ -93,6 +94,7 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 		}
 		defer client.Close()
 		o := temporal.NewOptions(id, ch.Index.ActivityTimeout)
+		o.SearchAttributes = searchAttributes
 		acts.Chains[id] = activity.NewChain(client, o, ch)
 		wfs.Chains[id] = workflow.NewChain(o, ch)
 		if !ch.PushEnabled() {
@@ -107,7 +109,7 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 		if opts.WrapHeads != nil {
 			heads = opts.WrapHeads(id, heads)
 		}
-		f, err := NewFollower(id, ch, heads, acts, tc, log)
+		f, err := NewFollower(id, ch, heads, acts, log)
 		if err != nil {
 			return err
 		}
@@ -139,7 +141,7 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 			defer w.Stop()
 			workers = append(workers, w)
 		}
-		if err := EnsureSchedules(startCtx, tc, id, ch); err != nil {
+		if err := EnsureSchedules(startCtx, tc, acts.Chains[id].Options, ch); err != nil {
 			return fmt.Errorf("chain %s: %w", id, err)
 		}
 		log.Info("chain worker started", zap.String("chain_id", id),
@@ -147,8 +149,9 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 			zap.String("range_queue", temporal.RangeQueue(id)), zap.Bool("poller_autoscaling", cfg.Temporal.PollerAutoscaling))
 	}
 
-	// The followers start once the HeadScan Schedules they wake exist, and
-	// stop before the workers and clients (defers run in reverse).
+	// The followers start once the workers of the IndexBlockWorkflows they
+	// start run, and stop before the workers and clients (defers run in
+	// reverse).
 	pushCtx, stopPush := context.WithCancel(ctx)
 	var pushRunning sync.WaitGroup
 	defer func() {
@@ -187,31 +190,35 @@ func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activit
 	w.RegisterActivity(acts)
 }
 
-// EnsureSchedules keeps the chain's periodic workflows scheduled.
-func EnsureSchedules(ctx context.Context, c client.Client, chainID string, ch config.Chain) error {
-	timeout := temporal.NewOptions(chainID, ch.Index.ActivityTimeout).ScanTimeout()
-	for _, p := range []temporal.PeriodicWorkflow{{
-		ScheduleID: temporal.HeadScanScheduleID(chainID),
-		WorkflowID: temporal.HeadScanWorkflowID(chainID),
-		Workflow:   temporal.HeadScanWorkflow,
-		TaskQueue:  temporal.AdminQueue(chainID),
-		Every:      ch.HeadScan.Interval,
-		Timeout:    timeout,
-		Args:       []any{types.HeadScanInput{ChainID: chainID}},
-	}, {
-		ScheduleID: temporal.GapScanScheduleID(chainID),
-		WorkflowID: temporal.GapScanWorkflowID(chainID),
-		Workflow:   temporal.GapScanWorkflow,
-		TaskQueue:  temporal.AdminQueue(chainID),
-		Every:      ch.GapScan.Interval,
-		Timeout:    timeout,
-		Args:       []any{types.GapScanInput{ChainID: chainID}},
-	}} {
+// EnsureSchedules keeps the chain's periodic workflows scheduled, with the
+// chain's options (search attributes on or off, as the namespace allows).
+func EnsureSchedules(ctx context.Context, c client.Client, o temporal.Options, ch config.Chain) error {
+	for _, p := range []temporal.PeriodicWorkflow{
+		o.HeadScanSchedule(ch.HeadScan.Interval, string(types.IndexModeDirect), types.HeadScanInput{ChainID: o.ChainID}),
+		o.GapScanSchedule(ch.GapScan.Interval, string(types.IndexModeGap), types.GapScanInput{ChainID: o.ChainID}),
+	} {
 		if err := temporal.EnsureSchedule(ctx, c, p); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// EnsureSearchAttributes registers tideline's search attributes in the
+// namespace if they are missing and tells whether workflows may carry
+// them. A server that refuses (a cloud namespace without the permission,
+// a full visibility store) is logged as an Error naming the attributes
+// and the command that registers them, and the worker runs on without
+// search attributes: every start setting an unregistered one would be
+// refused.
+func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string, log *zap.Logger) bool {
+	err := temporal.EnsureSearchAttributes(ctx, c, namespace)
+	if err == nil {
+		return true
+	}
+	log.Error("search attributes unavailable: workflows start without them, so the Web UI cannot filter by chain, height, priority or mode; register them and restart the worker",
+		zap.String("namespace", namespace), zap.Error(err))
+	return false
 }
 
 // DialPush connects to the chain's push endpoint (a ws:// or wss:// entry
@@ -236,28 +243,19 @@ func DialPush(ctx context.Context, chainID string, ch config.Chain, log *zap.Log
 	return src, nil
 }
 
-// NewFollower builds the chain's push follower: it indexes each head
-// through the activities (unless push.lag_threshold is 0: pull-only) and
-// wakes the chain's HeadScan Schedule.
-func NewFollower(chainID string, ch config.Chain, heads rpc.HeadSource, acts *activity.Activities, tc client.Client, log *zap.Logger) (*push.Follower, error) {
-	var index func(context.Context, uint64) (bool, error)
-	if ch.Push.LagThreshold > 0 {
-		index = func(ctx context.Context, height uint64) (bool, error) {
-			res, err := activity.IndexPushed(ctx, acts, chainID, height)
-			return res.AlreadyIndexed, err
-		}
-	}
+// NewFollower builds the chain's push follower: it starts each new head's
+// IndexBlockWorkflow (activity.StartLive); the IndexBlock activity, on
+// whichever worker takes it, fetches and writes the height.
+func NewFollower(chainID string, ch config.Chain, heads rpc.HeadSource, acts *activity.Activities, log *zap.Logger) (*push.Follower, error) {
 	f, err := push.New(push.Config{
 		ChainID: chainID,
 		Source:  heads,
-		Index:   index,
-		Wake: func(ctx context.Context) error {
-			return temporal.TriggerSchedule(ctx, tc, temporal.HeadScanScheduleID(chainID))
+		Start: func(ctx context.Context, height uint64) (bool, error) {
+			return activity.StartLive(ctx, acts, chainID, height)
 		},
-		StallAfter:   ch.PushStallAfter(),
-		IndexTimeout: ch.Index.ActivityTimeout,
-		Metrics:      acts.Metrics,
-		Log:          log,
+		StallAfter: ch.PushStallAfter(),
+		Metrics:    acts.Metrics,
+		Log:        log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("chain %s: %w", chainID, err)

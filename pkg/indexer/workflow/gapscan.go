@@ -86,6 +86,6 @@ func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.
 		gaps = chain.Newest(gaps, threshold)
 		log.Info("scheduler running; starting the newest gaps directly", "chain_id", in.ChainID, "heights", threshold)
 	}
-	res.Started, err = startByAge(lctx, c, in.ChainID, res.Head, gaps)
+	res.Started, err = startByAge(lctx, c, in.ChainID, res.Head, gaps, types.IndexModeGap)
 	return res, err
 }

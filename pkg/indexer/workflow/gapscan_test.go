@@ -50,6 +50,7 @@ func TestGapScanStartsGapsByAge(t *testing.T) {
 	var levels []types.PriorityLevel
 	for _, c := range r.snapshot() {
 		levels = append(levels, c.Level)
+		require.Equal(t, types.IndexModeGap, c.Mode, "GapScan starts heights as gap")
 	}
 	require.Equal(t, []types.PriorityLevel{types.High, types.High, types.Medium, types.Medium, types.Low, types.UltraLow, types.UltraLow}, levels)
 	require.Empty(t, f.startAttempts)

@@ -24,9 +24,10 @@ import (
 //     only the heights above the scheduler's range, so live blocks never
 //     wait behind the backlog.
 //
-// With a push source (pkg/indexer/push), the heights it is about to
-// deliver are left to it; see leaveToPush. Push also wakes HeadScan early
-// through the Schedule's Trigger at each new head.
+// With a push source (pkg/indexer/push), which starts each new head's
+// IndexBlock itself at once, the heights it is about to start are left to
+// it; see leaveToPush. HeadScan is then the safety net: what push missed
+// or could not start, on its Schedule, never woken per head.
 func (w *Workflows) HeadScan(ctx workflow.Context, in types.HeadScanInput) (types.HeadScanResult, error) {
 	c, err := w.chain(in.ChainID)
 	if err != nil {
@@ -104,6 +105,6 @@ func headScan(ctx, lctx workflow.Context, c Chain, in types.HeadScanInput) (type
 		return res, err
 	}
 	res.LeftToPush = n - len(missing)
-	res.Started, err = startInBatches(lctx, c, in.ChainID, missing, types.UltraHigh)
+	res.Started, err = startInBatches(lctx, c, in.ChainID, missing, types.UltraHigh, types.IndexModeDirect)
 	return res, err
 }

@@ -71,7 +71,8 @@ func TestHeadScanPushLeavesThresholdWindow(t *testing.T) {
 	require.Equal(t, int32(1), asked)
 }
 
-// Threshold 0 is pull-only: every missing height is started.
+// Threshold 0 leaves nothing to push: every missing height is started
+// (push starts new heads too; Temporal runs one workflow per height).
 func TestHeadScanPushThresholdZeroSchedulesAll(t *testing.T) {
 	res, started, _ := runPushHeadScan(t, pushChain(),
 		types.PushStatus{Enabled: true, Healthy: true, Latest: 1005, LagThreshold: 0}, false)

@@ -86,6 +86,7 @@ type startCall struct {
 	N           int
 	Range       bool // an IndexRange workflow (StartRange), not a batch of IndexBlocks
 	SkipIndexed bool
+	Mode        types.IndexMode
 	Heights     []uint64 // only with recorder.keep
 }
 
@@ -155,7 +156,7 @@ func (r *recorder) start(now time.Time, in types.StartIndexInput) (types.StartIn
 	if in.ChainID != chainID {
 		r.failf("StartIndex for chain %q", in.ChainID)
 	}
-	c := startCall{At: now, Level: in.Level, Top: in.Heights[0], Bottom: in.Heights[n-1], N: n, SkipIndexed: in.SkipIndexed}
+	c := startCall{At: now, Level: in.Level, Top: in.Heights[0], Bottom: in.Heights[n-1], N: n, SkipIndexed: in.SkipIndexed, Mode: in.Mode}
 	if r.keep {
 		c.Heights = slices.Clone(in.Heights)
 	}

@@ -65,7 +65,7 @@ func (w *Workflows) IndexRange(ctx workflow.Context, in types.IndexRangeInput) (
 // by a workflow.
 func handOff(ctx, lctx workflow.Context, c Chain, in types.IndexRangeInput, heights []uint64) (int, error) {
 	for {
-		n, err := startInBatches(lctx, c, in.ChainID, heights, in.Level)
+		n, err := startInBatches(lctx, c, in.ChainID, heights, in.Level, types.IndexModeRange)
 		if err == nil || ctx.Err() != nil {
 			return n, err
 		}

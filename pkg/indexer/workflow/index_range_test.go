@@ -80,7 +80,7 @@ func TestIndexRangeHandsOffFailedHeights(t *testing.T) {
 		require.Equal(t, 2, res.HandedOff)
 		require.GreaterOrEqual(t, len(starts), 2, "the failed start is retried")
 		for _, s := range starts {
-			require.Equal(t, types.StartIndexInput{ChainID: chainID, Heights: []uint64{1500, 1200}, Level: types.Medium}, s)
+			require.Equal(t, types.StartIndexInput{ChainID: chainID, Heights: []uint64{1500, 1200}, Level: types.Medium, Mode: types.IndexModeRange, SkipIndexed: true}, s)
 		}
 	}
 }
@@ -93,7 +93,7 @@ func TestRangeActivityRetriesWithoutLimit(t *testing.T) {
 	require.Equal(t, 5*time.Minute, o.StartToCloseTimeout)
 	require.Equal(t, 30*time.Second, o.HeartbeatTimeout)
 	require.Zero(t, o.RetryPolicy.MaximumAttempts, "a range is never given up")
-	s := temporal.NewOptions(chainID, time.Minute).IndexRangeStart(1, 1000, types.UltraLow.PriorityKey())
+	s := temporal.NewOptions(chainID, time.Minute).IndexRangeStart(1, 1000, types.UltraLow.PriorityKey(), string(types.IndexModeRange))
 	require.Equal(t, "test:range:1-1000", s.ID)
 	require.Equal(t, "range:test", s.TaskQueue)
 	require.Equal(t, 5, s.Priority.PriorityKey)

@@ -14,14 +14,16 @@ const pushStatusChange = "push-status"
 
 // pushWindow reads the push source's status (the PushStatus local
 // activity) and returns the heights left to it. Push is preferred: pull
-// fetches a height only when push lags behind it by more than the lag
-// threshold. With Latest the highest height push delivered, the heights
-// Latest < h <= Latest + threshold are left to push while it is healthy;
-// everything else missing is pull's, including heights at or below
-// Latest, which push passed without writing (a failure, a skipped head).
-// Threshold 0 leaves nothing (pull-only), a huge one everything above
-// Latest (push-only while healthy); an unhealthy or absent push leaves
-// nothing (ok false).
+// starts a height only when push lags behind it by more than the lag
+// threshold. With Latest the highest height push delivered (started its
+// IndexBlockWorkflow, or tried to), the heights Latest < h <= Latest +
+// threshold are left to push while it is healthy; everything else missing
+// is pull's, including heights at or below Latest: in flight (pull's start
+// is then refused by Temporal, a counted duplicate) or passed by push
+// without a start (a failed start, a skipped head). Threshold 0 leaves
+// nothing (both start every head, Temporal runs one), a huge one
+// everything above Latest (push-only while healthy); an unhealthy or
+// absent push leaves nothing (ok false).
 func pushWindow(ctx, lctx workflow.Context, chainID string) (window chain.HeightRange, ok bool, err error) {
 	if workflow.GetVersion(ctx, pushStatusChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return chain.HeightRange{}, false, nil

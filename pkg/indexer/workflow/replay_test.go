@@ -58,6 +58,7 @@ var recordedHistories = []string{
 	"gapscan-gap",
 	"indexblock-index",
 	"indexblock-already-indexed",
+	"indexblock-live",
 	"headscan-normal-pre-push-status",
 	"gapscan-gap-pre-push-status",
 	"scheduler-continue-as-new-pre-scheduler-drain",

@@ -50,15 +50,20 @@ func checkScheduler(actx workflow.Context, chainID string) (types.SchedulerStatu
 }
 
 // startInBatches starts IndexBlockWorkflows for heights, one local activity
-// per batch: a local activity per height would cost a coroutine each.
-func startInBatches(lctx workflow.Context, c Chain, chainID string, heights []uint64, level types.PriorityLevel) (int, error) {
+// per batch: a local activity per height would cost a coroutine each. mode
+// is the path asking (direct, gap, range): it labels the workflows. Each
+// batch looks again at what is indexed just before starting (SkipIndexed):
+// the push source indexes new heads meanwhile, and a height it finished
+// since the scan listed it would otherwise run a second time, only to
+// find itself indexed.
+func startInBatches(lctx workflow.Context, c Chain, chainID string, heights []uint64, level types.PriorityLevel, mode types.IndexMode) (int, error) {
 	size := c.Settings.HeadScan.BatchSize
 	started := 0
 	for len(heights) > 0 {
 		n := min(size, len(heights))
 		var r types.StartIndexResult
 		err := workflow.ExecuteLocalActivity(lctx, a.StartIndex, types.StartIndexInput{
-			ChainID: chainID, Heights: heights[:n], Level: level,
+			ChainID: chainID, Heights: heights[:n], Level: level, Mode: mode, SkipIndexed: true,
 		}).Get(lctx, &r)
 		if err != nil {
 			return started, err
@@ -71,7 +76,7 @@ func startInBatches(lctx workflow.Context, c Chain, chainID string, heights []ui
 
 // startByAge starts the heights of ranges newest first, each batch at the
 // priority its age gives.
-func startByAge(lctx workflow.Context, c Chain, chainID string, head uint64, ranges []chain.HeightRange) (int, error) {
+func startByAge(lctx workflow.Context, c Chain, chainID string, head uint64, ranges []chain.HeightRange, mode types.IndexMode) (int, error) {
 	started := 0
 	for i := len(ranges) - 1; i >= 0; i-- {
 		r := ranges[i]
@@ -80,7 +85,7 @@ func startByAge(lctx workflow.Context, c Chain, chainID string, head uint64, ran
 			if lo > hi {
 				continue
 			}
-			n, err := startInBatches(lctx, c, chainID, chain.HeightRange{From: lo, To: hi}.Descending(), sp.Level)
+			n, err := startInBatches(lctx, c, chainID, chain.HeightRange{From: lo, To: hi}.Descending(), sp.Level, mode)
 			started += n
 			if err != nil {
 				return started, err

@@ -164,6 +164,7 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 			var r types.StartIndexResult
 			err = s.untilDone(ctx, lctx, &r, a.StartIndex, types.StartIndexInput{
 				ChainID: s.chainID, Heights: batch.Descending(), Level: level, SkipIndexed: true,
+				Mode: types.IndexModeScheduler,
 			})
 		}
 		if err != nil {

@@ -204,7 +204,8 @@ func TestLoadNormalOperation(t *testing.T) {
 		require.Equal(t, types.UltraHigh, c.Level)
 		require.Equal(t, 1, c.Level.PriorityKey())
 		for _, h := range c.Heights {
-			require.Equal(t, 1, opts.IndexBlockStart(h, c.Level.PriorityKey()).Priority.PriorityKey)
+			require.Equal(t, 1, opts.IndexBlockStart(h, c.Level.PriorityKey(), string(c.Mode)).Priority.PriorityKey)
+			require.Equal(t, types.IndexModeDirect, c.Mode, "HeadScan starts heights as direct")
 		}
 	}
 	require.Empty(t, f.startAttempts, "no scheduler in normal operation")

@@ -57,6 +57,7 @@ func TestSchedulerBucketOrder(t *testing.T) {
 		require.Equal(t, uint64(c.N), c.Top-c.Bottom+1, "call %d: one consecutive run of heights", i)
 		require.LessOrEqual(t, c.N, 100)
 		require.True(t, c.SkipIndexed, "a catch-up range may hold indexed heights")
+		require.Equal(t, types.IndexModeScheduler, c.Mode)
 	}
 	// The last batch of each level stops at the level boundary.
 	require.Equal(t, types.High, calls[43].Level)
