@@ -371,15 +371,16 @@ func heightsOfTxs(txs []chain.Transaction) []uint64 {
 	return hs
 }
 
-// blockTimes reads the timestamps of a few heights.
+// blockTimes reads the timestamps of a few heights (not the blocks' raw
+// JSON).
 func (s *Server) blockTimes(r *http.Request, id string, heights []uint64) (map[uint64]uint64, *apiError) {
-	bs, err := s.store.BlocksAt(r.Context(), id, heights)
+	bts, err := s.store.BlockTimes(r.Context(), id, heights)
 	if err != nil {
 		return nil, fromStore(err)
 	}
-	out := make(map[uint64]uint64, len(bs))
-	for _, b := range bs {
-		out[b.Number] = b.Timestamp
+	out := make(map[uint64]uint64, len(bts))
+	for n, bt := range bts {
+		out[n] = bt.Timestamp
 	}
 	return out, nil
 }
@@ -611,18 +612,14 @@ func (q *esReq) getLogs() {
 		q.failed(e)
 		return
 	}
-	txs, err := q.s.store.TransactionsAt(ctx, q.id, ps)
+	fees, err := q.s.store.TransactionFees(ctx, q.id, ps)
 	if err != nil {
 		q.failed(fromStore(err))
 		return
 	}
-	byPos := make(map[storage.Position]chain.Transaction, len(txs))
-	for _, tx := range txs {
-		byPos[storage.Position{Block: tx.BlockNumber, Index: tx.Index}] = tx
-	}
 	out := make([]esLog, 0, len(logs))
 	for _, l := range logs {
-		tx := byPos[storage.Position{Block: l.BlockNumber, Index: l.TxIndex}]
+		tx := fees[storage.Position{Block: l.BlockNumber, Index: l.TxIndex}]
 		price := tx.EffectiveGasPrice
 		if price == "" {
 			price = tx.GasPrice
@@ -674,12 +671,12 @@ func (q *esReq) blockByTime() {
 		return
 	}
 	// block_by_time says where; the block row must still have that time.
-	bs, err := q.s.store.BlocksAt(q.r.Context(), q.id, []uint64{h})
-	if err != nil {
-		q.failed(fromStore(err))
+	times, e := q.s.blockTimes(q.r, q.id, []uint64{h})
+	if e != nil {
+		q.failed(e)
 		return
 	}
-	if len(bs) == 0 || bs[0].Timestamp != bt {
+	if got, ok := times[h]; !ok || got != bt {
 		q.failed(unavailable("block %d is being rewritten (a reorganisation); retry", h))
 		return
 	}

@@ -205,31 +205,30 @@ func (s *Server) blockByHeight(r *http.Request) (any, *apiError) {
 	if _, e := queryParams(r.URL); e != nil {
 		return nil, e
 	}
-	b, _, e := s.servedBlock(r, id, ch, h)
+	b, e := s.servedBlock(r, id, ch, h)
 	if e != nil {
 		return nil, e
 	}
 	return blockOf(b), nil
 }
 
-// servedBlock reads the canonical block of a served height, and the view
-// it was served from.
-func (s *Server) servedBlock(r *http.Request, id string, ch config.Chain, h uint64) (chain.Block, view, *apiError) {
+// servedBlock reads the canonical block of a served height.
+func (s *Server) servedBlock(r *http.Request, id string, ch config.Chain, h uint64) (chain.Block, *apiError) {
 	v, e := s.viewOf(r, id, ch)
 	if e != nil {
-		return chain.Block{}, v, e
+		return chain.Block{}, e
 	}
 	if e := checkHeight(v, "height", h); e != nil {
-		return chain.Block{}, v, e
+		return chain.Block{}, e
 	}
 	bs, err := s.store.BlocksAt(r.Context(), id, []uint64{h})
 	if err != nil {
-		return chain.Block{}, v, fromStore(err)
+		return chain.Block{}, fromStore(err)
 	}
 	if len(bs) == 0 {
-		return chain.Block{}, v, s.missing(r, id, ch, "height", h, fmt.Sprintf("no canonical block at height %d", h))
+		return chain.Block{}, s.missing(r, id, ch, "height", h, fmt.Sprintf("no canonical block at height %d", h))
 	}
-	return bs[0], v, nil
+	return bs[0], nil
 }
 
 func (s *Server) blockByHash(r *http.Request) (any, *apiError) {
@@ -413,9 +412,22 @@ func (s *Server) blockTxs(r *http.Request) (any, *apiError) {
 	if after != nil && after.Block != h {
 		return nil, badParam("cursor", "belongs to another block; pass next_cursor of this listing unchanged")
 	}
-	b, v, e := s.servedBlock(r, id, ch, h)
+	v, e := s.viewOf(r, id, ch)
 	if e != nil {
 		return nil, e
+	}
+	if e := checkHeight(v, "height", h); e != nil {
+		return nil, e
+	}
+	// The block's hash, to keep only its own transactions: a narrow read,
+	// not the block's raw JSON.
+	bts, err := s.store.BlockTimes(r.Context(), id, []uint64{h})
+	if err != nil {
+		return nil, fromStore(err)
+	}
+	b, ok := bts[h]
+	if !ok {
+		return nil, s.missing(r, id, ch, "height", h, fmt.Sprintf("no canonical block at height %d", h))
 	}
 	first := uint32(0)
 	if after != nil {

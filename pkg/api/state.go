@@ -151,6 +151,8 @@ type Store interface {
 	ReadWatermark(ctx context.Context, chainID string, start uint64, st storage.State) (uint64, bool, error)
 	BlocksInRange(ctx context.Context, chainID string, from, to uint64) ([]chain.Block, error)
 	BlocksAt(ctx context.Context, chainID string, heights []uint64) ([]chain.Block, error)
+	BlockTimes(ctx context.Context, chainID string, heights []uint64) (map[uint64]storage.BlockTime, error)
+	TransactionFees(ctx context.Context, chainID string, ps []storage.Position) (map[storage.Position]storage.TxFee, error)
 	BlockHeightsByHash(ctx context.Context, chainID, hash string, lo, hi uint64) ([]uint64, error)
 	BlockAtTime(ctx context.Context, chainID string, t uint64, last bool, lo, hi uint64) (height, timestamp uint64, found bool, err error)
 	TxPositionsByHash(ctx context.Context, chainID, hash string, lo, hi uint64) ([]storage.Position, error)

@@ -291,6 +291,35 @@ func (c *ClickHouse) BlocksAt(ctx context.Context, chainID string, heights []uin
 		blocksAtQuery{chainID, heights})
 }
 
+// BlockTime is a block's hash and time.
+type BlockTime struct {
+	Hash      string
+	Timestamp uint64
+}
+
+// BlockTimes returns the hash and time of the canonical blocks of the
+// given heights that have one, reading no raw JSON.
+func (c *ClickHouse) BlockTimes(ctx context.Context, chainID string, heights []uint64) (map[uint64]BlockTime, error) {
+	out := make(map[uint64]BlockTime, len(heights))
+	if len(heights) == 0 {
+		return out, nil
+	}
+	err := c.query(ctx, fmt.Sprintf("reading times of %s of chain %q at %d heights", tableBlocks, chainID, len(heights)),
+		blockTimesQuery{chainID, heights},
+		func(r driver.Rows) error {
+			var n uint64
+			var bt BlockTime
+			var ts uint32
+			if err := r.Scan(&n, &bt.Hash, &ts); err != nil {
+				return err
+			}
+			bt.Timestamp = uint64(ts)
+			out[n] = bt
+			return nil
+		})
+	return out, err
+}
+
 // BlockHeightsByHash returns the heights in [lo, hi] where block_by_hash
 // has the hash as a canonical block, ascending.
 func (c *ClickHouse) BlockHeightsByHash(ctx context.Context, chainID, hash string, lo, hi uint64) ([]uint64, error) {
@@ -368,6 +397,35 @@ func (c *ClickHouse) TransactionsAt(ctx context.Context, chainID string, ps []Po
 	}
 	return c.transactions(ctx, fmt.Sprintf("reading %s of chain %q at %d positions", tableTransactions, chainID, len(ps)),
 		transactionsAtQuery{chainID, ps})
+}
+
+// TxFee is what a transaction paid.
+type TxFee struct {
+	Hash              string
+	GasPrice          string // decimal wei, "" if the node omitted it
+	EffectiveGasPrice string // decimal wei, "" if the receipt omitted it
+	GasUsed           uint64
+}
+
+// TransactionFees returns the fees of the canonical transactions at the
+// positions that have one, reading no raw JSON.
+func (c *ClickHouse) TransactionFees(ctx context.Context, chainID string, ps []Position) (map[Position]TxFee, error) {
+	out := make(map[Position]TxFee, len(ps))
+	if len(ps) == 0 {
+		return out, nil
+	}
+	err := c.query(ctx, fmt.Sprintf("reading fees of %s of chain %q at %d positions", tableTransactions, chainID, len(ps)),
+		txFeesQuery{chainID, ps},
+		func(r driver.Rows) error {
+			var p Position
+			var f TxFee
+			if err := r.Scan(&p.Block, &p.Index, &f.Hash, &f.GasPrice, &f.EffectiveGasPrice, &f.GasUsed); err != nil {
+				return err
+			}
+			out[p] = f
+			return nil
+		})
+	return out, err
 }
 
 // BlockTransactions returns up to limit canonical transactions of a

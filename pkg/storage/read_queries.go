@@ -72,6 +72,24 @@ func (q blocksAtQuery) toSQL() (string, []any) {
 		" WHERE chain_id = ? AND number IN (" + placeholders(len(q.heights)) + ") AND is_canonical = 1 ORDER BY number", args
 }
 
+// blockTimesQuery reads the hash and time of a few heights' canonical
+// blocks: narrow columns only, so not the blocks' raw JSON (most of a
+// granule's bytes).
+type blockTimesQuery struct {
+	chainID string
+	heights []uint64
+}
+
+func (q blockTimesQuery) toSQL() (string, []any) {
+	args := make([]any, 0, 1+len(q.heights))
+	args = append(args, q.chainID)
+	for _, h := range q.heights {
+		args = append(args, h)
+	}
+	return "SELECT number, hash, toUInt32(timestamp) FROM blocks FINAL" +
+		" WHERE chain_id = ? AND number IN (" + placeholders(len(q.heights)) + ") AND is_canonical = 1", args
+}
+
 // blockHeightsByHashQuery finds the canonical heights of a block hash in
 // block_by_hash (normally one; an orphaned block's row is a tombstone).
 type blockHeightsByHashQuery struct {
@@ -157,6 +175,19 @@ func (q transactionsAtQuery) toSQL() (string, []any) {
 	cond, args := positionsIn("tx_index", q.positions)
 	return "SELECT " + txReadColumns + " FROM transactions FINAL WHERE chain_id = ? AND " + cond +
 		" AND is_canonical = 1 ORDER BY block_number, tx_index", append([]any{q.chainID}, args...)
+}
+
+// txFeesQuery reads what a transaction paid, at positions: narrow
+// columns, not the raw JSON.
+type txFeesQuery struct {
+	chainID   string
+	positions []Position
+}
+
+func (q txFeesQuery) toSQL() (string, []any) {
+	cond, args := positionsIn("tx_index", q.positions)
+	return "SELECT block_number, tx_index, hash, gas_price, effective_gas_price, gas_used FROM transactions FINAL" +
+		" WHERE chain_id = ? AND " + cond + " AND is_canonical = 1", append([]any{q.chainID}, args...)
 }
 
 // blockTransactionsQuery reads a block's canonical transactions from a

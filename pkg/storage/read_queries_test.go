@@ -39,6 +39,20 @@ func TestReadStatementsToSQL(t *testing.T) {
 			args: []any{"1", uint64(5), uint64(9)},
 		},
 		{
+			name: "block times, no raw",
+			stmt: blockTimesQuery{"1", []uint64{5, 9}},
+			sql: "SELECT number, hash, toUInt32(timestamp) FROM blocks FINAL WHERE chain_id = ? AND number IN (?, ?)" +
+				" AND is_canonical = 1",
+			args: []any{"1", uint64(5), uint64(9)},
+		},
+		{
+			name: "transaction fees, no raw",
+			stmt: txFeesQuery{"1", []Position{{4, 0}}},
+			sql: "SELECT block_number, tx_index, hash, gas_price, effective_gas_price, gas_used FROM transactions FINAL" +
+				" WHERE chain_id = ? AND block_number IN (?) AND (block_number, tx_index) IN ((?, ?)) AND is_canonical = 1",
+			args: []any{"1", uint64(4), uint64(4), uint32(0)},
+		},
+		{
 			name: "block by hash",
 			stmt: blockHeightsByHashQuery{"1", "0xab", 0, 99},
 			sql: "SELECT number FROM block_by_hash FINAL WHERE chain_id = ? AND hash = ? AND number BETWEEN ? AND ?" +

@@ -76,6 +76,19 @@ func TestReadMainTables(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, in[1].Logs[1:], logs)
 
+	times, err := c.BlockTimes(ctx, chainID, []uint64{12, 10, 99})
+	require.NoError(t, err)
+	require.Equal(t, map[uint64]BlockTime{
+		10: {in[0].Block.Hash, in[0].Block.Timestamp}, 12: {in[2].Block.Hash, in[2].Block.Timestamp},
+	}, times)
+	fees, err := c.TransactionFees(ctx, chainID, []Position{{11, 0}, {12, 1}, {12, 5}})
+	require.NoError(t, err)
+	tx0, tx1 := in[1].Transactions[0], in[2].Transactions[1]
+	require.Equal(t, map[Position]TxFee{
+		{11, 0}: {tx0.Hash, tx0.GasPrice, tx0.EffectiveGasPrice, tx0.GasUsed},
+		{12, 1}: {tx1.Hash, tx1.GasPrice, tx1.EffectiveGasPrice, tx1.GasUsed},
+	}, fees)
+
 	all, err := c.Logs(ctx, chainID, LogQuery{From: 10, To: 12, Limit: 100})
 	require.NoError(t, err)
 	require.Equal(t, append(append(append([]chain.Log{}, in[0].Logs...), in[1].Logs...), in[2].Logs...), all)
@@ -132,6 +145,12 @@ func TestReadMainTables(t *testing.T) {
 	logs, err = c.TxLogs(ctx, chainID, Position{11, 1})
 	require.NoError(t, err)
 	require.Empty(t, logs)
+	times, err = c.BlockTimes(ctx, chainID, []uint64{11})
+	require.NoError(t, err)
+	require.Empty(t, times)
+	fees, err = c.TransactionFees(ctx, chainID, []Position{{11, 0}})
+	require.NoError(t, err)
+	require.Empty(t, fees)
 }
 
 func TestReadLookupTables(t *testing.T) {
