@@ -20,12 +20,15 @@ type PeriodicWorkflow struct {
 	Every      time.Duration
 	Timeout    time.Duration
 	Args       []any
+	// Paused creates the Schedule paused (a paused chain's); an existing
+	// Schedule keeps its state (SetSchedulesPaused changes it).
+	Paused bool
 }
 
 // EnsureSchedule creates the schedule or, if it exists, brings its interval
 // and action up to date. Overlap policy is skip: a slow run is never stacked
-// with the next one. A new schedule fires at once, so a fresh worker does
-// not wait a whole period for its first scan.
+// with the next one. A new schedule fires at once (unless created paused),
+// so a fresh worker does not wait a whole period for its first scan.
 func EnsureSchedule(ctx context.Context, c client.Client, p PeriodicWorkflow) error {
 	action := &client.ScheduleWorkflowAction{
 		ID:                       p.WorkflowID,
@@ -40,7 +43,8 @@ func EnsureSchedule(ctx context.Context, c client.Client, p PeriodicWorkflow) er
 		Spec:               spec,
 		Action:             action,
 		Overlap:            enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
-		TriggerImmediately: true,
+		TriggerImmediately: !p.Paused,
+		Paused:             p.Paused,
 	})
 	if err == nil {
 		return nil
