@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/muesli/termenv"
@@ -39,16 +40,25 @@ for scripts; --watch refreshes until interrupted.`,
 				return err
 			}
 			defer log.Sync() //nolint:errcheck // nothing to do about a failed flush at exit
-			ids := cfg.ChainIDs()
+			ctx := cmd.Context()
+			// The file's chains and the registry's (but removed ones).
+			all, err := a.allChains(ctx, cfg, log)
+			if err != nil {
+				return err
+			}
+			ids := make([]string, 0, len(all))
+			for id := range all {
+				ids = append(ids, id)
+			}
+			sort.Strings(ids)
 			if len(only) > 0 {
 				for _, id := range only {
-					if _, ok := cfg.Chains[id]; !ok {
-						return &config.KeyError{Key: "chains." + id, Reason: "no such chain in the configuration"}
+					if _, ok := all[id]; !ok {
+						return &config.KeyError{Key: "chains." + id, Reason: "no such chain in the configuration or the chain registry"}
 					}
 				}
 				ids = only
 			}
-			ctx := cmd.Context()
 			tc, err := temporal.Dial(ctx, cfg.Temporal, log)
 			if err != nil {
 				return err
@@ -63,8 +73,12 @@ for scripts; --watch refreshes until interrupted.`,
 			clients := map[string]rpc.Client{}
 			var want []status.Want
 			for _, id := range ids {
-				ch := cfg.Chains[id]
-				c, err := worker.DialChain(ctx, id, ch, log, m)
+				ch := all[id]
+				dial, err := config.ExpandEndpoints("chains."+id, ch, os.LookupEnv)
+				if err != nil {
+					return err
+				}
+				c, err := worker.DialChain(ctx, id, dial, log, m)
 				if err != nil {
 					return err
 				}

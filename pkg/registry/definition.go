@@ -9,10 +9,13 @@ package registry
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/storage"
@@ -196,4 +199,65 @@ func EndpointNames(ch config.Chain) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// Changes are the edits of a definition given on the command line.
+type Changes struct {
+	Endpoints     []string // --endpoint name=URL
+	DropEndpoints []string // --drop-endpoint name
+	Set           []string // --set key=value (dotted keys, as in the file)
+	Unset         []string // --unset key (its default applies again)
+}
+
+// Apply makes the changes to settings, in the order above; an error names
+// the flag and the key, never a URL.
+func (c Changes) Apply(settings map[string]any) error {
+	for _, kv := range c.Endpoints {
+		name, url, ok := strings.Cut(kv, "=")
+		if !ok {
+			// Not echoed: it may be a bare URL with its key.
+			return errors.New("--endpoint: want name=URL")
+		}
+		if name == "" || url == "" {
+			return fmt.Errorf("--endpoint %q: want name=URL", name)
+		}
+		if strings.Contains(name, ".") {
+			return fmt.Errorf("--endpoint %s: an endpoint name has no '.'", name)
+		}
+		if err := SetKey(settings, "endpoints."+name, url); err != nil {
+			return fmt.Errorf("--endpoint %s: %w", name, err)
+		}
+	}
+	for _, name := range c.DropEndpoints {
+		UnsetKey(settings, "endpoints."+name)
+	}
+	for _, kv := range c.Set {
+		key, value, ok := strings.Cut(kv, "=")
+		if !ok || key == "" {
+			return fmt.Errorf("--set %q: want key=value", key)
+		}
+		if strings.HasPrefix(strings.ToLower(key), "endpoints.") {
+			return fmt.Errorf("--set %s: use --endpoint for endpoints", key)
+		}
+		if err := SetKey(settings, key, value); err != nil {
+			return fmt.Errorf("--set %s: %w", key, err)
+		}
+	}
+	for _, key := range c.Unset {
+		UnsetKey(settings, key)
+	}
+	return nil
+}
+
+// ParseSettingsYAML reads settings written as one entry under `chains:`
+// in the config file (the chain's keys, without the chain ID above them).
+func ParseSettingsYAML(b []byte) (map[string]any, error) {
+	var out map[string]any
+	if err := yaml.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("registry: settings file: %w", err)
+	}
+	if out == nil {
+		out = map[string]any{}
+	}
+	return out, nil
 }

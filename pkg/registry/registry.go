@@ -209,17 +209,39 @@ func (r *Registry) Update(ctx context.Context, id string, settings map[string]an
 }
 
 // SetState pauses, resumes or removes a chain; dropData goes with a
-// removal. Setting the state it has already is no error (changed false).
+// removal. Pausing a paused chain or resuming an active one is no error
+// (changed false). A removed chain may be removed again (to finish a
+// removal that failed part-way, or to drop its data after all).
 func (r *Registry) SetState(ctx context.Context, id string, state State, dropData bool) (d Definition, changed bool, err error) {
-	if d, err = r.Current(ctx, id); err != nil {
+	if state == Removed {
+		d, err = r.removable(ctx, id)
+	} else {
+		d, err = r.Current(ctx, id)
+	}
+	if err != nil {
 		return d, false, err
 	}
-	if d.State == state && state != Removed {
+	if d.State == state && (state != Removed || d.DropData || !dropData) {
 		return d, false, nil
 	}
 	d.State, d.DropData = state, state == Removed && dropData
 	d, err = r.save(ctx, d)
 	return d, err == nil, err
+}
+
+// removable is the stored definition of a chain, removed or not.
+func (r *Registry) removable(ctx context.Context, id string) (Definition, error) {
+	if _, ok := r.File[id]; ok {
+		return Definition{}, &DeclaredInFileError{ID: id}
+	}
+	d, found, err := r.Get(ctx, id)
+	if err != nil {
+		return Definition{}, err
+	}
+	if !found {
+		return Definition{}, &NotFoundError{ID: id}
+	}
+	return d, nil
 }
 
 func (r *Registry) save(ctx context.Context, d Definition) (Definition, error) {

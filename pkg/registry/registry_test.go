@@ -131,8 +131,15 @@ func TestRulesOfTheCommands(t *testing.T) {
 	require.Equal(t, registry.Paused, d2.State, "an update keeps the state")
 	require.NotEqual(t, d.Fingerprint(), d2.Fingerprint())
 
-	_, _, err = r.SetState(ctx, "fresh", registry.Removed, true)
+	_, _, err = r.SetState(ctx, "fresh", registry.Removed, false)
 	require.NoError(t, err)
+	_, changed, err = r.SetState(ctx, "fresh", registry.Removed, false)
+	require.NoError(t, err)
+	require.False(t, changed, "removed again: nothing new")
+	d, changed, err = r.SetState(ctx, "fresh", registry.Removed, true)
+	require.NoError(t, err)
+	require.True(t, changed, "removed again, now dropping the data")
+	require.True(t, d.DropData)
 	_, err = r.Update(ctx, "fresh", upd)
 	var nf *registry.NotFoundError
 	require.True(t, errors.As(err, &nf), "a removed chain is gone for update: %v", err)
@@ -175,4 +182,37 @@ func TestMergeFileWins(t *testing.T) {
 	require.Equal(t, time.Second, dyn.Chain.BlockTime)
 	require.Error(t, byID["broken"].Err)
 	require.True(t, byID["old"].DropData)
+}
+
+func TestChangesAndSettingsFile(t *testing.T) {
+	s, err := registry.ParseSettingsYAML([]byte("block_time: 12s\nexpected_chain_id: 1\nendpoints:\n  main: https://eth.example.invalid/v2/${KEY}\nheadscan:\n  interval: 5s\n"))
+	require.NoError(t, err)
+	require.NoError(t, registry.Changes{
+		Endpoints:     []string{"backup=http://127.0.0.1:8545"},
+		Set:           []string{"headscan.catchup_threshold=500", "block_time=1s"},
+		Unset:         []string{"headscan.interval"},
+		DropEndpoints: []string{"nothere"},
+	}.Apply(s))
+	ch, err := config.DecodeChain("c", s)
+	require.NoError(t, err)
+	require.Equal(t, time.Second, ch.BlockTime)
+	require.Equal(t, 500, ch.HeadScan.CatchupThreshold)
+	require.Equal(t, config.DefaultChain().HeadScan.Interval, ch.HeadScan.Interval, "unset: the default again")
+	require.Equal(t, uint64(1), ch.ExpectedChainID)
+	require.Equal(t, []string{"backup", "main"}, registry.EndpointNames(ch))
+	require.NoError(t, registry.Changes{DropEndpoints: []string{"backup"}}.Apply(s))
+	ch, err = config.DecodeChain("c", s)
+	require.NoError(t, err)
+	require.Equal(t, []string{"main"}, registry.EndpointNames(ch))
+
+	for _, bad := range []registry.Changes{
+		{Endpoints: []string{"nourl"}},
+		{Endpoints: []string{"a.b=http://x"}},
+		{Set: []string{"novalue"}},
+		{Set: []string{"endpoints.x=http://secret.invalid/k"}},
+	} {
+		err := bad.Apply(map[string]any{})
+		require.Error(t, err)
+		require.NotContains(t, err.Error(), "secret.invalid")
+	}
 }
