@@ -416,6 +416,12 @@ func (a *app) setPaused(cmd *cobra.Command, id string, paused bool) error {
 	if err != nil {
 		return err
 	}
+	// Workers may have done it first: say how things are, not what this
+	// command changed.
+	exist, nPaused, err := temporal.SchedulesPaused(ctx, e.tc, id)
+	if err != nil {
+		return err
+	}
 	running, err := temporal.SignalSchedulerPause(ctx, e.tc, id, paused)
 	if err != nil {
 		return err
@@ -436,7 +442,11 @@ func (a *app) setPaused(cmd *cobra.Command, id string, paused bool) error {
 	if running {
 		sched = "scheduler " + temporal.SchedulerID(id) + " " + verb
 	}
-	fmt.Fprintf(out, "%d Schedules %s, %s\n", len(schedules), verb, sched)
+	if paused {
+		fmt.Fprintf(out, "%d of %d Schedules paused, %s\n", nPaused, exist, sched)
+	} else {
+		fmt.Fprintf(out, "%d of %d Schedules running, %s\n", exist-nPaused, exist, sched)
+	}
 	if paused {
 		fmt.Fprintln(out, "running IndexBlock and IndexRange workflows finish; workers stop its push source within "+e.cfg.Registry.PollInterval.String())
 	}

@@ -29,6 +29,7 @@ type process struct {
 	tc         client.Client
 	store      *storage.ClickHouse
 	metrics    *metrics.Metrics
+	chains     *metrics.Chains
 	rpcMetrics *rpc.Metrics
 	log        *zap.Logger
 	opts       Options
@@ -121,6 +122,8 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 			return nil, err
 		}
 	}
+	p.chains.Running.WithLabelValues(id).Set(1)
+	p.chains.Paused.WithLabelValues(id).Set(boolGauge(paused))
 	p.log.Info("chain worker started", zap.String("chain_id", id), zap.Bool("paused", paused),
 		zap.String("admin_queue", temporal.AdminQueue(id)), zap.String("index_queue", temporal.IndexQueue(id)),
 		zap.String("range_queue", temporal.RangeQueue(id)), zap.Bool("poller_autoscaling", t.PollerAutoscaling))
@@ -181,6 +184,21 @@ func (r *chainRun) stop() {
 		r.client.Close()
 		r.client = nil
 	}
+	r.p.chains.Running.WithLabelValues(r.id).Set(0)
+	r.p.chains.Paused.WithLabelValues(r.id).Set(0)
+}
+
+// setPaused records the chain as paused or not in this process.
+func (r *chainRun) setPaused(paused bool) {
+	r.paused = paused
+	r.p.chains.Paused.WithLabelValues(r.id).Set(boolGauge(paused))
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // pushSlot holds the chain's follower while it runs: what the activities

@@ -214,7 +214,7 @@ func (m *manager) apply(ctx context.Context, s step) {
 	case stepPause:
 		r := m.running[e.ID]
 		r.stopPush()
-		r.paused = true
+		r.setPaused(true)
 		m.ensurePaused(ctx, e.ID)
 		log.Info("chain paused")
 	case stepResume:
@@ -224,7 +224,7 @@ func (m *manager) apply(ctx context.Context, s step) {
 			log.Error("resumed chain's push source does not connect; pull indexes it meanwhile, the next poll tries again", zap.Error(err))
 			return // still paused here: the next poll resumes again
 		}
-		r.paused = false
+		r.setPaused(false)
 		log.Info("chain resumed")
 	case stepKeepPaused:
 		m.ensurePaused(ctx, e.ID)
@@ -253,6 +253,7 @@ func (m *manager) start(ctx context.Context, e registry.Entry) {
 			wait = min(2*f.wait, retryAfter)
 		}
 		m.failures[e.ID] = startFailure{fingerprint: e.Fingerprint, next: now.Add(wait), wait: wait}
+		m.p.chains.StartFailures.WithLabelValues(e.ID).Inc()
 		log.Error("chain from the registry did not start; trying again later", zap.Error(err), zap.Duration("retry_in", wait))
 		return
 	}

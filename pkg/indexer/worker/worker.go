@@ -86,7 +86,7 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 	defer tc.Close()
 
 	p := &process{
-		cfg: cfg, tc: tc, store: store, metrics: m, rpcMetrics: rpcMetrics, log: log, opts: opts,
+		cfg: cfg, tc: tc, store: store, metrics: m, chains: metrics.NewChains(reg), rpcMetrics: rpcMetrics, log: log, opts: opts,
 		lookupEnv: os.LookupEnv,
 	}
 	chains := newManager(p, &registry.Registry{Store: store, File: cfg.Chains, PollInterval: cfg.Registry.PollInterval})
