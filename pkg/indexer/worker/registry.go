@@ -129,6 +129,11 @@ type manager struct {
 	// invalid remembers the definition versions already reported as
 	// invalid, so each is logged once.
 	invalid map[string]uint64
+	// warned is the last warning logged per chain (warnOnce).
+	warned map[string]string
+	// shadowed holds the IDs whose registry row the file overrides
+	// (warned about once).
+	shadowed map[string]bool
 	// readFailing is set while the registry cannot be read (logged once).
 	readFailing bool
 	now         func() time.Time
@@ -137,7 +142,7 @@ type manager struct {
 func newManager(p *process, reg *registry.Registry) *manager {
 	return &manager{
 		p: p, reg: reg, running: map[string]*chainRun{}, failures: map[string]startFailure{},
-		invalid: map[string]uint64{}, now: time.Now,
+		invalid: map[string]uint64{}, warned: map[string]string{}, shadowed: map[string]bool{}, now: time.Now,
 	}
 }
 
@@ -162,6 +167,9 @@ func (m *manager) startFileChains(ctx context.Context) error {
 func (m *manager) reconcile(ctx context.Context) {
 	defs, err := m.reg.Definitions(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return // stopping
+		}
 		if !m.readFailing {
 			m.p.log.Warn("cannot read the chain registry; running chains go on as they are", zap.Error(err))
 			m.readFailing = true
@@ -174,8 +182,8 @@ func (m *manager) reconcile(ctx context.Context) {
 	}
 	entries := registry.Merge(m.reg.File, defs)
 	for _, e := range entries {
-		if e.Shadowed && m.invalid[e.ID+"/shadowed"] == 0 {
-			m.invalid[e.ID+"/shadowed"] = 1
+		if e.Shadowed && !m.shadowed[e.ID] {
+			m.shadowed[e.ID] = true
 			m.p.log.Warn("the chain registry defines a chain the config file declares too; the file's definition is used",
 				zap.String("chain_id", e.ID))
 		}
@@ -248,6 +256,9 @@ func (m *manager) start(ctx context.Context, e registry.Entry) {
 	paused := e.State == registry.Paused
 	r, err := m.p.startChain(ctx, e.ID, e.Chain, e.Fingerprint, paused)
 	if err != nil {
+		if ctx.Err() != nil {
+			return // stopping: not the chain's fault
+		}
 		wait := m.reg.PollInterval
 		if failed && f.fingerprint == e.Fingerprint {
 			wait = min(2*f.wait, retryAfter)
@@ -268,33 +279,52 @@ func (m *manager) start(ctx context.Context, e registry.Entry) {
 		zap.Strings("endpoints", registry.EndpointNames(e.Chain)))
 }
 
+// temporalCallTimeout bounds the Temporal calls of one step, so that an
+// unanswered one (a query no worker takes) never holds the poll.
+const temporalCallTimeout = 15 * time.Second
+
 // ensurePaused pauses the chain's Schedules and its running scheduler if
-// they are not (a scheduler from before the pause existed cannot be: it is
-// logged).
+// they are not (a scheduler from before the pause existed cannot be: it
+// does not answer the query, which is logged once).
 func (m *manager) ensurePaused(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(ctx, temporalCallTimeout)
+	defer cancel()
 	log := m.p.log.With(zap.String("chain_id", id))
 	if changed, err := temporal.SetSchedulesPaused(ctx, m.p.tc, id, true); err != nil {
-		log.Warn("could not pause the chain's Schedules; the next poll tries again", zap.Error(err))
+		m.warnOnce(id, "could not pause the chain's Schedules; the next poll tries again", err)
 	} else if len(changed) > 0 {
 		log.Info("paused the chain's Schedules", zap.Strings("schedules", changed))
 	}
 	running, paused, err := temporal.SchedulerPaused(ctx, m.p.tc, id)
 	if err != nil {
-		log.Warn("could not ask the chain's scheduler whether it is paused", zap.Error(err))
+		m.warnOnce(id, "could not ask the chain's scheduler whether it is paused (a scheduler from before pausing existed cannot be paused: reset it)", err)
 		return
 	}
 	if running && !paused {
 		if _, err := temporal.SignalSchedulerPause(ctx, m.p.tc, id, true); err != nil {
-			log.Warn("could not pause the chain's scheduler; the next poll tries again", zap.Error(err))
+			m.warnOnce(id, "could not pause the chain's scheduler; the next poll tries again", err)
 			return
 		}
 		log.Info("paused the chain's scheduler")
 	}
+	delete(m.warned, id)
+}
+
+// warnOnce logs a warning about a chain unless it is the one logged last
+// for it (a paused chain is checked at every poll).
+func (m *manager) warnOnce(id, msg string, err error) {
+	if m.warned[id] == msg {
+		return
+	}
+	m.warned[id] = msg
+	m.p.log.Warn(msg, zap.String("chain_id", id), zap.Error(err))
 }
 
 // ensureActive unpauses the chain's Schedules and resumes its scheduler if
 // they are paused.
 func (m *manager) ensureActive(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(ctx, temporalCallTimeout)
+	defer cancel()
 	log := m.p.log.With(zap.String("chain_id", id))
 	if changed, err := temporal.SetSchedulesPaused(ctx, m.p.tc, id, false); err != nil {
 		log.Warn("could not unpause the chain's Schedules", zap.Error(err))
@@ -320,7 +350,9 @@ func (m *manager) remove(ctx context.Context, e registry.Entry) {
 	log := m.p.log.With(zap.String("chain_id", e.ID))
 	m.running[e.ID].stop()
 	delete(m.running, e.ID)
-	res, err := temporal.RemoveChain(ctx, m.p.tc, m.p.cfg.Temporal.Namespace, e.ID, false)
+	tctx, cancel := context.WithTimeout(ctx, 4*temporalCallTimeout)
+	res, err := temporal.RemoveChain(tctx, m.p.tc, m.p.cfg.Temporal.Namespace, e.ID, false)
+	cancel()
 	if err != nil {
 		log.Error("chain removed: stopped here, but its Schedules or workflows could not all be removed; run indexer chain remove again", zap.Error(err))
 	}
