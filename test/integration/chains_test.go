@@ -29,6 +29,7 @@ type listed struct {
 	Endpoints []string `json:"endpoints"`
 	Push      string   `json:"push_endpoint"`
 	DropData  bool     `json:"drop_data"`
+	Shadowed  bool     `json:"shadowed"`
 }
 
 // A chain's whole life at runtime, with two workers running all along
@@ -287,6 +288,23 @@ func TestChainsAtRuntime(t *testing.T) {
 	out, err = run(append([]string{"add", dynID}, dynFlags...)...)
 	require.Error(t, err)
 	require.Contains(t, out, "may still be deleting its rows")
+
+	// The file wins: a registry row for the file's ID (stored before the
+	// file declared it, say), paused and with other endpoints, is ignored;
+	// the file's chain goes on, its Schedules running.
+	_, err = store.SaveChainRecord(ctx, storage.ChainRecord{ChainID: fileID, State: "paused",
+		Definition: `{"endpoints":{"elsewhere":"http://127.0.0.1:1"}}`})
+	require.NoError(t, err)
+	chains = list()
+	require.Equal(t, listed{ChainID: fileID, State: "active", Source: "file", Endpoints: []string{"local"}, Shadowed: true}, chains[fileID])
+	fileHead := nodeHead(t, fileNode.HTTPURL) + 3 // a few polls of both workers later
+	waitIndexed(t, store, fileID, fileHead, time.Minute)
+	_, paused, err = temporal.SchedulesPaused(ctx, tc, fileID)
+	require.NoError(t, err)
+	require.Zero(t, paused, "the file's chain is not paused by a registry row")
+	out, err = run("pause", fileID)
+	require.Error(t, err)
+	require.Contains(t, out, "declared in the config file")
 }
 
 // requireChainGone asserts that the chain has no Schedule and no running
