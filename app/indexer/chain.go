@@ -213,6 +213,11 @@ running catch-up scheduler keeps the mode (range_size) it started with.`,
 			if err != nil {
 				return err
 			}
+			out := cmd.OutOrStdout()
+			if (registry.Definition{Settings: settings}).Fingerprint() == cur.Fingerprint() {
+				fmt.Fprintf(out, "chain %s: settings unchanged; nothing stored\n", id)
+				return nil
+			}
 			heads, err := checkEndpoints(ctx, id, ch, e.log)
 			if err != nil {
 				return err
@@ -220,11 +225,6 @@ running catch-up scheduler keeps the mode (range_size) it started with.`,
 			d, err := e.reg.Update(ctx, id, settings)
 			if err != nil {
 				return err
-			}
-			out := cmd.OutOrStdout()
-			if d.Fingerprint() == cur.Fingerprint() {
-				fmt.Fprintf(out, "chain %s: settings unchanged\n", id)
-				return nil
 			}
 			fmt.Fprintf(out, "chain %s updated (%s): endpoints %s answered\n", id, d.State, heads)
 			fmt.Fprintf(out, "running workers restart it with the new settings within %s (registry.poll_interval)\n", e.cfg.Registry.PollInterval)
