@@ -58,6 +58,9 @@ type Definition struct {
 	UpdatedAt time.Time
 	// Version orders the definition's changes.
 	Version uint64
+	// Err is set when the stored row does not decode (Definitions); the
+	// rest is then unknown.
+	Err error
 }
 
 // Chain decodes and validates the settings as a chain of the config file

@@ -92,7 +92,8 @@ func CheckSecrets(id string, ch config.Chain) error {
 }
 
 // Definitions reads every stored definition, removed ones too, by ID. A
-// row that does not decode is an error naming the chain.
+// row that does not decode (written by a newer version, say) is kept with
+// its error in Err, so that it never hides the others.
 func (r *Registry) Definitions(ctx context.Context) ([]Definition, error) {
 	recs, err := r.Store.ChainRecords(ctx)
 	if err != nil {
@@ -102,7 +103,7 @@ func (r *Registry) Definitions(ctx context.Context) ([]Definition, error) {
 	for _, rec := range recs {
 		d, err := FromRecord(rec)
 		if err != nil {
-			return nil, err
+			d = Definition{ID: rec.ChainID, State: State(rec.State), UpdatedAt: rec.UpdatedAt, Version: rec.Version, Err: err}
 		}
 		out = append(out, d)
 	}
@@ -194,6 +195,9 @@ func (r *Registry) Current(ctx context.Context, id string) (Definition, error) {
 	}
 	if !found || d.State == Removed {
 		return Definition{}, &NotFoundError{ID: id}
+	}
+	if d.Err != nil {
+		return Definition{}, d.Err
 	}
 	return d, nil
 }
@@ -308,8 +312,10 @@ func Merge(file map[string]config.Chain, defs []Definition) []Entry {
 			continue
 		}
 		e := Entry{ID: d.ID, Source: SourceRegistry, State: d.State, DropData: d.DropData,
-			Fingerprint: d.Fingerprint(), Version: d.Version}
-		e.Chain, e.Err = d.Chain()
+			Fingerprint: d.Fingerprint(), Version: d.Version, Err: d.Err}
+		if e.Err == nil {
+			e.Chain, e.Err = d.Chain()
+		}
 		byID[d.ID] = e
 	}
 	out := make([]Entry, 0, len(byID))

@@ -153,6 +153,31 @@ func TestRulesOfTheCommands(t *testing.T) {
 	require.NoError(t, err, "and may come back afterwards")
 }
 
+// A row that does not decode is reported as such and hides nothing else.
+func TestUndecodableRowHidesNothing(t *testing.T) {
+	ctx := context.Background()
+	st := &memStore{rows: map[string]storage.ChainRecord{
+		"future":  {ChainID: "future", State: "draining", Definition: "{}", Version: 7},
+		"garbled": {ChainID: "garbled", State: "active", Definition: "{not json", Version: 8},
+		"ok":      {ChainID: "ok", State: "active", Definition: `{"endpoints":{"a":"http://127.0.0.1:1"}}`, Version: 9},
+	}}
+	r := &registry.Registry{Store: st}
+	defs, err := r.Definitions(ctx)
+	require.NoError(t, err)
+	require.Len(t, defs, 3)
+	entries := registry.Merge(nil, defs)
+	byID := map[string]registry.Entry{}
+	for _, e := range entries {
+		byID[e.ID] = e
+	}
+	require.Error(t, byID["future"].Err)
+	require.Error(t, byID["garbled"].Err)
+	require.Equal(t, uint64(8), byID["garbled"].Version)
+	require.NoError(t, byID["ok"].Err)
+	_, err = r.Update(ctx, "garbled", settings())
+	require.Error(t, err, "a chain whose row does not decode is not updated blindly")
+}
+
 func TestMergeFileWins(t *testing.T) {
 	file := config.DefaultChain()
 	file.Endpoints = map[string]string{"a": "http://127.0.0.1:1"}
