@@ -71,23 +71,33 @@ for scripts; --watch refreshes until interrupted.`,
 			defer store.Close()
 			m := rpc.NewMetrics(prometheus.NewRegistry())
 			clients := map[string]rpc.Client{}
+			// A chain whose endpoints cannot be dialled is shown with the
+			// error as its head's, not left out nor failing the others.
+			dialErrs := map[string]error{}
 			var want []status.Want
 			for _, id := range ids {
 				ch := all[id]
+				want = append(want, status.Want{ChainID: id, StartHeight: ch.StartHeight, BlockTime: ch.BlockTime})
 				dial, err := config.ExpandEndpoints("chains."+id, ch, os.LookupEnv)
 				if err != nil {
-					return err
+					dialErrs[id] = err
+					continue
 				}
 				c, err := worker.DialChain(ctx, id, dial, log, m)
 				if err != nil {
-					return err
+					dialErrs[id] = err
+					continue
 				}
 				defer c.Close()
 				clients[id] = c
-				want = append(want, status.Want{ChainID: id, StartHeight: ch.StartHeight, BlockTime: ch.BlockTime})
 			}
 			src := status.Sources{
-				Head:      func(ctx context.Context, id string) (uint64, error) { return clients[id].HeadHeight(ctx) },
+				Head: func(ctx context.Context, id string) (uint64, error) {
+					if err := dialErrs[id]; err != nil {
+						return 0, err
+					}
+					return clients[id].HeadHeight(ctx)
+				},
 				Watermark: store.Watermark,
 				Temporal:  tc,
 			}

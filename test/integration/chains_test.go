@@ -91,6 +91,14 @@ func TestChainsAtRuntime(t *testing.T) {
 	}
 
 	store := openStore(t)
+	// The registry is the database's: leave these chains removed, so the
+	// workers and commands of later tests leave them alone.
+	t.Cleanup(func() {
+		for _, id := range []string{fileID, dynID} {
+			_, err := store.SaveChainRecord(context.Background(), storage.ChainRecord{ChainID: id, State: "removed", Definition: "{}"})
+			require.NoError(t, err)
+		}
+	})
 	tc := temporalClient(t)
 	bin := buildIndexer(t)
 	cfgPath := writeConfig(t, fileID, fileNode.HTTPURL, "", nil)
