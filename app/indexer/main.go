@@ -1,7 +1,8 @@
 // Command indexer is tideline's binary: `worker` runs the Temporal workers of
 // the configured chains, `migrate` brings the ClickHouse schema up to date,
 // `dev` starts a whole local stack (Temporal, ClickHouse, anvil and a load
-// generator) and a worker against it, `simchain` serves a simulated chain.
+// generator) and a worker against it, `simchain` serves a simulated chain,
+// `chain` adds, changes, pauses and removes chains while the workers run.
 package main
 
 import (
@@ -57,7 +58,7 @@ func newRoot() *cobra.Command {
 		// Bound flags override file and env only when set on the command line.
 		_ = a.v.BindPFlag(key, f.Lookup(flag))
 	}
-	root.AddCommand(a.workerCmd(), a.migrateCmd(), a.devCmd(), a.simchainCmd(), a.schedulerCmd(), a.statusCmd())
+	root.AddCommand(a.workerCmd(), a.migrateCmd(), a.devCmd(), a.simchainCmd(), a.schedulerCmd(), a.statusCmd(), a.chainCmd())
 	return root
 }
 
