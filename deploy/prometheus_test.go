@@ -120,6 +120,7 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	d := &describer{t: t, names: map[string]bool{}}
 	metrics.New(d)
+	metrics.NewChains(d)
 	rpc.NewMetrics(d)
 	require.Contains(t, d.names, "indexer_watermark_height")
 	require.Contains(t, d.names, "rpc_endpoint_healthy")

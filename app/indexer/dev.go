@@ -121,6 +121,10 @@ func (a *app) runDev(ctx context.Context, opts devOptions) error {
 		ch.Endpoints[ch.Push.Endpoint] = node.WSURL
 	}
 	cfg.Chains[devChainID] = ch
+	devConfig := filepath.Join(dir, "config.yaml")
+	if err := writeDevConfig(devConfig, a.configPath, cfg, devChainID, ch); err != nil {
+		return fmt.Errorf("writing the dev stack's configuration: %w", err)
+	}
 
 	gen, err := loadgen.New(ctx, node.HTTPURL, log.Named("loadgen"), loadgen.Config{PrivateKey: localstack.AnvilDefaultKey})
 	if err != nil {
@@ -136,9 +140,10 @@ tideline dev stack is up (state in %s):
   Prometheus        %s (alerts: %s/alerts; graph the catch-up: %s/graph?g0.expr=indexer_watermark_height)
   ClickHouse        clickhouse-client --host 127.0.0.1 --port %s --database %s
   anvil JSON-RPC    %s (websocket %s)
+  progress          go run ./app/indexer status --config %s --watch
 Ctrl-C stops everything.
 
-`, dir, tmp.UIURL, cfg.Metrics.Listen, prom.URL, prom.URL, prom.URL, portOf(chs.Addr), cfg.ClickHouse.Database, node.HTTPURL, node.WSURL)
+`, dir, tmp.UIURL, cfg.Metrics.Listen, prom.URL, prom.URL, prom.URL, portOf(chs.Addr), cfg.ClickHouse.Database, node.HTTPURL, node.WSURL, devConfig)
 	return worker.Run(ctx, cfg, log)
 }
 
@@ -162,6 +167,10 @@ func (a *app) runDevSim(ctx context.Context, cfg *config.Config, ch config.Chain
 		ch.Endpoints[ch.Push.Endpoint] = sim.WSURL()
 	}
 	cfg.Chains = map[string]config.Chain{simChainID: ch}
+	devConfig := filepath.Join(dir, "config.yaml")
+	if err := writeDevConfig(devConfig, a.configPath, cfg, simChainID, ch); err != nil {
+		return fmt.Errorf("writing the dev stack's configuration: %w", err)
+	}
 
 	fmt.Printf(`
 tideline dev stack is up with the simulated chain (state in %s):
@@ -171,10 +180,11 @@ tideline dev stack is up with the simulated chain (state in %s):
   ClickHouse        clickhouse-client --host 127.0.0.1 --port %s --database %s
   chain %q       %s (websocket %s), head %d, %d txs and ~%v logs/tx per block, a block every %v
   disturb it        curl -X POST '%s/admin/reorg?depth=3'   (also jump?blocks=N; GET %s/admin/stats)
+  progress          go run ./app/indexer status --config %s --watch
 Ctrl-C stops everything.
 
 `, dir, uiURL, cfg.Metrics.Listen, promURL, promURL, promURL, portOf(cfg.ClickHouse.Addr), cfg.ClickHouse.Database, simChainID, sim.HTTPURL(), sim.WSURL(),
-		sim.Head(), simCfg.TxsPerBlock, simCfg.LogsPerTx, simCfg.BlockTime, sim.HTTPURL(), sim.HTTPURL())
+		sim.Head(), simCfg.TxsPerBlock, simCfg.LogsPerTx, simCfg.BlockTime, sim.HTTPURL(), sim.HTTPURL(), devConfig)
 	return worker.Run(ctx, cfg, log)
 }
 

@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -33,8 +32,8 @@ is large). Without --yes it only prints what it would stop.`,
 				return err
 			}
 			defer log.Sync() //nolint:errcheck // nothing to do about a failed flush at exit
-			if _, ok := cfg.Chains[chainID]; !ok {
-				return &config.KeyError{Key: "chains." + chainID, Reason: "no such chain in the configuration"}
+			if err := a.knownChain(cmd.Context(), cfg, log, chainID); err != nil {
+				return err
 			}
 			c, err := temporal.Dial(cmd.Context(), cfg.Temporal, log)
 			if err != nil {

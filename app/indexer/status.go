@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/muesli/termenv"
@@ -23,7 +24,9 @@ func (a *app) statusCmd() *cobra.Command {
 		asJSON   bool
 		watch    bool
 		interval time.Duration
-		only     []string
+		// queryTimeout bounds the scheduler's progress query.
+		queryTimeout time.Duration
+		only         []string
 	)
 	cmd := &cobra.Command{
 		Use:   "status",
@@ -39,16 +42,25 @@ for scripts; --watch refreshes until interrupted.`,
 				return err
 			}
 			defer log.Sync() //nolint:errcheck // nothing to do about a failed flush at exit
-			ids := cfg.ChainIDs()
+			ctx := cmd.Context()
+			// The file's chains and the registry's (but removed ones).
+			all, err := a.allChains(ctx, cfg, log)
+			if err != nil {
+				return err
+			}
+			ids := make([]string, 0, len(all))
+			for id := range all {
+				ids = append(ids, id)
+			}
+			sort.Strings(ids)
 			if len(only) > 0 {
 				for _, id := range only {
-					if _, ok := cfg.Chains[id]; !ok {
-						return &config.KeyError{Key: "chains." + id, Reason: "no such chain in the configuration"}
+					if _, ok := all[id]; !ok {
+						return &config.KeyError{Key: "chains." + id, Reason: "no such chain in the configuration or the chain registry"}
 					}
 				}
 				ids = only
 			}
-			ctx := cmd.Context()
 			tc, err := temporal.Dial(ctx, cfg.Temporal, log)
 			if err != nil {
 				return err
@@ -61,21 +73,36 @@ for scripts; --watch refreshes until interrupted.`,
 			defer store.Close()
 			m := rpc.NewMetrics(prometheus.NewRegistry())
 			clients := map[string]rpc.Client{}
+			// A chain whose endpoints cannot be dialled is shown with the
+			// error as its head's, not left out nor failing the others.
+			dialErrs := map[string]error{}
 			var want []status.Want
 			for _, id := range ids {
-				ch := cfg.Chains[id]
-				c, err := worker.DialChain(ctx, id, ch, log, m)
+				ch := all[id]
+				want = append(want, status.Want{ChainID: id, StartHeight: ch.StartHeight, BlockTime: ch.BlockTime})
+				dial, err := config.ExpandEndpoints("chains."+id, ch, os.LookupEnv)
 				if err != nil {
-					return err
+					dialErrs[id] = err
+					continue
+				}
+				c, err := worker.DialChain(ctx, id, dial, log, m)
+				if err != nil {
+					dialErrs[id] = err
+					continue
 				}
 				defer c.Close()
 				clients[id] = c
-				want = append(want, status.Want{ChainID: id, StartHeight: ch.StartHeight, BlockTime: ch.BlockTime})
 			}
 			src := status.Sources{
-				Head:      func(ctx context.Context, id string) (uint64, error) { return clients[id].HeadHeight(ctx) },
-				Watermark: store.Watermark,
-				Temporal:  tc,
+				Head: func(ctx context.Context, id string) (uint64, error) {
+					if err := dialErrs[id]; err != nil {
+						return 0, err
+					}
+					return clients[id].HeadHeight(ctx)
+				},
+				Watermark:    store.Watermark,
+				Temporal:     tc,
+				QueryTimeout: queryTimeout,
 			}
 			out := cmd.OutOrStdout()
 			profile := termenv.Ascii
@@ -110,6 +137,7 @@ for scripts; --watch refreshes until interrupted.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (one document per refresh)")
 	cmd.Flags().BoolVar(&watch, "watch", false, "refresh until interrupted")
 	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "refresh interval with --watch")
+	cmd.Flags().DurationVar(&queryTimeout, "query-timeout", 5*time.Second, "how long to wait for a scheduler's progress query (a busy scheduler answers late; its range is shown without it)")
 	cmd.Flags().StringSliceVar(&only, "chain", nil, "only these chains (repeatable; default: all configured)")
 	return cmd
 }

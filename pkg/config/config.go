@@ -18,12 +18,23 @@ const ChainTypeEthereum = "ethereum"
 
 // Config is the whole configuration of one tideline process.
 type Config struct {
-	Log        Log              `mapstructure:"log"`
-	Metrics    Metrics          `mapstructure:"metrics"`
-	Temporal   Temporal         `mapstructure:"temporal"`
-	ClickHouse ClickHouse       `mapstructure:"clickhouse"`
-	API        API              `mapstructure:"api"`
-	Chains     map[string]Chain `mapstructure:"-"`
+	Log        Log        `mapstructure:"log"`
+	Metrics    Metrics    `mapstructure:"metrics"`
+	Temporal   Temporal   `mapstructure:"temporal"`
+	ClickHouse ClickHouse `mapstructure:"clickhouse"`
+	API        API        `mapstructure:"api"`
+	Registry   Registry   `mapstructure:"registry"`
+	// Chains are the chains declared in the file. More may be defined at
+	// runtime (`indexer chain add`, stored in ClickHouse; pkg/registry).
+	Chains map[string]Chain `mapstructure:"-"`
+}
+
+// Registry configures how a worker follows the chains defined at runtime
+// (`indexer chain add`), which live in ClickHouse, not in this file.
+type Registry struct {
+	// PollInterval is how often each worker reads the stored chain
+	// definitions and starts, pauses, updates or stops chains to match.
+	PollInterval time.Duration `mapstructure:"poll_interval"`
 }
 
 // API configures `indexer api`, the HTTP query service (pkg/api).

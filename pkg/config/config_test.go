@@ -76,7 +76,6 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"bad temporal address", minimal + "temporal:\n  host_port: nowhere\n", "temporal.host_port"},
 		{"bad log level", minimal + "log:\n  level: loud\n", "log.level"},
 		{"bad chain id", "chains:\n  bad!id:\n    endpoints:\n      a: http://x/\n", "chains.bad!id"},
-		{"no chain", "log:\n  level: info\n", "chains"},
 		{"negative rate", minimal + "    scheduler:\n      rate_limit: -1\n", "chains.eth.scheduler.rate_limit"},
 		{"negative shared block rate", minimal + "    index:\n      blocks_per_second: -2\n", "chains.eth.index.blocks_per_second"},
 		{"bad cluster name", minimal + "clickhouse:\n  cluster: \"a b; DROP\"\n", "clickhouse.cluster"},

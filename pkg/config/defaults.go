@@ -29,6 +29,7 @@ func Defaults(v *viper.Viper) {
 	v.SetDefault("api.rate_limit", a.RateLimit)
 	v.SetDefault("api.burst", a.Burst)
 	v.SetDefault("api.state_refresh", a.StateRefresh.String())
+	v.SetDefault("registry.poll_interval", "5s")
 }
 
 // DefaultChain is a chain with every tunable at its default (the seed's

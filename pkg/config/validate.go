@@ -62,9 +62,11 @@ func (c *Config) Validate() error {
 		bad("clickhouse.cluster", "%q must be letters, digits and _ and not start with a digit (the name in remote_servers)", c.ClickHouse.Cluster)
 	}
 	errs = append(errs, c.API.WithDefaults().validate()...)
-	if len(c.Chains) == 0 {
-		bad("chains", "no chain configured")
+	if c.Registry.PollInterval < time.Second {
+		bad("registry.poll_interval", "must be at least 1s")
 	}
+	// No chain in the file is fine: chains may all be defined at runtime
+	// (`indexer chain add`).
 	for _, id := range c.ChainIDs() {
 		errs = append(errs, c.Chains[id].validate("chains."+id, id)...)
 	}
@@ -105,6 +107,14 @@ func (a API) validate() []error {
 	return errs
 }
 
+// ValidateChain checks one chain's settings as Validate does for a chain
+// of the file; errors are *KeyError named under prefix (e.g.
+// "chains.mainnet"), so a bad definition names the bad key wherever it
+// comes from.
+func ValidateChain(prefix, id string, ch Chain) error {
+	return errors.Join(ch.validate(prefix, id)...)
+}
+
 func (ch Chain) validate(prefix, id string) []error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
@@ -130,7 +140,9 @@ func (ch Chain) validate(prefix, id string) []error {
 		bad(".endpoints", "no endpoint configured")
 	}
 	for name, raw := range ch.Endpoints {
-		u, err := url.Parse(raw)
+		// ${NAME} references are expanded from the worker's environment
+		// when it dials (envref.go); the rest must be a URL already.
+		u, err := url.Parse(withPlaceholders(raw))
 		// The URL itself may hold an API key: never echo it.
 		if err != nil || u.Host == "" {
 			bad(".endpoints."+name, "not a valid URL")
@@ -241,7 +253,7 @@ func (ch Chain) validate(prefix, id string) []error {
 			}
 			sort.Strings(names)
 			bad(".push.endpoint", "%q is not one of endpoints (%s)", ch.Push.Endpoint, strings.Join(names, ", "))
-		} else if u, err := url.Parse(raw); err == nil && u.Host != "" && u.Scheme != "ws" && u.Scheme != "wss" {
+		} else if u, err := url.Parse(withPlaceholders(raw)); err == nil && u.Host != "" && u.Scheme != "ws" && u.Scheme != "wss" {
 			// An invalid URL is reported under endpoints already.
 			bad(".push.endpoint", "endpoint %q is %s://; push needs a ws:// or wss:// endpoint", ch.Push.Endpoint, u.Scheme)
 		}

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -116,7 +117,10 @@ func TestMigrateOnAReplicatedCluster(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(servers[i].Stop)
 	}
-	ctx := testContext(t)
+	// ON CLUSTER statements wait for every host's DDL worker; on a loaded
+	// machine sixteen of them take longer than a single server's minute.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
 	open := func(i int) *ClickHouse {
 		c, err := Open(ctx, Config{Addr: servers[i].Addr, Database: "tl_db", Cluster: "tl", QueryTimeout: time.Minute}, zaptest.NewLogger(t))
 		require.NoError(t, err, "server log:\n%s", servers[i].Process.Tail(3000))

@@ -114,6 +114,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		"address_txs":       "ReplacingMergeTree",
 		"address_logs":      "ReplacingMergeTree",
 		"aggregates":        "ReplacingMergeTree",
+		"chain_registry":    "ReplacingMergeTree",
 		"schema_migrations": "ReplacingMergeTree",
 	}, engines)
 

@@ -26,12 +26,15 @@ type PeriodicWorkflow struct {
 	SearchAttributes sdktemporal.SearchAttributes
 	Memo             map[string]any
 	Summary          string
+	// Paused creates the Schedule paused (a paused chain's); an existing
+	// Schedule keeps its state (SetSchedulesPaused changes it).
+	Paused bool
 }
 
 // EnsureSchedule creates the schedule or, if it exists, brings its interval
 // and action up to date. Overlap policy is skip: a slow run is never stacked
-// with the next one. A new schedule fires at once, so a fresh worker does
-// not wait a whole period for its first scan.
+// with the next one. A new schedule fires at once (unless created paused),
+// so a fresh worker does not wait a whole period for its first scan.
 func EnsureSchedule(ctx context.Context, c client.Client, p PeriodicWorkflow) error {
 	action := &client.ScheduleWorkflowAction{
 		ID:                       p.WorkflowID,
@@ -49,7 +52,8 @@ func EnsureSchedule(ctx context.Context, c client.Client, p PeriodicWorkflow) er
 		Spec:               spec,
 		Action:             action,
 		Overlap:            enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
-		TriggerImmediately: true,
+		TriggerImmediately: !p.Paused,
+		Paused:             p.Paused,
 	})
 	if err == nil {
 		return nil
@@ -72,6 +76,19 @@ func EnsureSchedule(ctx context.Context, c client.Client, p PeriodicWorkflow) er
 	})
 	if err != nil {
 		return fmt.Errorf("update schedule %s: %w", p.ScheduleID, err)
+	}
+	return nil
+}
+
+// TriggerSchedule runs the schedule's workflow now, once (overlap buffer
+// one: a run in progress is followed by one more, not stacked): a resumed
+// chain scans at once instead of at its next interval.
+func TriggerSchedule(ctx context.Context, c client.Client, scheduleID string) error {
+	err := c.ScheduleClient().GetHandle(ctx, scheduleID).Trigger(ctx, client.ScheduleTriggerOptions{
+		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE,
+	})
+	if err != nil {
+		return fmt.Errorf("trigger schedule %s: %w", scheduleID, err)
 	}
 	return nil
 }

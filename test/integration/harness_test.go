@@ -93,7 +93,9 @@ func chainConfig(chainID, rpcURL string) *config.Config {
 			DialTimeout:  5 * time.Second,
 			QueryTimeout: 30 * time.Second,
 		},
-		Chains: map[string]config.Chain{chainID: ch},
+		// Chains added at runtime are seen within a second.
+		Registry: config.Registry{PollInterval: time.Second},
+		Chains:   map[string]config.Chain{chainID: ch},
 	}
 }
 

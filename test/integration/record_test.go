@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
@@ -70,7 +71,10 @@ func recordSettings(ch config.Chain) config.Chain {
 //   - one more height started as push starts it, mode live, first run
 //     only (indexblock-live);
 //   - an IndexBlock of an indexed height returns at once
-//     (indexblock-already-indexed).
+//     (indexblock-already-indexed);
+//   - 40 more heights for a Scheduler started paused (the pause signal
+//     with its start): it starts nothing until resumed, then continues as
+//     new after 30 (scheduler-pause-resume, its first run).
 func TestRecordReplayHistories(t *testing.T) {
 	dir := os.Getenv("TIDELINE_RECORD_HISTORIES")
 	if dir == "" {
@@ -174,6 +178,40 @@ func TestRecordReplayHistories(t *testing.T) {
 	require.NoError(t, r.Get(ctx, &ib))
 	require.True(t, ib.AlreadyIndexed)
 	writeHistory(t, tc, dir, "indexblock-already-indexed", r.GetID(), r.GetRunID())
+
+	// A paused scheduler: started with the pause signal already sent (as
+	// `indexer chain pause` may find it), it starts nothing until resumed,
+	// then catches up as any other.
+	mine(t, node.HTTPURL, 40)
+	owned := chain.HeightRange{From: 76, To: 115}
+	start := opts.SchedulerStart(owned, string(types.IndexModeScheduler))
+	// Signal-with-start takes no FAIL policy; no other scheduler runs here.
+	start.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+	start.WorkflowExecutionErrorWhenAlreadyStarted = false
+	pr, err := tc.SignalWithStartWorkflow(ctx, temporal.SchedulerID(chainID), temporal.SchedulerPauseSignal, true,
+		start, temporal.SchedulerWorkflow,
+		types.SchedulerInput{ChainID: chainID, Head: owned.To, Remaining: []chain.HeightRange{owned}})
+	require.NoError(t, err)
+	waitFor(t, time.Minute, "the scheduler paused", func() (bool, string) {
+		v, err := tc.QueryWorkflow(ctx, pr.GetID(), pr.GetRunID(), temporal.SchedulerPausedQuery)
+		if err != nil {
+			return false, err.Error()
+		}
+		var paused bool
+		require.NoError(t, v.Get(&paused))
+		return paused, "not paused"
+	})
+	wm, _, err := store.Watermark(ctx, chainID, 0)
+	require.NoError(t, err)
+	require.Equal(t, uint64(75), wm, "nothing indexed while paused")
+	require.NoError(t, tc.SignalWorkflow(ctx, pr.GetID(), pr.GetRunID(), temporal.SchedulerPauseSignal, false))
+	waitIndexed(t, store, chainID, owned.To, 2*time.Minute)
+	waitFor(t, time.Minute, "the paused scheduler completed", func() (bool, string) {
+		runs := listRuns(t, tc, fmt.Sprintf("WorkflowId = '%s'", pr.GetID()))
+		last := runs[len(runs)-1] // the newest: the paused scheduler's last run
+		return last.status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, last.status.String()
+	})
+	writeHistory(t, tc, dir, "scheduler-pause-resume", pr.GetID(), pr.GetRunID())
 }
 
 // mine mines blocks empty blocks at once on anvil.

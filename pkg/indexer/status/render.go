@@ -44,7 +44,10 @@ func Render(w io.Writer, chains []Chain, profile termenv.Profile) {
 			t.AppendRow(table.Row{c.ChainID, c.Head, wm, lag, fmt.Sprintf("running, owns %d–%d", s.Owned.From, s.Owned.To), "", "", "", ""})
 		default:
 			eta := "–"
-			if s.ETASeconds > 0 {
+			switch {
+			case s.Paused:
+				eta = "paused"
+			case s.ETASeconds > 0:
 				eta = duration(s.ETASeconds)
 			}
 			t.AppendRow(table.Row{c.ChainID, c.Head, wm, lag, bar.ViewAs(s.Fraction()),

@@ -52,6 +52,9 @@ type Scheduler struct {
 	Rate       float64  `json:"rate"`
 	ETASeconds float64  `json:"eta_seconds"`
 	Buckets    []Bucket `json:"buckets"`
+	// Paused: the chain is paused (indexer chain pause); the scheduler
+	// starts nothing until resumed, so there is no ETA.
+	Paused bool `json:"paused,omitempty"`
 	// Answered is false when the progress query was not answered in time
 	// (a busy scheduler): only Owned, from the memo, is known.
 	Answered bool `json:"answered"`
@@ -178,9 +181,9 @@ func scheduler(ctx context.Context, src Sources, chainID string) (*Scheduler, er
 func FromProgress(p types.SchedulerProgress) Scheduler {
 	s := Scheduler{
 		Owned: p.Owned, Scheduled: p.Scheduled, Remaining: p.Remaining, Total: p.Scheduled + p.Remaining,
-		InFlight: p.InFlight, Dropped: p.Dropped, Rate: p.Rate, Answered: true,
+		InFlight: p.InFlight, Dropped: p.Dropped, Rate: p.Rate, Answered: true, Paused: p.Paused,
 	}
-	if p.Rate > 0 {
+	if p.Rate > 0 && !p.Paused {
 		s.ETASeconds = float64(p.Remaining) / p.Rate
 	}
 	for _, b := range p.Buckets {

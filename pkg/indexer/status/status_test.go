@@ -84,3 +84,13 @@ func TestJSON(t *testing.T) {
 	require.Len(t, sched["buckets"], 2)
 	require.NotContains(t, back[1], "scheduler")
 }
+
+// A paused scheduler has no ETA, and the table says it is paused.
+func TestPausedSchedulerHasNoETA(t *testing.T) {
+	s := status.FromProgress(types.SchedulerProgress{Scheduled: 10, Remaining: 90, Rate: 5, Paused: true})
+	require.True(t, s.Paused)
+	require.Zero(t, s.ETASeconds)
+	var b strings.Builder
+	status.Render(&b, []status.Chain{{ChainID: "c", Head: 100, Scheduler: &s}}, termenv.Ascii)
+	require.Contains(t, b.String(), "paused")
+}

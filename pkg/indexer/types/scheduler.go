@@ -46,6 +46,9 @@ type SchedulerState struct {
 	// Dropped counts heights dropped because they lay above the node's
 	// head (started or not): the scans start them once they exist.
 	Dropped uint64 `json:"dropped,omitempty"`
+	// Paused is set while the scheduler is paused (SchedulerPauseSignal):
+	// it starts nothing until resumed.
+	Paused bool `json:"paused,omitempty"`
 }
 
 // BucketProgress counts one level's heights.
@@ -80,6 +83,8 @@ type SchedulerProgress struct {
 	// Dropped counts heights dropped from the range because they lay
 	// above the node's head.
 	Dropped uint64 `json:"dropped,omitempty"`
+	// Paused: the scheduler starts nothing until resumed.
+	Paused bool `json:"paused,omitempty"`
 }
 
 // SchedulerResult is what a finished scheduler reports.

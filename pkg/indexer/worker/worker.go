@@ -1,7 +1,9 @@
 // Package worker wires one tideline worker process: it connects to the
 // database, the nodes and Temporal, registers workflows and activities on
 // each chain's task queues, keeps the chain's Schedules in place and serves
-// /metrics. The binary (app/indexer) and the integration tests both run it.
+// /metrics; it follows the chain registry, starting and stopping chains
+// while it runs (registry.go, chain.go). The binary (app/indexer) and the
+// integration tests both run it.
 package worker
 
 import (
@@ -11,8 +13,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +31,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/indexer/workflow"
 	"github.com/tideline-dev/tideline/pkg/metrics"
+	"github.com/tideline-dev/tideline/pkg/registry"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/temporal"
@@ -51,6 +54,13 @@ func Run(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 }
 
 // RunWith is Run with test hooks.
+//
+// The process-wide parts live here: metrics, the database (migrated), the
+// Temporal client, /metrics. The chains come and go: those of the config
+// file start now (an error stops the process, naming the key), those of
+// the chain registry within a poll, and every registry.poll_interval the
+// process makes its chains match the registry again (registry.go; one
+// chain's start and stop: chain.go).
 func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Options) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -74,92 +84,18 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 		return err
 	}
 	defer tc.Close()
-	searchAttributes := EnsureSearchAttributes(startCtx, tc, cfg.Temporal.Namespace, log)
 
-	acts := &activity.Activities{
-		Chains:   map[string]activity.Chain{},
-		Store:    store,
-		Temporal: tc,
-		Metrics:  m,
-		Log:      log,
-		Push:     map[string]activity.PushSource{},
+	p := &process{
+		cfg: cfg, tc: tc, store: store, metrics: m, chains: metrics.NewChains(reg), rpcMetrics: rpcMetrics, log: log, opts: opts,
+		lookupEnv:        os.LookupEnv,
+		searchAttributes: EnsureSearchAttributes(startCtx, tc, cfg.Temporal.Namespace, log),
 	}
-	wfs := &workflow.Workflows{Chains: map[string]workflow.Chain{}}
-	var followers []*push.Follower
-	for _, id := range cfg.ChainIDs() {
-		ch := cfg.Chains[id]
-		client, err := DialChain(startCtx, id, ch, log, rpcMetrics)
-		if err != nil {
-			return err
-		}
-		defer client.Close()
-		o := temporal.NewOptions(id, ch.Index.ActivityTimeout)
-		o.SearchAttributes = searchAttributes
-		acts.Chains[id] = activity.NewChain(client, o, ch)
-		wfs.Chains[id] = workflow.NewChain(o, ch)
-		if !ch.PushEnabled() {
-			continue
-		}
-		src, err := DialPush(startCtx, id, ch, log, rpcMetrics)
-		if err != nil {
-			return err
-		}
-		defer src.Close()
-		var heads rpc.HeadSource = src
-		if opts.WrapHeads != nil {
-			heads = opts.WrapHeads(id, heads)
-		}
-		f, err := NewFollower(id, ch, heads, acts, log)
-		if err != nil {
-			return err
-		}
-		acts.Push[id] = f
-		followers = append(followers, f)
-	}
-
-	var workers []worker.Worker
-	for _, id := range cfg.ChainIDs() {
-		ch := cfg.Chains[id]
-		admin := worker.New(tc, temporal.AdminQueue(id), pollers(cfg.Temporal, worker.Options{}))
-		index := worker.New(tc, temporal.IndexQueue(id), pollers(cfg.Temporal, worker.Options{
-			MaxConcurrentActivityExecutionSize: ch.Index.WorkerConcurrency,
-			// Enforced by the server over every worker of the queue: one
-			// shared budget for the chain's endpoints.
-			TaskQueueActivitiesPerSecond: ch.Index.BlocksPerSecond,
-		}))
-		// Range activities (the backlog) have a queue and slots of their
-		// own: however many run, a live block's IndexBlock activity on the
-		// index queue never waits for one of them.
-		ranges := worker.New(tc, temporal.RangeQueue(id), pollers(cfg.Temporal, worker.Options{
-			MaxConcurrentActivityExecutionSize: ch.Index.RangeConcurrency,
-		}))
-		for _, w := range []worker.Worker{admin, index, ranges} {
-			Register(w, wfs, acts)
-			if err := w.Start(); err != nil {
-				return fmt.Errorf("chain %s: start worker: %w", id, err)
-			}
-			defer w.Stop()
-			workers = append(workers, w)
-		}
-		if err := EnsureSchedules(startCtx, tc, acts.Chains[id].Options, ch); err != nil {
-			return fmt.Errorf("chain %s: %w", id, err)
-		}
-		log.Info("chain worker started", zap.String("chain_id", id),
-			zap.String("admin_queue", temporal.AdminQueue(id)), zap.String("index_queue", temporal.IndexQueue(id)),
-			zap.String("range_queue", temporal.RangeQueue(id)), zap.Bool("poller_autoscaling", cfg.Temporal.PollerAutoscaling))
-	}
-
-	// The followers start once the workers of the IndexBlockWorkflows they
-	// start run, and stop before the workers and clients (defers run in
-	// reverse).
-	pushCtx, stopPush := context.WithCancel(ctx)
-	var pushRunning sync.WaitGroup
-	defer func() {
-		stopPush()
-		pushRunning.Wait()
-	}()
-	for _, f := range followers {
-		pushRunning.Go(func() { f.Run(pushCtx) })
+	chains := newManager(p, &registry.Registry{Store: store, File: cfg.Chains, PollInterval: cfg.Registry.PollInterval})
+	// Every chain stops before the clients and the database close
+	// (defers run in reverse).
+	defer chains.stopAll()
+	if err := chains.startFileChains(ctx); err != nil {
+		return err
 	}
 
 	errc := make(chan error, 1)
@@ -171,12 +107,18 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 		defer srv.Close()
 		log.Info("metrics served", zap.String("address", "http://"+cfg.Metrics.Listen+"/metrics"))
 	}
-	select {
-	case <-ctx.Done():
-		log.Info("stopping workers")
-		return nil
-	case err := <-errc:
-		return err
+	poll := time.NewTicker(cfg.Registry.PollInterval)
+	defer poll.Stop()
+	for {
+		chains.reconcile(ctx)
+		select {
+		case <-ctx.Done():
+			log.Info("stopping workers")
+			return nil
+		case err := <-errc:
+			return err
+		case <-poll.C:
+		}
 	}
 }
 
@@ -191,12 +133,15 @@ func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activit
 }
 
 // EnsureSchedules keeps the chain's periodic workflows scheduled, with the
-// chain's options (search attributes on or off, as the namespace allows).
-func EnsureSchedules(ctx context.Context, c client.Client, o temporal.Options, ch config.Chain) error {
+// chain's options (search attributes on or off, as the namespace allows);
+// a paused chain's are created paused (an existing Schedule keeps its
+// state).
+func EnsureSchedules(ctx context.Context, c client.Client, o temporal.Options, ch config.Chain, paused bool) error {
 	for _, p := range []temporal.PeriodicWorkflow{
 		o.HeadScanSchedule(ch.HeadScan.Interval, string(types.IndexModeDirect), types.HeadScanInput{ChainID: o.ChainID}),
 		o.GapScanSchedule(ch.GapScan.Interval, string(types.IndexModeGap), types.GapScanInput{ChainID: o.ChainID}),
 	} {
+		p.Paused = paused
 		if err := temporal.EnsureSchedule(ctx, c, p); err != nil {
 			return err
 		}

@@ -65,6 +65,10 @@ var recordedHistories = []string{
 	"scheduler-finish-pre-scheduler-drain",
 	"scheduler-continue-as-new-pre-scheduler-shrink",
 	"scheduler-finish-pre-scheduler-shrink",
+	"scheduler-continue-as-new-pre-scheduler-pause",
+	"scheduler-finish-pre-scheduler-pause",
+	"scheduler-pause-resume",
+	"scheduler-pause-resume-pre-scheduler-pause",
 }
 
 // Every recorded history replays on today's workflows without a

@@ -50,6 +50,9 @@ func (w *Workflows) Scheduler(ctx workflow.Context, in types.SchedulerInput) (ty
 	}); err != nil {
 		return types.SchedulerResult{}, err
 	}
+	if err := workflow.SetQueryHandler(ctx, temporal.SchedulerPausedQuery, s.pausedQuery); err != nil {
+		return types.SchedulerResult{}, err
+	}
 	return s.run(ctx)
 }
 
@@ -67,6 +70,9 @@ type schedulerRun struct {
 	nextBatch time.Time
 	// rangeDone receives RangeDoneSignal (range mode only).
 	rangeDone workflow.ReceiveChannel
+	// pauseSignal receives SchedulerPauseSignal (nil for a run recorded
+	// before the pause: scheduler_pause.go).
+	pauseSignal workflow.ReceiveChannel
 
 	// The head check (scheduler_shrink.go): on unless the run was recorded
 	// before it; the highest head seen confirmed in this run, and when the
@@ -101,6 +107,7 @@ func newSchedulerRun(ctx workflow.Context, c Chain, in types.SchedulerInput) *sc
 	if s.ranges() {
 		s.rangeDone = workflow.GetSignalChannel(ctx, temporal.RangeDoneSignal)
 	}
+	s.listenForPause(ctx)
 	s.spans = types.LevelSpans(s.head, s.state.Owned.From, c.Settings.BlockTime)
 	if first {
 		for _, sp := range s.spans {
@@ -125,6 +132,10 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 	lctx := workflow.WithLocalActivityOptions(ctx, s.ch.Options.LocalActivity())
 	log := workflow.GetLogger(ctx)
 	for len(s.remaining) > 0 {
+		// A paused scheduler waits here, not polling its window meanwhile.
+		if err := s.holdWhilePaused(ctx); err != nil {
+			return types.SchedulerResult{}, err
+		}
 		if s.shrinkToHead(ctx, lctx); len(s.remaining) == 0 {
 			break
 		}
@@ -136,6 +147,7 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 				return types.SchedulerResult{}, err
 			}
 			s.drainSignals()
+			s.takePauseSignals() // a pause carries over, in the state
 			s.state.Runs++
 			log.Info("scheduler continues as new", "chain_id", s.chainID, "runs", s.state.Runs,
 				"scheduled", s.state.Scheduled, "remaining", chain.TotalLen(s.remaining), "buckets", s.state.Buckets)
@@ -152,6 +164,10 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 			continue
 		}
 		if err := s.waitForRate(ctx); err != nil {
+			return types.SchedulerResult{}, err
+		}
+		// Paused while it waited for its window or its rate: nothing starts.
+		if err := s.holdWhilePaused(ctx); err != nil {
 			return types.SchedulerResult{}, err
 		}
 		starts := cfg.BatchSize // the seed's pace: a batch costs its full size
@@ -311,6 +327,7 @@ func (s *schedulerRun) progress(ctx workflow.Context) types.SchedulerProgress {
 		RangeSize: s.state.RangeSize,
 		Ranges:    s.state.Ranges,
 		Dropped:   s.state.Dropped,
+		Paused:    s.state.Paused,
 	}
 	if elapsed > 0 {
 		p.Rate = float64(s.thisRun) / elapsed.Seconds()
