@@ -106,6 +106,7 @@ type testAPI struct {
 	store    *storage.ClickHouse
 	db       string
 	srv      *httptest.Server
+	server   *Server
 	contract *testkit.APIContract
 	reg      *prometheus.Registry
 }
@@ -131,7 +132,7 @@ func newTestAPI(t *testing.T, cfg config.API, opts ...func(*Options)) *testAPI {
 	require.NoError(t, err)
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
-	return &testAPI{store: store, db: db, srv: srv, contract: testkit.NewAPIContract(t), reg: reg}
+	return &testAPI{store: store, db: db, srv: srv, server: s, contract: testkit.NewAPIContract(t), reg: reg}
 }
 
 // get requests a path, checks the answer against docs/openapi.json and

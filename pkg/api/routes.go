@@ -23,7 +23,7 @@ const defaultPage = 25
 // chainOf resolves the {id} path segment.
 func (s *Server) chainOf(r *http.Request) (string, config.Chain, *apiError) {
 	id := r.PathValue("id")
-	ch, ok := s.chains[id]
+	ch, ok := s.chainMap()[id]
 	if !ok {
 		return "", config.Chain{}, notFound("chain %q is not served here; GET /v1/chains lists the chains", clip(id))
 	}
@@ -83,8 +83,9 @@ func (s *Server) listChains(r *http.Request) (any, *apiError) {
 	if _, e := queryParams(r.URL); e != nil {
 		return nil, e
 	}
-	ids := make([]string, 0, len(s.chains))
-	for id := range s.chains {
+	chains := s.chainMap()
+	ids := make([]string, 0, len(chains))
+	for id := range chains {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
@@ -92,7 +93,7 @@ func (s *Server) listChains(r *http.Request) (any, *apiError) {
 		Chains []ChainInfo `json:"chains"`
 	}{Chains: []ChainInfo{}}
 	for _, id := range ids {
-		ch := s.chains[id]
+		ch := chains[id]
 		info := ChainInfo{ID: id, Type: ch.Type, StartHeight: ch.StartHeight, BlockTimeSeconds: ch.BlockTime.Seconds()}
 		if ch.ExpectedChainID != 0 {
 			n := ch.ExpectedChainID

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -312,4 +313,47 @@ func TestMetricsByRoutePattern(t *testing.T) {
 	require.NotContains(t, m, data[0].Block.Hash[2:])
 	require.NotContains(t, m, data[1].Block.Hash[2:])
 	require.NotContains(t, m, "secret-node")
+}
+
+// Chains defined at runtime (the registry, through ChainSource) are served
+// after the next read; a failed read keeps the chains served.
+func TestChainsFromTheSource(t *testing.T) {
+	var mu sync.Mutex
+	chains := map[string]config.Chain{testChain: {Type: config.ChainTypeEthereum, BlockTime: 12 * time.Second}}
+	var fail error
+	a := newTestAPI(t, config.API{}, func(o *Options) {
+		o.Chains = nil
+		o.ChainSource = func(context.Context) (map[string]config.Chain, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			out := map[string]config.Chain{}
+			for k, v := range chains {
+				out[k] = v
+			}
+			return out, fail
+		}
+	})
+	a.write(t, sampleChain(2))
+	var list struct{ Chains []ChainInfo }
+	a.getJSON(t, "/v1/chains", 200, &list)
+	require.Len(t, list.Chains, 1)
+	a.getJSON(t, "/v1/chains/c2/blocks/0", 404, nil)
+
+	mu.Lock()
+	chains["c2"] = config.Chain{Type: config.ChainTypeEthereum, BlockTime: time.Second, StartHeight: 5}
+	mu.Unlock()
+	s := a.server
+	require.NoError(t, s.refreshChains(context.Background()))
+	a.getJSON(t, "/v1/chains", 200, &list)
+	require.Equal(t, []string{"c1", "c2"}, []string{list.Chains[0].ID, list.Chains[1].ID})
+	var e apiError
+	a.getJSON(t, "/v1/chains/c2/blocks/0", 404, &e)
+	require.Contains(t, e.Message, "below the chain's start height 5", "c2 is served now (and has no data)")
+
+	mu.Lock()
+	fail = errors.New("registry unreachable")
+	mu.Unlock()
+	require.Error(t, s.refreshChains(context.Background()))
+	a.getJSON(t, "/v1/chains", 200, &list)
+	require.Len(t, list.Chains, 2, "a failed read keeps the chains served")
 }

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,8 +29,13 @@ import (
 // Options is what a Server needs.
 type Options struct {
 	Config config.API
-	// Chains are the configured chains, by ID: the only ones served.
+	// Chains are the chains of the config file, by ID.
 	Chains map[string]config.Chain
+	// ChainSource, if set, lists every chain to serve (the file's and the
+	// registry's, `indexer chain add`); it is read at New and then every
+	// ChainRefresh while Serve runs. Without it only Chains are served.
+	ChainSource  func(ctx context.Context) (map[string]config.Chain, error)
+	ChainRefresh time.Duration
 	Store  Store
 	// Head reads a chain's head from its node (status route); nil
 	// reports the head as unknown.
@@ -48,7 +54,9 @@ type Options struct {
 // Server serves the API. Handler gives the http.Handler; Serve runs it.
 type Server struct {
 	cfg     config.API
-	chains  map[string]config.Chain
+	chains  atomic.Pointer[map[string]config.Chain]
+	source  func(ctx context.Context) (map[string]config.Chain, error)
+	every   time.Duration
 	store   Store
 	views   *views
 	status  status.Sources
@@ -65,7 +73,7 @@ func New(o Options) (*Server, error) {
 	if o.Store == nil {
 		return nil, errors.New("api: no store")
 	}
-	if len(o.Chains) == 0 {
+	if len(o.Chains) == 0 && o.ChainSource == nil {
 		return nil, errors.New("api: no chain configured")
 	}
 	if o.Logger == nil {
@@ -77,7 +85,8 @@ func New(o Options) (*Server, error) {
 	cfg := o.Config.WithDefaults()
 	s := &Server{
 		cfg:     cfg,
-		chains:  o.Chains,
+		source:  o.ChainSource,
+		every:   o.ChainRefresh,
 		store:   o.Store,
 		views:   newViews(o.Store, cfg.StateRefresh),
 		log:     o.Logger,
@@ -85,6 +94,18 @@ func New(o Options) (*Server, error) {
 		limiter: newClientLimiter(cfg.RateLimit, cfg.Burst),
 		mux:     http.NewServeMux(),
 		reg:     o.Registry,
+	}
+	chains := o.Chains
+	if chains == nil {
+		chains = map[string]config.Chain{}
+	}
+	s.chains.Store(&chains)
+	if s.source != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.RequestTimeout)
+		if err := s.refreshChains(ctx); err != nil {
+			s.log.Warn("could not read the chain registry; serving the file's chains until it answers", zap.Error(err))
+		}
+		cancel()
 	}
 	for _, sec := range o.Secrets {
 		if sec != "" {
@@ -126,6 +147,9 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
+	if s.source != nil && s.every > 0 {
+		go s.followChains(ctx)
+	}
 	select {
 	case err := <-done:
 		return fmt.Errorf("api: serving %s: %w", l.Addr(), err)
@@ -141,6 +165,44 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	}
 	return nil
 }
+
+// refreshChains reads the chains to serve from the source.
+func (s *Server) refreshChains(ctx context.Context) error {
+	chains, err := s.source(ctx)
+	if err != nil {
+		return err
+	}
+	s.chains.Store(&chains)
+	return nil
+}
+
+// followChains refreshes the chains until ctx ends; a failed read keeps
+// the chains of the last good one.
+func (s *Server) followChains(ctx context.Context) {
+	t := time.NewTicker(s.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+			if err := s.refreshChains(rctx); err != nil {
+				s.log.Warn("could not read the chain registry; serving the chains of the last read", zap.Error(err))
+			}
+			cancel()
+		}
+	}
+}
+
+// Chain is a chain served now, by ID.
+func (s *Server) Chain(id string) (config.Chain, bool) {
+	ch, ok := s.chainMap()[id]
+	return ch, ok
+}
+
+// chainMap is the chains served now.
+func (s *Server) chainMap() map[string]config.Chain { return *s.chains.Load() }
 
 // Listen opens api.listen.
 func (s *Server) Listen() (net.Listener, error) {
@@ -305,10 +367,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(append(b, '\n'))
 }
 
-// redact removes the secrets from a text meant for a log or an answer.
+// redact removes the secrets from a text meant for a log or an answer:
+// those given, and the endpoint URLs of every chain served.
 func (s *Server) redact(text string) string {
 	for _, sec := range s.secrets {
 		text = strings.ReplaceAll(text, sec, "<redacted>")
+	}
+	for _, ch := range s.chainMap() {
+		for _, u := range ch.Endpoints {
+			if u != "" {
+				text = strings.ReplaceAll(text, u, "<redacted>")
+			}
+		}
 	}
 	return text
 }
