@@ -36,7 +36,7 @@ type Options struct {
 	// ChainRefresh while Serve runs. Without it only Chains are served.
 	ChainSource  func(ctx context.Context) (map[string]config.Chain, error)
 	ChainRefresh time.Duration
-	Store  Store
+	Store        Store
 	// Head reads a chain's head from its node (status route); nil
 	// reports the head as unknown.
 	Head func(ctx context.Context, chainID string) (uint64, error)
