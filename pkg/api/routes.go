@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -152,14 +153,19 @@ func (s *Server) chainStatus(r *http.Request) (any, *apiError) {
 	if _, e := queryParams(r.URL); e != nil {
 		return nil, e
 	}
-	c := status.Collect(r.Context(), s.status, []status.Want{{ChainID: id, StartHeight: ch.StartHeight, BlockTime: ch.BlockTime}})[0]
+	// Whether the node answered is recorded here, not read back from the
+	// error texts.
+	src := s.status
+	headKnown := false
+	src.Head = func(ctx context.Context, id string) (uint64, error) {
+		h, err := s.status.Head(ctx, id)
+		headKnown = err == nil
+		return h, err
+	}
+	c := status.Collect(r.Context(), src, []status.Want{{ChainID: id, StartHeight: ch.StartHeight, BlockTime: ch.BlockTime}})[0]
 	out := Status{ChainID: id, LagBlocks: c.Lag, LagSeconds: c.LagSeconds, Errors: []string{}}
-	headKnown := true
 	for _, err := range c.Errors {
 		out.Errors = append(out.Errors, s.redact(err))
-		if len(err) >= 5 && err[:5] == "head:" {
-			headKnown = false
-		}
 	}
 	if headKnown {
 		h := c.Head

@@ -357,3 +357,32 @@ func TestChainsFromTheSource(t *testing.T) {
 	a.getJSON(t, "/v1/chains", 200, &list)
 	require.Len(t, list.Chains, 2, "a failed read keeps the chains served")
 }
+
+// The status route reports what it could read: with the node down the head
+// is null and the error says so without the node's URL; the watermark and
+// the chain state are still there.
+func TestStatusWithoutTheNode(t *testing.T) {
+	const url = "http://user:secret-key@127.0.0.1:1/rpc"
+	a := newTestAPI(t, config.API{}, func(o *Options) {
+		ch := o.Chains[testChain]
+		ch.Endpoints = map[string]string{"main": url}
+		o.Chains[testChain] = ch
+		o.Head = func(context.Context, string) (uint64, error) {
+			return 0, errors.New("dial " + url + ": connection refused")
+		}
+	})
+	a.write(t, sampleChain(3))
+	require.NoError(t, a.store.SaveState(context.Background(), testChain, storage.StatePrunedHeight, 0))
+	code, body := a.get(t, "/v1/chains/c1/status")
+	require.Equal(t, 200, code)
+	require.NotContains(t, string(body), "secret-key")
+	var st Status
+	require.NoError(t, json.Unmarshal(body, &st))
+	require.Nil(t, st.Head)
+	require.Equal(t, uint64(2), *st.Watermark)
+	require.Equal(t, uint64(0), *st.PrunedHeight)
+	require.Nil(t, st.AggregatorHeight)
+	require.Nil(t, st.Scheduler, "no Temporal client: no scheduler")
+	require.Len(t, st.Errors, 2, "the head and the scheduler")
+	require.Contains(t, st.Errors[0], "<redacted>")
+}
