@@ -230,6 +230,7 @@ func (b *bench) config(temporalAddr, chAddr, nodeURL string, evmChainID uint64) 
 		Temporal:   config.Temporal{HostPort: temporalAddr, Namespace: "default"},
 		ClickHouse: config.ClickHouse{Addr: chAddr, Database: database, Username: "default", DialTimeout: 5 * time.Second, QueryTimeout: 5 * time.Minute},
 		API:        config.DefaultAPI(),
+		Registry:   config.Registry{PollInterval: 5 * time.Second},
 		Chains:     map[string]config.Chain{chainID: ch},
 	}
 }
