@@ -54,6 +54,9 @@ type ClickHouse struct {
 	Password     string        `mapstructure:"password"`
 	DialTimeout  time.Duration `mapstructure:"dial_timeout"`
 	QueryTimeout time.Duration `mapstructure:"query_timeout"`
+	// MigrateTimeout bounds each migration that fills a table from indexed
+	// data (a backfill), which reads whole tables: see docs/operations.md.
+	MigrateTimeout time.Duration `mapstructure:"migrate_timeout"`
 }
 
 // Chain is one followed chain; its key in `chains` is the chain ID used in

@@ -57,6 +57,9 @@ func (c *Config) Validate() error {
 	if c.ClickHouse.QueryTimeout <= 0 {
 		bad("clickhouse.query_timeout", "must be positive")
 	}
+	if c.ClickHouse.MigrateTimeout <= 0 {
+		bad("clickhouse.migrate_timeout", "must be positive")
+	}
 	if len(c.Chains) == 0 {
 		bad("chains", "no chain configured")
 	}

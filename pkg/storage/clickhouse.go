@@ -15,8 +15,9 @@ import (
 
 // Defaults for the zero durations of Config.
 const (
-	DefaultDialTimeout  = 10 * time.Second
-	DefaultQueryTimeout = 30 * time.Second
+	DefaultDialTimeout    = 10 * time.Second
+	DefaultQueryTimeout   = 30 * time.Second
+	DefaultMigrateTimeout = 24 * time.Hour
 )
 
 // Config is the clickhouse.* section of the configuration.
@@ -31,6 +32,11 @@ type Config struct {
 	DialTimeout time.Duration `mapstructure:"dial_timeout"`
 	// QueryTimeout bounds each statement; zero means DefaultQueryTimeout.
 	QueryTimeout time.Duration `mapstructure:"query_timeout"`
+	// MigrateTimeout bounds each migration that fills a table from another
+	// (a backfill, INSERT … SELECT), which reads the whole source table and
+	// can take far longer than a query; zero means DefaultMigrateTimeout.
+	// DDL migrations keep QueryTimeout.
+	MigrateTimeout time.Duration `mapstructure:"migrate_timeout"`
 }
 
 // Validate reports the first bad setting by its configuration key.
@@ -57,6 +63,9 @@ func (c Config) Validate() error {
 	if c.QueryTimeout < 0 {
 		return fmt.Errorf("clickhouse.query_timeout: %s is negative", c.QueryTimeout)
 	}
+	if c.MigrateTimeout < 0 {
+		return fmt.Errorf("clickhouse.migrate_timeout: %s is negative", c.MigrateTimeout)
+	}
 	return nil
 }
 
@@ -66,8 +75,8 @@ func (c Config) String() string {
 	if c.Password != "" {
 		pw = "***"
 	}
-	return fmt.Sprintf("{Addr:%s Database:%s Username:%s Password:%s DialTimeout:%s QueryTimeout:%s}",
-		c.Addr, c.Database, c.Username, pw, c.DialTimeout, c.QueryTimeout)
+	return fmt.Sprintf("{Addr:%s Database:%s Username:%s Password:%s DialTimeout:%s QueryTimeout:%s MigrateTimeout:%s}",
+		c.Addr, c.Database, c.Username, pw, c.DialTimeout, c.QueryTimeout, c.MigrateTimeout)
 }
 
 func (c Config) withDefaults() Config {
@@ -76,6 +85,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.QueryTimeout == 0 {
 		c.QueryTimeout = DefaultQueryTimeout
+	}
+	if c.MigrateTimeout == 0 {
+		c.MigrateTimeout = DefaultMigrateTimeout
 	}
 	return c
 }
@@ -96,6 +108,9 @@ type ClickHouse struct {
 	// walk every branch of the scan with a handful of heights.
 	scanWindow uint64
 	scanChunk  uint64
+	// progressEvery is how often a backfill migration logs its progress; a
+	// field so a test can see the line without a long backfill.
+	progressEvery time.Duration
 }
 
 var _ Store = (*ClickHouse)(nil)
@@ -131,8 +146,9 @@ func Open(ctx context.Context, cfg Config, logger *zap.Logger) (*ClickHouse, err
 		conn:       conn,
 		cfg:        cfg,
 		log:        logger,
-		scanWindow: defaultScanWindow,
-		scanChunk:  defaultScanChunk,
+		scanWindow:    defaultScanWindow,
+		scanChunk:     defaultScanChunk,
+		progressEvery: defaultProgressEvery,
 	}
 	var version string
 	if err := c.queryRow(ctx, serverVersionQuery{}, &version); err != nil {
