@@ -143,9 +143,9 @@ func Open(ctx context.Context, cfg Config, logger *zap.Logger) (*ClickHouse, err
 		return nil, err
 	}
 	c := &ClickHouse{
-		conn:       conn,
-		cfg:        cfg,
-		log:        logger,
+		conn:          conn,
+		cfg:           cfg,
+		log:           logger,
 		scanWindow:    defaultScanWindow,
 		scanChunk:     defaultScanChunk,
 		progressEvery: defaultProgressEvery,

@@ -23,14 +23,22 @@ import (
 // is not defined).
 //
 // The rows are built here, on the client, and sent as five more inserts
-// rather than derived on the server by materialized views fed by the main
-// inserts. Both cost the same parts and merges on the server; the views
-// would save the client's building and sending (a few ms per 1,000
-// blocks), but they cannot make the tombstones of a position whose row is
-// replaced (the main insert holds only the new row there), they tie the
-// look-ups to the main inserts' success order (see WriteBlocks on why the
-// look-ups go first), and on a cluster they add dependent-view
-// deduplication to reason about. docs/performance.md has the measurements.
+// (design a), rather than derived on the server by materialized views fed
+// by the main inserts (design b). Measured (BenchmarkLookupDesigns, fresh
+// ranges of 1,000 blocks, figures in docs/performance.md), the views cost
+// the server more CPU than receiving the rows does, about a fifth more
+// on top of the look-ups' own cost, since the server runs their SELECT
+// and arrayJoin inside every insert; they save the client a few tens of
+// milliseconds per 1,000 blocks. ClickHouse's CPU is what bounds a
+// catch-up on this machine and the worker's is not, so the work stays on
+// the client. The views would also need more than the fresh path shows: a
+// tombstone row in the main insert carrying the old hashes and addresses
+// for every replaced row, including a second row, older by one version,
+// at a position whose row is replaced (the main insert holds only the new
+// row there); their rows would be written after the main rows, which
+// loses tombstones when a call fails half-way (see WriteBlocks on the
+// order); and a cluster adds the deduplication of dependent views to
+// reason about.
 
 // Column lists of the look-up inserts, in the order of columns() below.
 var (
