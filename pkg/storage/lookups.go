@@ -113,8 +113,10 @@ func (l *lookupRows) addTombstones(chainID string, height uint64, p storedPositi
 	}
 	var newTxs map[uint32]*chain.Transaction
 	var newLogs map[uint32]*chain.Log
-	if d != nil {
+	if d != nil && len(p.txs) > 0 {
 		newTxs = byPosition(d.Transactions, func(t *chain.Transaction) uint32 { return t.Index })
+	}
+	if d != nil && len(p.logs) > 0 {
 		newLogs = byPosition(d.Logs, func(l *chain.Log) uint32 { return l.LogIndex })
 	}
 	for _, pos := range sortedPositions(p.txs) {

@@ -163,7 +163,7 @@ func TestInsertColumnsMatchMigrations(t *testing.T) {
 	ddl := map[string]string{}
 	added := map[string][]string{} // table → columns of ALTER TABLE … ADD COLUMN files
 	for _, m := range ms {
-		for _, table := range []string{tableBlocks, tableTransactions, tableLogs, tableIndexedHeights, tableChainState} {
+		for _, table := range append([]string{tableBlocks, tableTransactions, tableLogs, tableIndexedHeights, tableChainState}, lookupTables...) {
 			if strings.Contains(m.stmt, "CREATE TABLE IF NOT EXISTS "+table+"\n") {
 				ddl[table] = m.stmt
 			}
@@ -178,6 +178,11 @@ func TestInsertColumnsMatchMigrations(t *testing.T) {
 		tableLogs:           logRewriteColumns,
 		tableIndexedHeights: indexedHeightColumns,
 		tableChainState:     chainStateColumns,
+		tableTxByHash:       txByHashColumns,
+		tableBlockByHash:    blockByHashColumns,
+		tableBlockByTime:    blockByTimeColumns,
+		tableAddressTxs:     addressTxColumns,
+		tableAddressLogs:    addressLogColumns,
 	} {
 		stmt, ok := ddl[table]
 		require.True(t, ok, "no migration creates %s", table)
@@ -207,7 +212,7 @@ func TestNoFeaturesMissingFrom1816(t *testing.T) {
 		chunkCountsQuery{runs: []chain.HeightRange{{}}}, indexedNumbersQuery{}, blockHashesQuery{}, countFinalQuery{tableBlocks, ""},
 		loadStateQuery{}, databaseExistsQuery{}, createSchemaMigrationsStmt{}, appliedMigrationsQuery{},
 		storedBlocksQuery{}, canonicalPositionsQuery{}, columnExistsQuery{}, serverVersionQuery{}, partitionsQuery{}, rangeCountsQuery{ranges: []chain.HeightRange{{}}},
-		insertStmt{tableLogs, logRewriteColumns},
+		insertStmt{tableLogs, logRewriteColumns}, insertStmt{tableAddressTxs, addressTxColumns},
 	} {
 		sql, _ := s.toSQL()
 		texts = append(texts, sql)
