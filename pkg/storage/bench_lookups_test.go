@@ -55,9 +55,10 @@ func cpuMillis(b *testing.B, pid string) float64 {
 //   - client: WriteBlocks, the look-up rows built here and sent as five
 //     more inserts (design a, the one used);
 //   - views: the main inserts only, with materialized views deriving the
-//     look-up rows on the server (design b);
-//   - client-sorted: as client, with the look-up rows sorted by their key
-//     on the client first (an experiment: sortLookups).
+//     look-up rows on the server (design b).
+//
+// (Commit 4bf4c61 had a fourth variant, the client's rows in the order
+// they come out of the blocks, before lookupRows.sort.)
 //
 // The server's CPU includes its background merges while the loop runs.
 // main-only and views still build the look-up rows on the client (buildRows
@@ -98,21 +99,10 @@ func BenchmarkLookupDesigns(b *testing.B) {
 		}
 		return nil
 	}
-	sorted := func(c *ClickHouse, blocks []*chain.BlockData) error {
-		r := buildRows("bench", blocks, nil, c.clock.next(), time.Now())
-		sortLookups(&r.lookups)
-		for _, ins := range r.inserts() {
-			if err := c.insertColumns(ctx, ins.stmt, ins.n, ins.cols); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	vs := []*variant{
 		{name: "main-only", write: mainOnly},
 		{name: "client", write: func(c *ClickHouse, blocks []*chain.BlockData) error { return c.WriteBlocks(ctx, "bench", blocks) }},
 		{name: "views", write: mainOnly},
-		{name: "client-sorted", write: sorted},
 	}
 	for _, v := range vs {
 		v.c = benchOpen(b)
@@ -203,63 +193,4 @@ func BenchmarkBackfillLookups(b *testing.B) {
 		b.ReportMetric(secs/(float64(rows)/1e6), table+"-s/Mrows")
 		b.Logf("%s: %d rows of %s in %.2f s (%.0f rows/s)", m.file, rows, source[table], secs, float64(rows)/secs)
 	}
-}
-
-// sortLookups puts the look-up rows in key order before they are sent, so
-// that the server need not sort them: measured as the "client-sorted"
-// variant of BenchmarkLookupDesigns.
-func sortLookups(l *lookupRows) {
-	byKey := func(n int, cols []any, less func(i, j int) int) {
-		perm := make([]int, n)
-		for i := range perm {
-			perm[i] = i
-		}
-		slices.SortFunc(perm, less)
-		for _, col := range cols {
-			switch v := col.(type) {
-			case []string:
-				reorder(v, perm)
-			case []uint64:
-				reorder(v, perm)
-			case []uint32:
-				reorder(v, perm)
-			case []uint8:
-				reorder(v, perm)
-			case []int64:
-				reorder(v, perm)
-			}
-		}
-	}
-	t := &l.txByHash
-	byKey(t.len(), t.columns(), func(i, j int) int { return strings.Compare(t.hash[i], t.hash[j]) })
-	a := &l.addressTxs
-	byKey(a.len(), a.columns(), func(i, j int) int {
-		if c := strings.Compare(a.address[i], a.address[j]); c != 0 {
-			return c
-		}
-		if a.blockNumber[i] != a.blockNumber[j] {
-			return int(a.blockNumber[i]) - int(a.blockNumber[j])
-		}
-		return int(a.txIndex[i]) - int(a.txIndex[j])
-	})
-	g := &l.addressLogs
-	byKey(g.len(), g.columns(), func(i, j int) int {
-		if c := strings.Compare(g.address[i], g.address[j]); c != 0 {
-			return c
-		}
-		if g.blockNumber[i] != g.blockNumber[j] {
-			return int(g.blockNumber[i]) - int(g.blockNumber[j])
-		}
-		return int(g.logIndex[i]) - int(g.logIndex[j])
-	})
-	h := &l.blockByHash
-	byKey(h.len(), h.columns(), func(i, j int) int { return strings.Compare(h.hash[i], h.hash[j]) })
-}
-
-func reorder[T any](v []T, perm []int) {
-	out := make([]T, len(v))
-	for i, p := range perm {
-		out[i] = v[p]
-	}
-	copy(v, out)
 }

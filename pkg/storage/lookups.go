@@ -1,6 +1,11 @@
 package storage
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
@@ -142,6 +147,105 @@ func (l *lookupRows) addTombstones(chainID string, height uint64, p storedPositi
 			l.addressLogs.add(chainID, old.address, height, pos, "", version, tombstone)
 		}
 	}
+}
+
+// sort puts the rows of each look-up table in its key order (chain_id,
+// the first key column, is the same in every row of a call). A look-up
+// table leads with a hash or an address, so the rows come out of the
+// blocks in random key order and the server would sort every insert, a
+// permutation of every column by string comparisons, before writing its
+// part; in order, it only checks the order. Measured, that moves more CPU
+// off the server than it costs the worker (BenchmarkLookupDesigns,
+// docs/performance.md), and ClickHouse is what bounds a catch-up.
+func (l *lookupRows) sort() {
+	t := &l.txByHash
+	inKeyOrder(t.len(), func(i, j int) int {
+		if c := strings.Compare(t.hash[i], t.hash[j]); c != 0 {
+			return c
+		}
+		return comparePosition(t.blockNumber[i], t.blockNumber[j], t.txIndex[i], t.txIndex[j])
+	}, t.columns())
+	h := &l.blockByHash
+	inKeyOrder(h.len(), func(i, j int) int {
+		if c := strings.Compare(h.hash[i], h.hash[j]); c != 0 {
+			return c
+		}
+		return cmp.Compare(h.number[i], h.number[j])
+	}, h.columns())
+	tm := &l.blockByTime
+	inKeyOrder(tm.len(), func(i, j int) int {
+		if c := cmp.Compare(tm.timestamp[i], tm.timestamp[j]); c != 0 {
+			return c
+		}
+		return cmp.Compare(tm.number[i], tm.number[j])
+	}, tm.columns())
+	a := &l.addressTxs
+	inKeyOrder(a.len(), func(i, j int) int {
+		if c := strings.Compare(a.address[i], a.address[j]); c != 0 {
+			return c
+		}
+		return comparePosition(a.blockNumber[i], a.blockNumber[j], a.txIndex[i], a.txIndex[j])
+	}, a.columns())
+	g := &l.addressLogs
+	inKeyOrder(g.len(), func(i, j int) int {
+		if c := strings.Compare(g.address[i], g.address[j]); c != 0 {
+			return c
+		}
+		return comparePosition(g.blockNumber[i], g.blockNumber[j], g.logIndex[i], g.logIndex[j])
+	}, g.columns())
+}
+
+// comparePosition orders positions by height, then index.
+func comparePosition(n1, n2 uint64, i1, i2 uint32) int {
+	if c := cmp.Compare(n1, n2); c != 0 {
+		return c
+	}
+	return cmp.Compare(i1, i2)
+}
+
+// inKeyOrder reorders the n rows of one table, given as its column slices,
+// so that compare (of two row numbers) ascends; rows already in order
+// (block_by_time, as a rule) are left alone. No two rows of a call share a
+// key, so the order is total. Sorting row numbers and moving each column
+// once was faster than sorting (key, row) structs (BenchmarkBuildRows).
+func inKeyOrder(n int, compare func(i, j int) int, cols []any) {
+	inOrder := true
+	for i := 1; i < n && inOrder; i++ {
+		inOrder = compare(i-1, i) < 0
+	}
+	if inOrder {
+		return
+	}
+	perm := make([]int32, n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortFunc(perm, func(a, b int32) int { return compare(int(a), int(b)) })
+	for _, col := range cols {
+		switch v := col.(type) {
+		case []string:
+			permute(v, perm)
+		case []uint64:
+			permute(v, perm)
+		case []uint32:
+			permute(v, perm)
+		case []uint8:
+			permute(v, perm)
+		case []int64:
+			permute(v, perm)
+		default:
+			panic(fmt.Sprintf("storage: column slice of type %T is not one lookups.go builds", col))
+		}
+	}
+}
+
+// permute puts v[perm[i]] at i, for every i.
+func permute[T any](v []T, perm []int32) {
+	out := make([]T, len(v))
+	for i, p := range perm {
+		out[i] = v[p]
+	}
+	copy(v, out)
 }
 
 func byPosition[T any](items []T, pos func(*T) uint32) map[uint32]*T {

@@ -1,9 +1,11 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -373,4 +375,71 @@ func TestBackfillTimeoutNamesTheKey(t *testing.T) {
 	require.ErrorContains(t, err, "filling address_txs")
 	require.ErrorContains(t, err, "clickhouse.migrate_timeout 1ns")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// The look-up rows leave buildRows in their tables' key order, so the
+// server has nothing to sort, tombstones included; every column moved
+// with its key (each row still names its own transaction or log).
+func TestLookupRowsAreInKeyOrder(t *testing.T) {
+	blocks := mixBlocks(100, 30, 20, 2)
+	slices.Reverse(blocks) // a range hands them newest first
+	old := sampleBlock(110)
+	stale := map[uint64]storedPositions{110: {
+		block: &storedBlock{hash: old.Block.Hash, timestamp: uint32(old.Block.Timestamp) + 1},
+		txs: map[uint32]storedTx{
+			0:  {hash: old.Transactions[0].Hash, from: "0xffff", to: "0x0001"},
+			25: {hash: old.Transactions[1].Hash, from: "0x0000"},
+		},
+		logs: map[uint32]storedLog{77: {address: "0x"}},
+	}}
+	r := buildRows("1", blocks, stale, 7, time.Now())
+	l := &r.lookups
+	require.Equal(t, 30*20+2, l.txByHash.len(), "plus two tombstones")
+	require.Equal(t, 30*40+1, l.addressLogs.len(), "plus one tombstone")
+
+	type key struct {
+		s string
+		n uint64
+		i uint32
+	}
+	ordered := func(name string, keys []key) {
+		require.True(t, slices.IsSortedFunc(keys, func(a, b key) int {
+			return cmp.Or(strings.Compare(a.s, b.s), cmp.Compare(a.n, b.n), cmp.Compare(a.i, b.i))
+		}), name)
+	}
+	var k []key
+	for i := range l.txByHash.len() {
+		k = append(k, key{l.txByHash.hash[i], l.txByHash.blockNumber[i], l.txByHash.txIndex[i]})
+		if l.txByHash.canonical[i] == canonical {
+			d := mixBlock(l.txByHash.blockNumber[i], 20, 2)
+			require.Equal(t, d.Transactions[l.txByHash.txIndex[i]].Hash, l.txByHash.hash[i])
+		}
+	}
+	ordered(tableTxByHash, k)
+	k = nil
+	for i := range l.addressTxs.len() {
+		k = append(k, key{l.addressTxs.address[i], l.addressTxs.blockNumber[i], l.addressTxs.txIndex[i]})
+		if l.addressTxs.canonical[i] == canonical {
+			tx := mixBlock(l.addressTxs.blockNumber[i], 20, 2).Transactions[l.addressTxs.txIndex[i]]
+			require.Equal(t, tx.Hash, l.addressTxs.hash[i])
+			require.Equal(t, flag(tx.From == l.addressTxs.address[i]), l.addressTxs.isFrom[i])
+		}
+	}
+	ordered(tableAddressTxs, k)
+	k = nil
+	for i := range l.addressLogs.len() {
+		k = append(k, key{l.addressLogs.address[i], l.addressLogs.blockNumber[i], l.addressLogs.logIndex[i]})
+	}
+	ordered(tableAddressLogs, k)
+	k = nil
+	for i := range l.blockByHash.len() {
+		k = append(k, key{l.blockByHash.hash[i], l.blockByHash.number[i], 0})
+	}
+	ordered(tableBlockByHash, k)
+	k = nil
+	for i := range l.blockByTime.len() {
+		k = append(k, key{fmt.Sprintf("%020d", l.blockByTime.timestamp[i]), l.blockByTime.number[i], 0})
+	}
+	ordered(tableBlockByTime, k)
+	require.Equal(t, 30+1, l.blockByTime.len(), "the stale block's other time is tombstoned")
 }

@@ -215,5 +215,6 @@ func removalRows(chainID string, height uint64, p storedPositions, version uint6
 		r.blocks.grow(1)
 		r.blocks.add(chainID, &chain.Block{Number: height, Hash: p.block.hash, ParentHash: p.block.parentHash}, version, tombstone)
 	}
+	r.lookups.sort()
 	return r
 }

@@ -136,6 +136,7 @@ func buildRows(chainID string, blocks []*chain.BlockData, stale map[uint64]store
 		r.blocks.add(chainID, b, version, canonical)
 		r.marks.add(chainID, b.Number, b.Hash, indexedAt, version)
 	}
+	r.lookups.sort()
 	return r
 }
 
