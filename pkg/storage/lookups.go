@@ -29,21 +29,22 @@ import (
 //
 // The rows are built here, on the client, and sent as five more inserts
 // (design a), rather than derived on the server by materialized views fed
-// by the main inserts (design b). Measured (BenchmarkLookupDesigns, fresh
-// ranges of 1,000 blocks, figures in docs/performance.md), the views cost
-// the server more CPU than receiving the rows does, about a fifth more
-// on top of the look-ups' own cost, since the server runs their SELECT
-// and arrayJoin inside every insert; they save the client a few tens of
-// milliseconds per 1,000 blocks. ClickHouse's CPU is what bounds a
-// catch-up on this machine and the worker's is not, so the work stays on
-// the client. The views would also need more than the fresh path shows: a
+// by the main inserts (design b). Measured on fresh ranges of 1,000 blocks
+// (BenchmarkLookupDesigns; docs/performance.md), the two cost about the
+// same CPU in total, but the views put 50-90 ms more of it per 1,000
+// blocks on the server (they run their SELECT and arrayJoin inside every
+// insert) and take as much off the worker. The worker is the side that
+// scales out (more worker processes) and ClickHouse the side every reader
+// shares and a catch-up at scale is bound by, so the work stays on the
+// client. The views would also need more than the fresh path shows: a
 // tombstone row in the main insert carrying the old hashes and addresses
 // for every replaced row, including a second row, older by one version,
 // at a position whose row is replaced (the main insert holds only the new
 // row there); their rows would be written after the main rows, which
 // loses tombstones when a call fails half-way (see WriteBlocks on the
-// order); and a cluster adds the deduplication of dependent views to
-// reason about.
+// order); and on a cluster (ON CLUSTER, Replicated tables) the
+// deduplication of a retried insert would have to hold for the views'
+// inserts too.
 
 // Column lists of the look-up inserts, in the order of columns() below.
 var (
