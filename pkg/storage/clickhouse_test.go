@@ -32,6 +32,7 @@ func TestConfigValidateNamesKey(t *testing.T) {
 		{"database needing quotes", func(c *Config) { c.Database = "a-b; DROP" }, "clickhouse.database"},
 		{"negative dial timeout", func(c *Config) { c.DialTimeout = -time.Second }, "clickhouse.dial_timeout"},
 		{"negative query timeout", func(c *Config) { c.QueryTimeout = -time.Second }, "clickhouse.query_timeout"},
+		{"negative migrate timeout", func(c *Config) { c.MigrateTimeout = -time.Second }, "clickhouse.migrate_timeout"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
