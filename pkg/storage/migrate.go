@@ -161,8 +161,13 @@ func isSpace(c byte) bool {
 // ClickHouse DDL is not transactional, so a crash between a file and its
 // record runs that file again next time; every file must therefore be safe
 // to repeat (CREATE … IF NOT EXISTS; a plain ADD COLUMN is skipped when the
-// column exists, since 18.16 has no ADD COLUMN IF NOT EXISTS). A recorded
-// file whose content changed is an error: migrations are append-only.
+// column exists, since 18.16 has no ADD COLUMN IF NOT EXISTS; a backfill
+// gives its rows their source rows' versions). A recorded file whose
+// content changed is an error: migrations are append-only.
+//
+// Each statement has its own timeout: QueryTimeout for DDL, MigrateTimeout
+// for a backfill, which reads whole tables (backfill). ctx should carry no
+// short deadline of its own.
 func (c *ClickHouse) Migrate(ctx context.Context) error {
 	ms, err := loadMigrations(migrationFiles, "migrations")
 	if err != nil {
