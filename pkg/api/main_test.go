@@ -158,7 +158,6 @@ func (a *testAPI) getJSON(t *testing.T, path string, status int, v any) {
 func (a *testAPI) write(t *testing.T, blocks []*chain.BlockData) {
 	t.Helper()
 	require.NoError(t, a.store.WriteBlocks(context.Background(), testChain, blocks))
-	a.writeLookups(t, blocks)
 }
 
 // conn is a plain connection to the test's database, for rows the tests
@@ -183,46 +182,3 @@ func (a *testAPI) insert(t *testing.T, table string, cols []string, rows ...[]an
 	require.NoError(t, b.Send())
 }
 
-// writeLookups fills the look-up tables for blocks as their DDL says
-// (migrations 0010-0014), until WriteBlocks writes them itself.
-func (a *testAPI) writeLookups(t *testing.T, blocks []*chain.BlockData) {
-	t.Helper()
-	v := uint64(time.Now().UnixNano())
-	var txByHash, blockByHash, blockByTime, addressTxs, addressLogs [][]any
-	for _, d := range blocks {
-		b := d.Block
-		blockByHash = append(blockByHash, []any{testChain, b.Hash, b.Number, uint8(1), v})
-		blockByTime = append(blockByTime, []any{testChain, time.Unix(int64(b.Timestamp), 0), b.Number, uint8(1), v})
-		for _, tx := range d.Transactions {
-			txByHash = append(txByHash, []any{testChain, tx.Hash, tx.BlockNumber, tx.Index, tx.BlockHash, uint8(1), v})
-			parties := map[string][3]uint8{}
-			mark := func(addr string, i int) {
-				if addr == "" {
-					return
-				}
-				p := parties[addr]
-				p[i] = 1
-				parties[addr] = p
-			}
-			mark(tx.From, 0)
-			mark(tx.To, 1)
-			mark(tx.ContractAddress, 2)
-			for addr, p := range parties {
-				addressTxs = append(addressTxs, []any{testChain, addr, tx.BlockNumber, tx.Index, tx.Hash, p[0], p[1], p[2], uint8(1), v})
-			}
-		}
-		for _, l := range d.Logs {
-			topic0 := ""
-			if len(l.Topics) > 0 {
-				topic0 = l.Topics[0]
-			}
-			addressLogs = append(addressLogs, []any{testChain, l.Address, l.BlockNumber, l.LogIndex, topic0, uint8(1), v})
-		}
-	}
-	a.insert(t, "tx_by_hash", []string{"chain_id", "hash", "block_number", "tx_index", "block_hash", "is_canonical", "version"}, txByHash...)
-	a.insert(t, "block_by_hash", []string{"chain_id", "hash", "number", "is_canonical", "version"}, blockByHash...)
-	a.insert(t, "block_by_time", []string{"chain_id", "timestamp", "number", "is_canonical", "version"}, blockByTime...)
-	a.insert(t, "address_txs", []string{"chain_id", "address", "block_number", "tx_index", "hash", "is_from", "is_to",
-		"is_creation", "is_canonical", "version"}, addressTxs...)
-	a.insert(t, "address_logs", []string{"chain_id", "address", "block_number", "log_index", "topic0", "is_canonical", "version"}, addressLogs...)
-}

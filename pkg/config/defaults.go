@@ -30,6 +30,7 @@ func Defaults(v *viper.Viper) {
 	v.SetDefault("api.burst", a.Burst)
 	v.SetDefault("api.state_refresh", a.StateRefresh.String())
 	v.SetDefault("registry.poll_interval", "5s")
+	v.SetDefault("clickhouse.migrate_timeout", "24h")
 }
 
 // DefaultChain is a chain with every tunable at its default (the seed's

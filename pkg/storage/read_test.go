@@ -12,39 +12,13 @@ import (
 	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
-// Columns of the look-up tables, for tests that fill them directly: the
-// read is under test here, the write path has its own tests.
-var (
-	txByHashColumns    = []string{"chain_id", "hash", "block_number", "tx_index", "block_hash", "is_canonical", "version"}
-	blockByHashColumns = []string{"chain_id", "hash", "number", "is_canonical", "version"}
-	blockByTimeColumns = []string{"chain_id", "timestamp", "number", "is_canonical", "version"}
-	addressTxsColumns  = []string{"chain_id", "address", "block_number", "tx_index", "hash", "is_from", "is_to",
-		"is_creation", "is_canonical", "version"}
-	addressLogsColumns = []string{"chain_id", "address", "block_number", "log_index", "topic0", "is_canonical", "version"}
-	aggregateColumns   = []string{"chain_id", "number", "block_hash", "txs", "logs", "bytes", "version"}
-)
+// aggregateColumns are the aggregate table's columns, for a test that
+// fills it directly: the read is under test here.
+var aggregateColumns = []string{"chain_id", "number", "block_hash", "txs", "logs", "bytes", "version"}
 
 func insertRows(t *testing.T, c *ClickHouse, table string, cols []string, rows ...[]any) {
 	t.Helper()
 	require.NoError(t, c.insert(testContext(t), insertStmt{table, cols}, rows))
-}
-
-// writeAddressLogs fills address_logs for blocks as its DDL says: one row
-// per log, canonical, at the log's position.
-func writeAddressLogs(t *testing.T, c *ClickHouse, chainID string, blocks ...*chain.BlockData) {
-	t.Helper()
-	v := c.clock.next()
-	var rows [][]any
-	for _, b := range blocks {
-		for _, l := range b.Logs {
-			topic0 := ""
-			if len(l.Topics) > 0 {
-				topic0 = l.Topics[0]
-			}
-			rows = append(rows, []any{chainID, l.Address, l.BlockNumber, l.LogIndex, topic0, uint8(1), v})
-		}
-	}
-	insertRows(t, c, tableAddressLogs, addressLogsColumns, rows...)
 }
 
 func TestReadMainTables(t *testing.T) {
@@ -54,7 +28,6 @@ func TestReadMainTables(t *testing.T) {
 	in := []*chain.BlockData{sampleBlock(10), sampleBlock(11), sampleBlock(12)}
 	require.NoError(t, c.WriteBlocks(ctx, chainID, in))
 	require.NoError(t, c.WriteBlocks(ctx, "other", blocksOf(sampleBlock(11))))
-	writeAddressLogs(t, c, chainID, in...)
 
 	blocks, err := c.BlocksInRange(ctx, chainID, 10, 12)
 	require.NoError(t, err)
@@ -233,12 +206,12 @@ func TestReadLookupTables(t *testing.T) {
 
 	// An address's transactions, one of them orphaned.
 	a := "0x00000000000000000000000000000000000000aa"
-	insertRows(t, c, tableAddressTxs, addressTxsColumns,
+	insertRows(t, c, tableAddressTxs, addressTxColumns,
 		[]any{chainID, a, uint64(1), uint32(0), x, uint8(1), uint8(0), uint8(0), uint8(1), v1},
 		[]any{chainID, a, uint64(2), uint32(3), x, uint8(0), uint8(1), uint8(0), uint8(1), v1},
 		[]any{chainID, a, uint64(2), uint32(5), x, uint8(1), uint8(1), uint8(0), uint8(1), v1},
 		[]any{chainID, a, uint64(9), uint32(0), x, uint8(0), uint8(0), uint8(1), uint8(1), v1})
-	insertRows(t, c, tableAddressTxs, addressTxsColumns,
+	insertRows(t, c, tableAddressTxs, addressTxColumns,
 		[]any{chainID, a, uint64(2), uint32(3), x, uint8(0), uint8(1), uint8(0), uint8(0), v2})
 	for _, tc := range []struct {
 		name string

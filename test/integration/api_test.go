@@ -211,32 +211,6 @@ func (h *apiHarness) readNode(head uint64) *nodeChain {
 	return nc
 }
 
-// fillLookups writes the look-up tables from the main tables with
-// INSERT … SELECT, as their DDL describes them.
-//
-// Temporary: the write path fills them on main (branch store10); this
-// stands in until that is merged here.
-func fillLookups(t *testing.T, conn driver.Conn, chainID string) {
-	t.Helper()
-	ctx := context.Background()
-	for _, q := range []string{
-		`INSERT INTO tx_by_hash (chain_id, hash, block_number, tx_index, block_hash, is_canonical, version)
-		 SELECT chain_id, hash, block_number, tx_index, block_hash, 1, 1 FROM transactions FINAL WHERE chain_id = ? AND is_canonical = 1`,
-		`INSERT INTO block_by_hash (chain_id, hash, number, is_canonical, version)
-		 SELECT chain_id, hash, number, 1, 1 FROM blocks FINAL WHERE chain_id = ? AND is_canonical = 1`,
-		`INSERT INTO block_by_time (chain_id, timestamp, number, is_canonical, version)
-		 SELECT chain_id, timestamp, number, 1, 1 FROM blocks FINAL WHERE chain_id = ? AND is_canonical = 1`,
-		`INSERT INTO address_txs (chain_id, address, block_number, tx_index, hash, is_from, is_to, is_creation, is_canonical, version)
-		 SELECT chain_id, a, block_number, tx_index, hash, max(a = from_address), max(a = to_address), max(a = contract_address), 1, 1
-		 FROM transactions FINAL ARRAY JOIN [from_address, to_address, contract_address] AS a
-		 WHERE chain_id = ? AND is_canonical = 1 AND a != '' GROUP BY chain_id, a, block_number, tx_index, hash`,
-		`INSERT INTO address_logs (chain_id, address, block_number, log_index, topic0, is_canonical, version)
-		 SELECT chain_id, address, block_number, log_index, topic0, 1, 1 FROM logs FINAL WHERE chain_id = ? AND is_canonical = 1`,
-	} {
-		require.NoError(t, conn.Exec(ctx, q, chainID), q)
-	}
-}
-
 // The query API on a real stack: anvil with the load generator's traffic,
 // indexed by the worker; every route checked against the node's own
 // answers for the same block, transaction, receipt and log.
@@ -263,7 +237,6 @@ func TestQueryAPI(t *testing.T) {
 	head := nodeHead(t, node.HTTPURL)
 	waitIndexed(t, store, chainID, head, 2*time.Minute)
 	conn := rawConn(t)
-	fillLookups(t, conn, chainID)
 
 	h := &apiHarness{
 		t: t, chainID: chainID, client: &http.Client{Timeout: 30 * time.Second}, contract: testkit.NewAPIContract(t),
