@@ -181,4 +181,3 @@ func (a *testAPI) insert(t *testing.T, table string, cols []string, rows ...[]an
 	}
 	require.NoError(t, b.Send())
 }
-
