@@ -38,9 +38,10 @@ func rowsAbove(t *testing.T, conn driver.Conn, chainID string, h uint64) map[str
 // the pruned height to watermark − 30 and every detail and look-up row at
 // or below it goes, while nothing above it and nothing of the other chain
 // changes, and the aggregates still hold every height. Then, with even
-// the marks of the pruned heights deleted (as an operator might), GapScan
-// and HeadScan runs start nothing at or below the pruned height and the
-// watermark stays at the head: pruned heights are gone on purpose.
+// the marks of the pruned heights deleted (as an operator might) and the
+// saved watermark lost, GapScan and HeadScan runs start nothing at or
+// below the pruned height and the watermark comes back to the head:
+// pruned heights are gone on purpose.
 func TestPruningRemovesOldHeightsOnly(t *testing.T) {
 	const chainID, otherID = "it-prune", "it-prune-other"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
@@ -128,8 +129,10 @@ func TestPruningRemovesOldHeightsOnly(t *testing.T) {
 	runs := listWorkflows(t, fmt.Sprintf("WorkflowType = 'Prune' AND ChainID = '%s' AND IndexMode = 'prune'", chainID))
 	require.NotEmpty(t, runs, "the Prune run is listed with its search attributes")
 
-	// Even without marks below the pruned height, nothing there is
-	// indexed again.
+	// Even without marks below the pruned height, and with the saved
+	// watermark lost (chain_state restored from an old backup: 0), nothing
+	// there is indexed again: the scans start above the pruned height.
+	require.NoError(t, store.SaveState(ctx, chainID, storage.StateWatermark, 0))
 	for _, q := range []string{
 		"ALTER TABLE indexed_heights DELETE WHERE chain_id = ? AND number <= ?",
 		"ALTER TABLE indexed_chunks DELETE WHERE chain_id = ? AND first <= ?",
@@ -166,5 +169,5 @@ func TestPruningRemovesOldHeightsOnly(t *testing.T) {
 	wm, ok, err := store.LoadState(ctx, chainID, storage.StateWatermark)
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.Equal(t, head, wm, "the watermark stays at the head")
+	require.Equal(t, head, wm, "the watermark is found again from above the pruned height")
 }
