@@ -84,6 +84,11 @@ func (g *aggregator) run(ctx context.Context) (types.AggregateResult, error) {
 	if err := g.resume(ctx); err != nil {
 		return g.res, err
 	}
+	if g.has {
+		// Exported by every run, so a restarted worker shows where the
+		// aggregator is even while it cannot go on.
+		g.a.Metrics.AggregatorHeight.WithLabelValues(g.chainID).Set(float64(g.prev.Number))
+	}
 	wm, err := g.a.Watermark(ctx, g.chainID)
 	if err != nil {
 		return g.res, err
