@@ -102,13 +102,13 @@ func (c *ClickHouse) PruneRows(ctx context.Context, chainID string, height uint6
 	if chainID == "" {
 		return res, errors.New("storage: PruneRows: empty chain id")
 	}
-	left, err := c.RowsAtOrBelow(ctx, chainID, height)
-	if err != nil {
-		return res, err
-	}
 	dropped := map[uint64]bool{}
 	for _, t := range PruneTables {
-		if left[t.Name] == 0 {
+		left, err := c.anyAtOrBelow(ctx, t, chainID, height)
+		if err != nil {
+			return res, err
+		}
+		if !left {
 			continue
 		}
 		parts, err := c.partitions(ctx, t.Name)
@@ -133,11 +133,10 @@ func (c *ClickHouse) PruneRows(ctx context.Context, chainID string, height uint6
 			dropped[p] = true
 			res.Dropped = append(res.Dropped, fmt.Sprintf("%s/%d", t.Name, p))
 		}
-		var n uint64
-		if err := c.queryRow(ctx, rowsAtOrBelowQuery{t, chainID, height}, &n); err != nil {
-			return res, fmt.Errorf("storage: counting rows of chain %q at or below %d in %s: %w", chainID, height, t.Name, err)
-		}
-		if n == 0 {
+		if left, err = c.anyAtOrBelow(ctx, t, chainID, height); err != nil || !left {
+			if err != nil {
+				return res, err
+			}
 			continue
 		}
 		stmt := deleteRowsStmt{t.Name, "chain_id = ? AND " + t.Height + " <= ?", []any{chainID, height}}
@@ -159,6 +158,17 @@ func (c *ClickHouse) PruneRows(ctx context.Context, chainID string, height uint6
 		res.Reindex = append(res.Reindex, others...)
 	}
 	return res, nil
+}
+
+// anyAtOrBelow tells whether the chain has a row at or below height in t:
+// the first one found answers, so a table with billions of the chain's
+// rows to delete is not counted.
+func (c *ClickHouse) anyAtOrBelow(ctx context.Context, t PruneTable, chainID string, height uint64) (bool, error) {
+	var n uint64
+	if err := c.queryRow(ctx, anyAtOrBelowQuery{t, chainID, height}, &n); err != nil {
+		return false, fmt.Errorf("storage: looking for rows of chain %q at or below %d in %s: %w", chainID, height, t.Name, err)
+	}
+	return n > 0, nil
 }
 
 // partitionOfChainAlone tells whether no chain but chainID has rows at
@@ -241,6 +251,19 @@ type rowsAtOrBelowQuery struct {
 
 func (q rowsAtOrBelowQuery) toSQL() (string, []any) {
 	return "SELECT count() FROM " + q.t.Name + " WHERE chain_id = ? AND " + q.t.Height + " <= ?", []any{q.chainID, q.height}
+}
+
+// anyAtOrBelowQuery is 1 when a chain has a row of a table at or below a
+// height, else 0.
+type anyAtOrBelowQuery struct {
+	t       PruneTable
+	chainID string
+	height  uint64
+}
+
+func (q anyAtOrBelowQuery) toSQL() (string, []any) {
+	return "SELECT count() FROM (SELECT 1 FROM " + q.t.Name + " WHERE chain_id = ? AND " + q.t.Height + " <= ? LIMIT 1)",
+		[]any{q.chainID, q.height}
 }
 
 // otherChainsQuery tells whether any chain but one has a row at heights

@@ -191,7 +191,7 @@ func TestHighestBlockBefore(t *testing.T) {
 func TestPruneSQLRunsOn1816(t *testing.T) {
 	var texts []string
 	for _, s := range []statement{
-		rowsAtOrBelowQuery{PruneTables[0], "", 0}, otherChainsQuery{PruneTables[1], "", 0, 0}, otherChainIDsQuery{},
+		rowsAtOrBelowQuery{PruneTables[0], "", 0}, anyAtOrBelowQuery{PruneTables[2], "", 0}, otherChainsQuery{PruneTables[1], "", 0, 0}, otherChainIDsQuery{},
 		blockBeforeQuery{}, blockCountsQuery{}, aggregateRowsQuery{}, lastAggregateQuery{},
 		insertStmt{tableAggregates, aggregateColumns},
 		deleteRowsStmt{tableBlocks, "chain_id = ? AND number <= ?", []any{"", 0}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -83,8 +84,12 @@ func (a *Activities) Prune(ctx context.Context, in types.PruneInput) (types.Prun
 		return res, nil
 	}
 	a.Metrics.PrunedHeight.WithLabelValues(in.ChainID).Set(float64(pruned))
-	activity.RecordHeartbeat(ctx, res)
+	// Finding what is left and starting the deletions reads each table's
+	// range of the chain: on a long chain's first run that may take longer
+	// than the heartbeat timeout, so heartbeats go on meanwhile.
+	stop := heartbeatWhile(ctx, heartbeatPeriod(activity.GetInfo(ctx).HeartbeatTimeout), res)
 	done, err := a.Store.PruneRows(ctx, in.ChainID, pruned)
+	stop()
 	res.Dropped, res.Mutated, res.Reindex = done.Dropped, done.Mutated, done.Reindex
 	for _, d := range done.Dropped {
 		table, _, _ := strings.Cut(d, "/")
@@ -151,4 +156,30 @@ func (a *Activities) pruneTarget(ctx context.Context, chainID string, c Chain) (
 		return 0, false, "nothing above the lowest stored height is old enough", nil
 	}
 	return target, true, "", nil
+}
+
+// heartbeatWhile heartbeats details every period until stop is called (or
+// ctx ends), for an activity waiting on one long call.
+func heartbeatWhile(ctx context.Context, period time.Duration, details any) (stop func()) {
+	activity.RecordHeartbeat(ctx, details)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, details)
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }

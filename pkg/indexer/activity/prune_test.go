@@ -152,18 +152,18 @@ func TestPruneTargetIsTheLowestLimit(t *testing.T) {
 	})
 	t.Run("days", func(t *testing.T) {
 		f := newPruneFixture(t, config.Retention{KeepDays: 5, Interval: time.Hour}, 5)
-		// One block an hour, 300 the newest (now): 5 days keep the last
-		// 120 blocks' worth of time.
+		// One block an hour, 300 the newest (half an hour ahead): 5 days
+		// keep 180 (119.5 hours old) and above.
 		now := time.Now().Unix()
 		f.node.mu.Lock()
 		for h, b := range f.node.blocks {
-			b.Block.Timestamp = uint64(now - int64(300-h)*3600)
+			b.Block.Timestamp = uint64(now - int64(300-h)*3600 + 1800)
 		}
 		f.node.mu.Unlock()
 		f.write(span(0, 300)...)
 		f.aggregate()
 		res := f.prune()
-		require.Equal(t, uint64(179), res.PrunedHeight, "180 is exactly 120 hours old, not older")
+		require.Equal(t, uint64(179), res.PrunedHeight, "179 is 120.5 hours old, 180 119.5")
 	})
 	t.Run("off", func(t *testing.T) {
 		f := newPruneFixture(t, config.Retention{}, 5)
