@@ -69,6 +69,9 @@ type ClickHouse struct {
 	// replicas of one shard: migrations run ON CLUSTER with Replicated
 	// engines. Empty: one server (docs/operations.md, "Scaling out").
 	Cluster string `mapstructure:"cluster"`
+	// MigrateTimeout bounds each migration that fills a table from indexed
+	// data (a backfill), which reads whole tables: see docs/operations.md.
+	MigrateTimeout time.Duration `mapstructure:"migrate_timeout"`
 }
 
 // Chain is one followed chain; its key in `chains` is the chain ID used in

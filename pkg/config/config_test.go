@@ -47,6 +47,7 @@ func TestDefaultsAreTheSeeds(t *testing.T) {
 	require.Equal(t, 10000, ch.Scheduler.ContinueAsNewAfter)
 	require.Equal(t, "127.0.0.1:7233", cfg.Temporal.HostPort)
 	require.Equal(t, "json", cfg.Log.Format)
+	require.Equal(t, 24*time.Hour, cfg.ClickHouse.MigrateTimeout)
 }
 
 func TestEnvOverridesFile(t *testing.T) {

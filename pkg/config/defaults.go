@@ -21,6 +21,7 @@ func Defaults(v *viper.Viper) {
 	v.SetDefault("clickhouse.dial_timeout", "5s")
 	v.SetDefault("clickhouse.query_timeout", "30s")
 	v.SetDefault("registry.poll_interval", "5s")
+	v.SetDefault("clickhouse.migrate_timeout", "24h")
 }
 
 // DefaultChain is a chain with every tunable at its default (the seed's

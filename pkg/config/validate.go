@@ -61,6 +61,9 @@ func (c *Config) Validate() error {
 	if c.ClickHouse.Cluster != "" && !clusterNameRE.MatchString(c.ClickHouse.Cluster) {
 		bad("clickhouse.cluster", "%q must be letters, digits and _ and not start with a digit (the name in remote_servers)", c.ClickHouse.Cluster)
 	}
+	if c.ClickHouse.MigrateTimeout <= 0 {
+		bad("clickhouse.migrate_timeout", "must be positive")
+	}
 	if c.Registry.PollInterval < time.Second {
 		bad("registry.poll_interval", "must be at least 1s")
 	}

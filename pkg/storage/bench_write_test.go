@@ -65,12 +65,16 @@ func rowwise(chainID string, blocks []*chain.BlockData, version uint64) (txs, lo
 // BenchmarkBuildRows measures turning 1,000 blocks of the default mix into
 // insert batches, without sending them:
 //
-//   - build: rows.go's column slices alone (no driver);
-//   - columnwise: build plus batch.Column(i).Append of each slice;
-//   - rowwise: []any rows plus batch.Append per row, for comparison.
+//   - build: rows.go's column slices alone (no driver), the look-up rows
+//     (lookups.go) included;
+//   - columnwise: build plus batch.Column(i).Append of each slice of the
+//     four main tables;
+//   - columnwise-lookups: build plus the same for the five look-up tables;
+//   - rowwise: []any rows plus batch.Append per row, for comparison with
+//     columnwise.
 //
-// Both batch variants include four PrepareBatch round trips (each batch is
-// aborted, not sent).
+// The batch variants include a PrepareBatch round trip per table (each
+// batch is aborted, not sent). rows/s counts the main tables' rows.
 func BenchmarkBuildRows(b *testing.B) {
 	c := benchOpen(b)
 	ctx := context.Background()
@@ -101,6 +105,20 @@ func BenchmarkBuildRows(b *testing.B) {
 		}
 		reportRates(b, len(blocks), rows)
 	})
+	b.Run("columnwise-lookups", func(b *testing.B) {
+		for b.Loop() {
+			r := buildRows("bench", blocks, nil, 1, time.Now())
+			for _, ins := range r.inserts()[:len(lookupTables)] {
+				batch, err := c.prepareInsert(ctx, ins.stmt)
+				require.NoError(b, err)
+				for j, col := range ins.cols {
+					require.NoError(b, batch.Column(j).Append(col))
+				}
+				require.NoError(b, batch.Abort())
+			}
+		}
+		reportRates(b, len(blocks), rows)
+	})
 	b.Run("rowwise", func(b *testing.B) {
 		for b.Loop() {
 			txs, logs, bs, marks := rowwise("bench", blocks, 1)
@@ -120,32 +138,14 @@ func BenchmarkBuildRows(b *testing.B) {
 // BenchmarkWriteBlocks writes 1,000 blocks of the default mix per call
 // into the real server (18.16 here): each iteration a fresh range (the
 // catch-up), then the same range again (a rewrite: every position is found
-// stored), and one block per call (the live path).
+// stored), and one block per call (the live path). Every call writes the
+// look-up tables too; rows/s counts the main tables' rows, as before them.
 func BenchmarkWriteBlocks(b *testing.B) {
 	c := benchOpen(b)
 	ctx := context.Background()
 	template := mixBlocks(0, benchBlocks, benchTxs, benchLogsPerTx)
 	rows := rowsOf(template)
-	// at shifts the template to another range without rebuilding the raw
-	// JSON (which is not what is measured).
-	at := func(from uint64, count int) []*chain.BlockData {
-		out := make([]*chain.BlockData, count)
-		for i, d := range template[:count] {
-			n := from + uint64(i)
-			cp := *d
-			cp.Block.Number = n
-			cp.Transactions = append([]chain.Transaction(nil), d.Transactions...)
-			cp.Logs = append([]chain.Log(nil), d.Logs...)
-			for j := range cp.Transactions {
-				cp.Transactions[j].BlockNumber = n
-			}
-			for j := range cp.Logs {
-				cp.Logs[j].BlockNumber = n
-			}
-			out[i] = &cp
-		}
-		return out
-	}
+	at := func(from uint64, count int) []*chain.BlockData { return shifted(template, from, count) }
 
 	next := uint64(0)
 	b.Run(fmt.Sprintf("fresh/%d", benchBlocks), func(b *testing.B) {
@@ -188,6 +188,28 @@ func BenchmarkWriteBlocks(b *testing.B) {
 		}
 		reportRates(b, 1, rowsOf(one))
 	})
+}
+
+// shifted copies the first count blocks of template to the heights from,
+// from+1, … without rebuilding the raw JSON (which is not what the write
+// benchmarks measure).
+func shifted(template []*chain.BlockData, from uint64, count int) []*chain.BlockData {
+	out := make([]*chain.BlockData, count)
+	for i, d := range template[:count] {
+		n := from + uint64(i)
+		cp := *d
+		cp.Block.Number = n
+		cp.Transactions = append([]chain.Transaction(nil), d.Transactions...)
+		cp.Logs = append([]chain.Log(nil), d.Logs...)
+		for j := range cp.Transactions {
+			cp.Transactions[j].BlockNumber = n
+		}
+		for j := range cp.Logs {
+			cp.Logs[j].BlockNumber = n
+		}
+		out[i] = &cp
+	}
+	return out
 }
 
 // BenchmarkStalePositions times WriteBlocks' one read before writing: on a

@@ -15,8 +15,9 @@ import (
 
 // Defaults for the zero durations of Config.
 const (
-	DefaultDialTimeout  = 10 * time.Second
-	DefaultQueryTimeout = 30 * time.Second
+	DefaultDialTimeout    = 10 * time.Second
+	DefaultQueryTimeout   = 30 * time.Second
+	DefaultMigrateTimeout = 24 * time.Hour
 )
 
 // Config is the clickhouse.* section of the configuration.
@@ -35,6 +36,11 @@ type Config struct {
 	// every host holds a replica of every table: migrations run ON CLUSTER
 	// with Replicated engines (cluster.go). Empty: one server.
 	Cluster string `mapstructure:"cluster"`
+	// MigrateTimeout bounds each migration that fills a table from another
+	// (a backfill, INSERT … SELECT), which reads the whole source table and
+	// can take far longer than a query; zero means DefaultMigrateTimeout.
+	// DDL migrations keep QueryTimeout.
+	MigrateTimeout time.Duration `mapstructure:"migrate_timeout"`
 }
 
 // Validate reports the first bad setting by its configuration key.
@@ -64,6 +70,9 @@ func (c Config) Validate() error {
 	if c.Cluster != "" && !identifierRE.MatchString(c.Cluster) {
 		return fmt.Errorf("clickhouse.cluster: %q must be letters, digits and _ and not start with a digit", c.Cluster)
 	}
+	if c.MigrateTimeout < 0 {
+		return fmt.Errorf("clickhouse.migrate_timeout: %s is negative", c.MigrateTimeout)
+	}
 	return nil
 }
 
@@ -73,8 +82,8 @@ func (c Config) String() string {
 	if c.Password != "" {
 		pw = "***"
 	}
-	return fmt.Sprintf("{Addr:%s Database:%s Username:%s Password:%s DialTimeout:%s QueryTimeout:%s Cluster:%s}",
-		c.Addr, c.Database, c.Username, pw, c.DialTimeout, c.QueryTimeout, c.Cluster)
+	return fmt.Sprintf("{Addr:%s Database:%s Username:%s Password:%s DialTimeout:%s QueryTimeout:%s MigrateTimeout:%s Cluster:%s}",
+		c.Addr, c.Database, c.Username, pw, c.DialTimeout, c.QueryTimeout, c.MigrateTimeout, c.Cluster)
 }
 
 func (c Config) withDefaults() Config {
@@ -83,6 +92,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.QueryTimeout == 0 {
 		c.QueryTimeout = DefaultQueryTimeout
+	}
+	if c.MigrateTimeout == 0 {
+		c.MigrateTimeout = DefaultMigrateTimeout
 	}
 	return c
 }
@@ -103,6 +115,9 @@ type ClickHouse struct {
 	// walk every branch of the scan with a handful of heights.
 	scanWindow uint64
 	scanChunk  uint64
+	// progressEvery is how often a backfill migration logs its progress; a
+	// field so a test can see the line without a long backfill.
+	progressEvery time.Duration
 }
 
 var _ Store = (*ClickHouse)(nil)
@@ -135,11 +150,12 @@ func Open(ctx context.Context, cfg Config, logger *zap.Logger) (*ClickHouse, err
 		return nil, err
 	}
 	c := &ClickHouse{
-		conn:       conn,
-		cfg:        cfg,
-		log:        logger,
-		scanWindow: defaultScanWindow,
-		scanChunk:  defaultScanChunk,
+		conn:          conn,
+		cfg:           cfg,
+		log:           logger,
+		scanWindow:    defaultScanWindow,
+		scanChunk:     defaultScanChunk,
+		progressEvery: defaultProgressEvery,
 	}
 	var version string
 	if err := c.queryRow(ctx, serverVersionQuery{}, &version); err != nil {

@@ -32,6 +32,7 @@ func TestConfigValidateNamesKey(t *testing.T) {
 		{"database needing quotes", func(c *Config) { c.Database = "a-b; DROP" }, "clickhouse.database"},
 		{"negative dial timeout", func(c *Config) { c.DialTimeout = -time.Second }, "clickhouse.dial_timeout"},
 		{"negative query timeout", func(c *Config) { c.QueryTimeout = -time.Second }, "clickhouse.query_timeout"},
+		{"negative migrate timeout", func(c *Config) { c.MigrateTimeout = -time.Second }, "clickhouse.migrate_timeout"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -240,7 +241,7 @@ func TestWriteBlockWithoutTransactions(t *testing.T) {
 // ran in between.
 func stopMerges(t *testing.T, c *ClickHouse) {
 	t.Helper()
-	for _, table := range []string{tableBlocks, tableTransactions, tableLogs, tableIndexedHeights, tableChainState} {
+	for _, table := range append([]string{tableBlocks, tableTransactions, tableLogs, tableIndexedHeights, tableChainState}, lookupTables...) {
 		require.NoError(t, c.execSQL(testContext(t), "SYSTEM STOP MERGES "+c.cfg.Database+"."+table))
 	}
 }
@@ -349,13 +350,26 @@ func TestWriteBlocksErrorNamesTableChainHeights(t *testing.T) {
 	require.ErrorAs(t, err, &exc)
 	require.Equal(t, int32(60), exc.Code) // UNKNOWN_TABLE
 
-	// Migrated, then the blocks table is gone: the third insert fails.
+	// Migrated, then the blocks table lacks a column: the blocks insert,
+	// after the look-ups, transactions and logs, fails.
 	require.NoError(t, c.Migrate(ctx))
-	require.NoError(t, c.execSQL(ctx, "DROP TABLE "+tableBlocks))
+	breakBlocksTable(t, c)
 	err = c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(3), sampleBlock(4)))
 	require.ErrorContains(t, err, `writing blocks for chain "1" heights 3-4`)
 	require.ErrorAs(t, err, &exc)
-	require.Equal(t, int32(60), exc.Code)
+	require.Equal(t, int32(16), exc.Code) // NO_SUCH_COLUMN_IN_TABLE
+}
+
+// breakBlocksTable replaces blocks by a table that answers WriteBlocks'
+// read of what is stored but rejects its insert (no raw column): a real
+// server error in the middle of a write.
+func breakBlocksTable(t *testing.T, c *ClickHouse) {
+	t.Helper()
+	ctx := testContext(t)
+	require.NoError(t, c.execSQL(ctx, "DROP TABLE "+tableBlocks))
+	require.NoError(t, c.execSQL(ctx, "CREATE TABLE "+tableBlocks+" (chain_id String, number UInt64, hash String,"+
+		" parent_hash String, timestamp DateTime, is_canonical UInt8, version UInt64)"+
+		" ENGINE = ReplacingMergeTree(version) ORDER BY (chain_id, number)"))
 }
 
 // writeMarks marks heights indexed the way WriteBlocks does, without the

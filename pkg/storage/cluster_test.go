@@ -134,16 +134,7 @@ func TestMigrateOnAReplicatedCluster(t *testing.T) {
 
 	ms, err := loadMigrations(migrationFiles, "migrations")
 	require.NoError(t, err)
-	engines := map[string]string{}
-	rows, err := second.conn.Query(ctx, "SELECT name, engine FROM system.tables WHERE database = 'tl_db'")
-	require.NoError(t, err)
-	for rows.Next() {
-		var name, engine string
-		require.NoError(t, rows.Scan(&name, &engine))
-		engines[name] = engine
-	}
-	require.NoError(t, rows.Err())
-	require.NoError(t, rows.Close())
+	engines := tableEngines(t, second)
 	require.Contains(t, engines, "blocks")
 	require.Equal(t, "ReplicatedReplacingMergeTree", engines["blocks"])
 	for name, engine := range engines {

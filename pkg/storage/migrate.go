@@ -12,8 +12,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"go.uber.org/zap"
 )
 
@@ -158,8 +161,13 @@ func isSpace(c byte) bool {
 // ClickHouse DDL is not transactional, so a crash between a file and its
 // record runs that file again next time; every file must therefore be safe
 // to repeat (CREATE … IF NOT EXISTS; a plain ADD COLUMN is skipped when the
-// column exists, since 18.16 has no ADD COLUMN IF NOT EXISTS). A recorded
-// file whose content changed is an error: migrations are append-only.
+// column exists, since 18.16 has no ADD COLUMN IF NOT EXISTS; a backfill
+// gives its rows their source rows' versions). A recorded file whose
+// content changed is an error: migrations are append-only.
+//
+// Each statement has its own timeout: QueryTimeout for DDL, MigrateTimeout
+// for a backfill, which reads whole tables (backfill). ctx should carry no
+// short deadline of its own.
 func (c *ClickHouse) Migrate(ctx context.Context) error {
 	ms, err := loadMigrations(migrationFiles, "migrations")
 	if err != nil {
@@ -219,10 +227,22 @@ func (c *ClickHouse) migrate(ctx context.Context, ms []migration) ([]string, err
 // it is skipped when the column exists.
 var addColumnRE = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+([A-Za-z_][A-Za-z0-9_]*)\s+ADD\s+COLUMN\s+([A-Za-z_][A-Za-z0-9_]*)\s`)
 
+// backfillRE matches a migration that fills a table from others (INSERT …
+// SELECT). It reads its source tables whole, which takes minutes per
+// hundred million rows, so it runs under MigrateTimeout, not QueryTimeout,
+// and logs its progress.
+var backfillRE = regexp.MustCompile(`(?is)^INSERT\s+INTO\s+([A-Za-z_][A-Za-z0-9_]*)\s`)
+
+// defaultProgressEvery is how often a running backfill logs its progress.
+const defaultProgressEvery = 10 * time.Second
+
 // applyMigration runs one file's statement. An ADD COLUMN whose column
 // exists (a crash between the file and its record, or another process
 // migrating at the same time) counts as applied.
 func (c *ClickHouse) applyMigration(ctx context.Context, m migration) error {
+	if sub := backfillRE.FindStringSubmatch(m.stmt); sub != nil {
+		return c.backfill(ctx, m, sub[1])
+	}
 	stmt, err := c.ddl(m.stmt)
 	if err != nil {
 		return err
@@ -258,6 +278,52 @@ func (c *ClickHouse) ddl(stmt string) (string, error) {
 		return stmt, nil
 	}
 	return clusterDDL{cluster: c.cfg.Cluster, database: c.cfg.Database}.rewrite(stmt)
+}
+
+// backfill runs a migration that fills table, under MigrateTimeout,
+// logging what runs, its progress (rows read of the source, from the
+// server's progress packets) every progressEvery, and when it is done. The
+// deadline also becomes the statement's max_execution_time and the
+// connection's read deadline, so neither QueryTimeout nor the driver's
+// read timeout cuts it short.
+func (c *ClickHouse) backfill(ctx context.Context, m migration, table string) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.MigrateTimeout)
+	defer cancel()
+	var read, total atomic.Uint64
+	ctx = clickhouse.Context(ctx, clickhouse.WithProgress(func(p *clickhouse.Progress) {
+		read.Add(p.Rows)
+		total.Add(p.TotalRows)
+	}))
+	log := c.log.With(zap.String("migration", m.file), zap.String("table", table))
+	log.Info("migration filling a table from indexed data; it reads the source table whole",
+		zap.Duration("timeout", c.cfg.MigrateTimeout))
+	start := time.Now()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(c.progressEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				log.Info("migration progress", zap.Uint64("rows_read", read.Load()),
+					zap.Uint64("rows_total_approx", total.Load()), zap.Duration("elapsed", time.Since(start)))
+			}
+		}
+	}()
+	err := c.conn.Exec(ctx, m.stmt)
+	close(done)
+	wg.Wait()
+	if err != nil {
+		return fmt.Errorf("filling %s (%d rows read in %s; timeout clickhouse.migrate_timeout %s): %w",
+			table, read.Load(), time.Since(start).Round(time.Millisecond), c.cfg.MigrateTimeout, err)
+	}
+	log.Info("migration filled a table", zap.Uint64("rows_read", read.Load()), zap.Duration("elapsed", time.Since(start)))
+	return nil
 }
 
 func (c *ClickHouse) columnExists(ctx context.Context, table, column string) (bool, error) {

@@ -91,16 +91,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	require.NoError(t, c.conn.QueryRow(ctx, "SELECT count() FROM schema_migrations").Scan(&recorded))
 	require.Equal(t, uint64(len(ms)), recorded)
 
-	rows, err := c.conn.Query(ctx, "SELECT name, engine FROM system.tables WHERE database = ? ORDER BY name", c.cfg.Database)
-	require.NoError(t, err)
-	engines := map[string]string{}
-	for rows.Next() {
-		var name, engine string
-		require.NoError(t, rows.Scan(&name, &engine))
-		engines[name] = engine
-	}
-	require.NoError(t, rows.Err())
-	require.NoError(t, rows.Close())
+	engines := tableEngines(t, c)
 	require.Equal(t, map[string]string{
 		"blocks":            "ReplacingMergeTree",
 		"transactions":      "ReplacingMergeTree",
@@ -141,4 +132,20 @@ func TestMigrateRefusesChangedFile(t *testing.T) {
 	ms[1].checksum = "edited"
 	_, err = c.migrate(ctx, ms)
 	require.ErrorContains(t, err, "migration 0002_create_transactions.sql was changed after it was applied")
+}
+
+// tableEngines lists the tables of the store's database with their engines.
+func tableEngines(t *testing.T, c *ClickHouse) map[string]string {
+	t.Helper()
+	rows, err := c.conn.Query(testContext(t), "SELECT name, engine FROM system.tables WHERE database = ?", c.cfg.Database)
+	require.NoError(t, err)
+	defer rows.Close()
+	engines := map[string]string{}
+	for rows.Next() {
+		var name, engine string
+		require.NoError(t, rows.Scan(&name, &engine))
+		engines[name] = engine
+	}
+	require.NoError(t, rows.Err())
+	return engines
 }

@@ -89,16 +89,28 @@ func TestStatementsToSQL(t *testing.T) {
 			args: []any{"1", uint64(3), uint64(7)},
 		},
 		{
-			name: "canonical positions of transactions and logs in one query",
+			name: "stored transactions, logs and blocks with their look-up keys in one query",
 			stmt: canonicalPositionsQuery{"1", 5, 1004},
-			sql: "SELECT 0, block_number, tx_index, argMax(block_hash, version) FROM transactions" +
-				" WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
+			sql: "SELECT 0, block_number, tx_index, argMax(block_hash, version), argMax(hash, version)," +
+				" argMax(from_address, version), argMax(to_address, version), argMax(contract_address, version), toUInt32(0)" +
+				" FROM transactions WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
 				" GROUP BY block_number, tx_index HAVING argMax(is_canonical, version) = 1" +
 				" UNION ALL" +
-				" SELECT 1, block_number, log_index, argMax(block_hash, version) FROM logs" +
-				" WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
-				" GROUP BY block_number, log_index HAVING argMax(is_canonical, version) = 1",
-			args: []any{"1", uint64(5), uint64(1004), "1", uint64(5), uint64(1004)},
+				" SELECT 1, block_number, log_index, argMax(block_hash, version), argMax(address, version), '', '', '', toUInt32(0)" +
+				" FROM logs WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
+				" GROUP BY block_number, log_index HAVING argMax(is_canonical, version) = 1" +
+				" UNION ALL" +
+				" SELECT 2, number, toUInt32(0), argMax(hash, version), argMax(parent_hash, version), '', '', ''," +
+				" toUInt32(argMax(timestamp, version))" +
+				" FROM blocks WHERE chain_id = ? AND number BETWEEN ? AND ?" +
+				" GROUP BY number HAVING argMax(is_canonical, version) = 1",
+			args: []any{"1", uint64(5), uint64(1004), "1", uint64(5), uint64(1004), "1", uint64(5), uint64(1004)},
+		},
+		{
+			name: "insert address_txs names every column",
+			stmt: insertStmt{tableAddressTxs, addressTxColumns},
+			sql: "INSERT INTO address_txs (chain_id, address, block_number, tx_index, hash, is_from, is_to, is_creation," +
+				" is_canonical, version)",
 		},
 		{
 			name: "rewrite transactions names is_canonical",
@@ -151,7 +163,7 @@ func TestInsertColumnsMatchMigrations(t *testing.T) {
 	ddl := map[string]string{}
 	added := map[string][]string{} // table → columns of ALTER TABLE … ADD COLUMN files
 	for _, m := range ms {
-		for _, table := range []string{tableBlocks, tableTransactions, tableLogs, tableIndexedHeights, tableChainState} {
+		for _, table := range append([]string{tableBlocks, tableTransactions, tableLogs, tableIndexedHeights, tableChainState}, lookupTables...) {
 			if strings.Contains(m.stmt, "CREATE TABLE IF NOT EXISTS "+table+"\n") {
 				ddl[table] = m.stmt
 			}
@@ -166,6 +178,11 @@ func TestInsertColumnsMatchMigrations(t *testing.T) {
 		tableLogs:           logRewriteColumns,
 		tableIndexedHeights: indexedHeightColumns,
 		tableChainState:     chainStateColumns,
+		tableTxByHash:       txByHashColumns,
+		tableBlockByHash:    blockByHashColumns,
+		tableBlockByTime:    blockByTimeColumns,
+		tableAddressTxs:     addressTxColumns,
+		tableAddressLogs:    addressLogColumns,
 	} {
 		stmt, ok := ddl[table]
 		require.True(t, ok, "no migration creates %s", table)
@@ -195,7 +212,7 @@ func TestNoFeaturesMissingFrom1816(t *testing.T) {
 		chunkCountsQuery{runs: []chain.HeightRange{{}}}, indexedNumbersQuery{}, blockHashesQuery{}, countFinalQuery{tableBlocks, ""},
 		loadStateQuery{}, databaseExistsQuery{}, createSchemaMigrationsStmt{}, appliedMigrationsQuery{},
 		storedBlocksQuery{}, canonicalPositionsQuery{}, columnExistsQuery{}, serverVersionQuery{}, partitionsQuery{}, rangeCountsQuery{ranges: []chain.HeightRange{{}}},
-		insertStmt{tableLogs, logRewriteColumns},
+		insertStmt{tableLogs, logRewriteColumns}, insertStmt{tableAddressTxs, addressTxColumns},
 	} {
 		sql, _ := s.toSQL()
 		texts = append(texts, sql)

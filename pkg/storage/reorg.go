@@ -46,28 +46,46 @@ func (q storedBlocksQuery) toSQL() (string, []any) {
 		[]any{q.chainID, q.from, q.to}
 }
 
-// canonicalPositionsQuery lists the transaction (kind 0) and log (kind 1)
-// positions in [from, to] whose newest row is canonical, with that row's
-// block hash: the rows a write of those heights must replace or supersede.
-// One round trip for the whole call. On a range nothing has been written to
-// yet, which is the common case (the backlog, a new live height), the
-// primary key (chain_id, block_number, …) excludes every granule and the
-// query reads no rows.
+// canonicalPositionsQuery lists what is stored in [from, to] with a
+// canonical newest row: transaction positions (kind 0) with the row's
+// block hash, hash, sender, recipient and created contract; log positions
+// (kind 1) with the block hash and the emitting address; blocks (kind 2)
+// with hash, parent hash and time. That is every key a write of those
+// heights must replace or supersede: the positions in the main tables and
+// the hashes, addresses and times in the look-up tables. One round trip for
+// the whole call; the three parts share one row shape (kind, height,
+// position, block hash, four strings, time), with empty strings and 0
+// where a kind has nothing. On a range nothing has been written to yet
+// (the common case: the backlog, a new live height), the primary key
+// (chain_id, height, …) excludes every granule and the query reads no rows.
 type canonicalPositionsQuery struct {
 	chainID  string
 	from, to uint64
 }
 
 func (q canonicalPositionsQuery) toSQL() (string, []any) {
-	return "SELECT 0, block_number, tx_index, argMax(block_hash, version) FROM transactions" +
-			" WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
+	return "SELECT 0, block_number, tx_index, argMax(block_hash, version), argMax(hash, version)," +
+			" argMax(from_address, version), argMax(to_address, version), argMax(contract_address, version), toUInt32(0)" +
+			" FROM transactions WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
 			" GROUP BY block_number, tx_index HAVING argMax(is_canonical, version) = 1" +
 			" UNION ALL" +
-			" SELECT 1, block_number, log_index, argMax(block_hash, version) FROM logs" +
-			" WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
-			" GROUP BY block_number, log_index HAVING argMax(is_canonical, version) = 1",
-		[]any{q.chainID, q.from, q.to, q.chainID, q.from, q.to}
+			" SELECT 1, block_number, log_index, argMax(block_hash, version), argMax(address, version), '', '', '', toUInt32(0)" +
+			" FROM logs WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
+			" GROUP BY block_number, log_index HAVING argMax(is_canonical, version) = 1" +
+			" UNION ALL" +
+			" SELECT 2, number, toUInt32(0), argMax(hash, version), argMax(parent_hash, version), '', '', ''," +
+			" toUInt32(argMax(timestamp, version))" +
+			" FROM blocks WHERE chain_id = ? AND number BETWEEN ? AND ?" +
+			" GROUP BY number HAVING argMax(is_canonical, version) = 1",
+		[]any{q.chainID, q.from, q.to, q.chainID, q.from, q.to, q.chainID, q.from, q.to}
 }
+
+// Kinds of canonicalPositionsQuery's rows.
+const (
+	storedKindTx    uint8 = 0
+	storedKindLog   uint8 = 1
+	storedKindBlock uint8 = 2
+)
 
 // StoredBlocks returns the newest block row of every height in [from, to]
 // that has one, ascending: hash, parent hash and whether it is canonical.
@@ -102,10 +120,11 @@ func (c *ClickHouse) StoredBlocks(ctx context.Context, chainID string, from, to 
 	return out, nil
 }
 
-// stalePositions reads the canonical transaction and log positions of the
-// heights in ranges. It asks for the span of the ranges (one query with two
-// bound arguments however scattered the heights); positions of heights
-// between the ranges are dropped here.
+// stalePositions reads what is stored canonical at the heights in ranges
+// (canonicalPositionsQuery): blocks, transaction and log positions, with
+// what their look-up rows are keyed by. It asks for the span of the ranges
+// (one query with bound arguments however scattered the heights); rows of
+// heights between the ranges are dropped here.
 func (c *ClickHouse) stalePositions(ctx context.Context, chainID string, ranges []chain.HeightRange) (map[uint64]storedPositions, error) {
 	span := chain.Span(ranges)
 	ctx, cancel := c.queryContext(ctx)
@@ -119,12 +138,12 @@ func (c *ClickHouse) stalePositions(ctx context.Context, chainID string, ranges 
 	out := map[uint64]storedPositions{}
 	for rows.Next() {
 		var (
-			kind   uint8
-			height uint64
-			pos    uint32
-			hash   string
+			kind                      uint8
+			height                    uint64
+			pos, ts                   uint32
+			blockHash, s1, s2, s3, s4 string
 		)
-		if err := rows.Scan(&kind, &height, &pos, &hash); err != nil {
+		if err := rows.Scan(&kind, &height, &pos, &blockHash, &s1, &s2, &s3, &s4, &ts); err != nil {
 			return nil, err
 		}
 		if len(ranges) > 1 && !inRanges(ranges, height) {
@@ -132,14 +151,17 @@ func (c *ClickHouse) stalePositions(ctx context.Context, chainID string, ranges 
 		}
 		p, ok := out[height]
 		if !ok {
-			p = storedPositions{txs: map[uint32]string{}, logs: map[uint32]string{}}
-			out[height] = p
+			p = storedPositions{txs: map[uint32]storedTx{}, logs: map[uint32]storedLog{}}
 		}
-		if kind == 0 {
-			p.txs[pos] = hash
-		} else {
-			p.logs[pos] = hash
+		switch kind {
+		case storedKindTx:
+			p.txs[pos] = storedTx{blockHash: blockHash, hash: s1, from: s2, to: s3, contract: s4}
+		case storedKindLog:
+			p.logs[pos] = storedLog{blockHash: blockHash, address: s1}
+		case storedKindBlock:
+			p.block = &storedBlock{hash: blockHash, parentHash: s1, timestamp: ts}
 		}
+		out[height] = p
 	}
 	return out, rows.Err()
 }
@@ -159,46 +181,40 @@ func inRanges(rs []chain.HeightRange, h uint64) bool {
 }
 
 // RemoveBlock supersedes every canonical row of a height with a tombstone:
-// for a height the node no longer has (the chain got shorter). The
-// indexed_heights mark stays, so the scheduler does not index the height
-// again by itself; the indexer's check near the head sees the tombstone
-// and rewrites the height once the node has a block there.
+// for a height the node no longer has (the chain got shorter). The block,
+// its transactions and logs, and every look-up row pointing at them get
+// one, in the order of WriteBlocks (look-ups first), so a crash part-way
+// is finished by calling it again. The indexed_heights mark stays, so the
+// scheduler does not index the height again by itself; the indexer's check
+// near the head sees the tombstone and rewrites the height once the node
+// has a block there.
 func (c *ClickHouse) RemoveBlock(ctx context.Context, chainID string, height uint64) error {
 	if chainID == "" {
 		return errors.New("storage: RemoveBlock: empty chain id")
 	}
 	where := heightsText([]uint64{height})
-	stored, err := c.StoredBlocks(ctx, chainID, height, height)
-	if err != nil {
-		return err
-	}
 	stale, err := c.stalePositions(ctx, chainID, []chain.HeightRange{{From: height, To: height}})
 	if err != nil {
 		return fmt.Errorf("storage: reading stored positions for chain %q %s: %w", chainID, where, err)
 	}
-	version := c.clock.next()
-	p := stale[height]
+	return c.insertRows(ctx, chainID, where, removalRows(chainID, height, stale[height], c.clock.next()))
+}
+
+// removalRows are the tombstones of everything stored canonical at one
+// height (p): the block row, every transaction and log position, and every
+// look-up key of them.
+func removalRows(chainID string, height uint64, p storedPositions, version uint64) *rowSet {
 	r := &rowSet{}
 	r.txs.grow(len(p.txs))
 	r.logs.grow(len(p.logs))
+	r.lookups.grow(1, len(p.txs), len(p.logs))
 	r.addTombstones(chainID, height, p, sortedPositions(p.txs), sortedPositions(p.logs), version)
-	if r.txs.len() > 0 {
-		if err := c.insertColumns(ctx, insertStmt{tableTransactions, transactionRewriteColumns}, r.txs.len(), r.txs.columns()); err != nil {
-			return writeErr(tableTransactions, chainID, where, err)
-		}
-	}
-	if r.logs.len() > 0 {
-		if err := c.insertColumns(ctx, insertStmt{tableLogs, logRewriteColumns}, r.logs.len(), r.logs.columns()); err != nil {
-			return writeErr(tableLogs, chainID, where, err)
-		}
-	}
-	if len(stored) == 1 && stored[0].Canonical {
+	r.lookups.addTombstones(chainID, height, p, nil, version)
+	if p.block != nil {
 		// The tombstone keeps the removed block's hashes, for operators.
 		r.blocks.grow(1)
-		r.blocks.add(chainID, &chain.Block{Number: height, Hash: stored[0].Hash, ParentHash: stored[0].ParentHash}, version, tombstone)
-		if err := c.insertColumns(ctx, insertStmt{tableBlocks, blockRewriteColumns}, r.blocks.len(), r.blocks.columns()); err != nil {
-			return writeErr(tableBlocks, chainID, where, err)
-		}
+		r.blocks.add(chainID, &chain.Block{Number: height, Hash: p.block.hash, ParentHash: p.block.parentHash}, version, tombstone)
 	}
-	return nil
+	r.lookups.sort()
+	return r
 }

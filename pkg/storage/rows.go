@@ -26,33 +26,81 @@ func view(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// storedPositions are the transaction and log positions of one height
-// whose newest row is canonical, with that row's block hash: what a write
-// of the height must replace or supersede.
+// storedPositions is what is stored at one height with a canonical newest
+// row: the block, and the transaction and log positions. It holds what a
+// write of the height must replace or supersede: the block hash of each
+// row (kept in the main tables' tombstones), and every look-up key of each
+// row (hashes, addresses, time), which a rewrite tombstones when the new
+// row lacks it (lookups.go).
 type storedPositions struct {
-	txs, logs map[uint32]string
+	block *storedBlock // nil: no canonical block row
+	txs   map[uint32]storedTx
+	logs  map[uint32]storedLog
+}
+
+type storedBlock struct {
+	hash, parentHash string
+	timestamp        uint32
+}
+
+type storedTx struct {
+	blockHash, hash, from, to, contract string
+}
+
+type storedLog struct {
+	blockHash, address string
 }
 
 // rowSet is everything one WriteBlocks call inserts.
 type rowSet struct {
-	txs    txRows
-	logs   logRows
-	blocks blockRows
-	marks  markRows
+	txs     txRows
+	logs    logRows
+	blocks  blockRows
+	marks   markRows
+	lookups lookupRows
+}
+
+// tableRows is one insert of a rowSet: the table and its columns, the
+// number of rows and the column slices.
+type tableRows struct {
+	stmt insertStmt
+	n    int
+	cols []any
+}
+
+// inserts lists the inserts of a rowSet in the order they are sent (see
+// WriteBlocks for why): the look-up tables, transactions, logs, blocks,
+// and the indexed_heights marks last. Empty ones are skipped by the caller.
+func (r *rowSet) inserts() []tableRows {
+	l := &r.lookups
+	return []tableRows{
+		{insertStmt{tableTxByHash, txByHashColumns}, l.txByHash.len(), l.txByHash.columns()},
+		{insertStmt{tableAddressTxs, addressTxColumns}, l.addressTxs.len(), l.addressTxs.columns()},
+		{insertStmt{tableAddressLogs, addressLogColumns}, l.addressLogs.len(), l.addressLogs.columns()},
+		{insertStmt{tableBlockByHash, blockByHashColumns}, l.blockByHash.len(), l.blockByHash.columns()},
+		{insertStmt{tableBlockByTime, blockByTimeColumns}, l.blockByTime.len(), l.blockByTime.columns()},
+		{insertStmt{tableTransactions, transactionRewriteColumns}, r.txs.len(), r.txs.columns()},
+		{insertStmt{tableLogs, logRewriteColumns}, r.logs.len(), r.logs.columns()},
+		{insertStmt{tableBlocks, blockRewriteColumns}, r.blocks.len(), r.blocks.columns()},
+		{insertStmt{tableIndexedHeights, indexedHeightColumns}, r.marks.len(), r.marks.columns()},
+	}
 }
 
 // buildRows turns blocks into rows: canonical rows for every block,
-// transaction and log, a tombstone for every stale position (stored
-// canonical, absent from the new block), and one mark per height.
+// transaction and log and their look-up rows, a tombstone for every stale
+// position (stored canonical, absent from the new block) and for every
+// stored look-up key the new block lacks, and one mark per height.
 func buildRows(chainID string, blocks []*chain.BlockData, stale map[uint64]storedPositions, version uint64, now time.Time) *rowSet {
 	nTx, nLog := 0, 0
 	for _, d := range blocks {
 		nTx += len(d.Transactions)
 		nLog += len(d.Logs)
 	}
+	nBlocks := len(blocks)
 	for _, p := range stale {
 		nTx += len(p.txs)
 		nLog += len(p.logs)
+		nBlocks++
 	}
 	// In the tables' key order (height, then position): ClickHouse sorts
 	// an insert block by the key unless it already is, and a range comes
@@ -66,6 +114,7 @@ func buildRows(chainID string, blocks []*chain.BlockData, stale map[uint64]store
 	r.logs.grow(nLog)
 	r.blocks.grow(len(blocks))
 	r.marks.grow(len(blocks))
+	r.lookups.grow(nBlocks, nTx, nLog)
 	indexedAt := now.Unix()
 
 	for _, d := range blocks {
@@ -76,15 +125,18 @@ func buildRows(chainID string, blocks []*chain.BlockData, stale map[uint64]store
 		for i := range d.Logs {
 			r.logs.add(chainID, &d.Logs[i], version, canonical)
 		}
+		r.lookups.addBlock(chainID, d, version)
 		if p, ok := stale[b.Number]; ok {
 			r.addTombstones(chainID, b.Number, p,
 				superseded(p.txs, d.Transactions, func(t *chain.Transaction) uint32 { return t.Index }),
 				superseded(p.logs, d.Logs, func(l *chain.Log) uint32 { return l.LogIndex }),
 				version)
+			r.lookups.addTombstones(chainID, b.Number, p, d, version)
 		}
 		r.blocks.add(chainID, b, version, canonical)
 		r.marks.add(chainID, b.Number, b.Hash, indexedAt, version)
 	}
+	r.lookups.sort()
 	return r
 }
 
@@ -96,16 +148,16 @@ func byHeight(a, b *chain.BlockData) int { return cmp.Compare(a.Block.Number, b.
 // RemoveBlock both make them here.
 func (r *rowSet) addTombstones(chainID string, height uint64, p storedPositions, txs, logs []uint32, version uint64) {
 	for _, pos := range txs {
-		r.txs.add(chainID, &chain.Transaction{BlockNumber: height, BlockHash: p.txs[pos], Index: pos}, version, tombstone)
+		r.txs.add(chainID, &chain.Transaction{BlockNumber: height, BlockHash: p.txs[pos].blockHash, Index: pos}, version, tombstone)
 	}
 	for _, pos := range logs {
-		r.logs.add(chainID, &chain.Log{BlockNumber: height, BlockHash: p.logs[pos], LogIndex: pos}, version, tombstone)
+		r.logs.add(chainID, &chain.Log{BlockNumber: height, BlockHash: p.logs[pos].blockHash, LogIndex: pos}, version, tombstone)
 	}
 }
 
 // superseded returns, ascending, the stored positions that none of items
 // has: the rows a rewrite must tombstone.
-func superseded[T any](stored map[uint32]string, items []T, pos func(*T) uint32) []uint32 {
+func superseded[V, T any](stored map[uint32]V, items []T, pos func(*T) uint32) []uint32 {
 	if len(stored) == 0 {
 		return nil
 	}
@@ -124,7 +176,7 @@ func superseded[T any](stored map[uint32]string, items []T, pos func(*T) uint32)
 }
 
 // sortedPositions lists every stored position, ascending.
-func sortedPositions(m map[uint32]string) []uint32 {
+func sortedPositions[V any](m map[uint32]V) []uint32 {
 	out := make([]uint32, 0, len(m))
 	for p := range m {
 		out = append(out, p)

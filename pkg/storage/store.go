@@ -13,7 +13,9 @@ import (
 // Store is what the indexer needs from its database.
 type Store interface {
 	// WriteBlocks writes N >= 1 heights (distinct, any order) as one unit:
-	// per table one insert, transactions and logs first (with a tombstone,
+	// per table one insert, the look-up tables first (rows found by hash,
+	// address and time, with a tombstone for every stored key the new
+	// blocks lack), then transactions and logs (with a tombstone,
 	// is_canonical = 0, for every stored canonical position the new block
 	// lacks, so a reorg's shorter block leaves exactly its own rows), then
 	// the block rows (what the reorg check compares with the node), then
@@ -21,8 +23,9 @@ type Store interface {
 	// unmarked, and they are written again. Every path writes through it:
 	// a live block, a pushed block, a reorg repair, a range of the backlog.
 	WriteBlocks(ctx context.Context, chainID string, blocks []*chain.BlockData) error
-	// RemoveBlock supersedes every row of a height with tombstones, for a
-	// height the node no longer has. The mark stays.
+	// RemoveBlock supersedes every row of a height, and every look-up row
+	// pointing at them, with tombstones, for a height the node no longer
+	// has. The mark stays.
 	RemoveBlock(ctx context.Context, chainID string, height uint64) error
 	// StoredBlocks returns, ascending, the newest block row of each height
 	// in [from, to] that has one: hash, parent hash, canonical or not.

@@ -16,14 +16,24 @@ import (
 // (a live block, a pushed block, a reorg repair and a range of the backlog
 // all call it). Per table it sends one insert, in this order:
 //
-//  1. transactions: the new rows, plus a tombstone (is_canonical = 0) for
+//  1. the look-up tables (lookups.go): tx_by_hash, address_txs,
+//     address_logs, block_by_hash, block_by_time, each with the new rows
+//     and a tombstone for every stored key the new rows lack (a reorg put
+//     another transaction, log or block where the old one was). They go
+//     first because their tombstones are derived from the main rows still
+//     stored: were the main rows written first and the call to fail before
+//     the look-ups, the retry would read the new rows as stored, see
+//     nothing stale, and the old block's hashes and addresses would stay
+//     findable for good. Written first, a failure leaves the main rows
+//     old, and the retry makes the same tombstones again;
+//  2. transactions: the new rows, plus a tombstone (is_canonical = 0) for
 //     every position that is canonical in the database but absent from the
 //     new block (a reorg replaced a block by one with fewer transactions);
-//  2. logs, the same way;
-//  3. blocks: the block row is what the indexer compares with the node near
+//  3. logs, the same way;
+//  4. blocks: the block row is what the indexer compares with the node near
 //     the head, so until it is written a height being repaired still looks
 //     orphaned and a crash part-way is repaired again, not taken as done;
-//  4. indexed_heights: the marks, last, so a height is only marked once all
+//  5. indexed_heights: the marks, last, so a height is only marked once all
 //     its rows are in.
 //
 // Every row of the call has one version, newer than any earlier write of
@@ -35,7 +45,11 @@ import (
 // The heights must be distinct; they need not be contiguous or sorted.
 // Two concurrent calls writing one height with different blocks may each
 // miss the other's positions; the newer block row wins and the check near
-// the head rewrites the height.
+// the head rewrites the height. The same holds for a call that failed
+// after its look-up rows when the height is next written with yet another
+// block: the failed call's look-up rows point at rows that were never
+// stored, so a reader checks a look-up row against the main row it points
+// at (hash or address equal) before trusting it.
 func (c *ClickHouse) WriteBlocks(ctx context.Context, chainID string, blocks []*chain.BlockData) error {
 	if chainID == "" {
 		return errors.New("storage: WriteBlocks: empty chain id")
@@ -69,21 +83,19 @@ func (c *ClickHouse) WriteBlocks(ctx context.Context, chainID string, blocks []*
 	version := c.clock.next()
 	r := buildRows(chainID, blocks, stale, version, time.Now())
 
-	if r.txs.len() > 0 {
-		if err := c.insertColumns(ctx, insertStmt{tableTransactions, transactionRewriteColumns}, r.txs.len(), r.txs.columns()); err != nil {
-			return writeErr(tableTransactions, chainID, where, err)
+	return c.insertRows(ctx, chainID, where, r)
+}
+
+// insertRows sends the inserts of r in their order (rowSet.inserts),
+// skipping empty ones, and stops at the first failure, naming the table.
+func (c *ClickHouse) insertRows(ctx context.Context, chainID, where string, r *rowSet) error {
+	for _, ins := range r.inserts() {
+		if ins.n == 0 {
+			continue
 		}
-	}
-	if r.logs.len() > 0 {
-		if err := c.insertColumns(ctx, insertStmt{tableLogs, logRewriteColumns}, r.logs.len(), r.logs.columns()); err != nil {
-			return writeErr(tableLogs, chainID, where, err)
+		if err := c.insertColumns(ctx, ins.stmt, ins.n, ins.cols); err != nil {
+			return writeErr(ins.stmt.table, chainID, where, err)
 		}
-	}
-	if err := c.insertColumns(ctx, insertStmt{tableBlocks, blockRewriteColumns}, r.blocks.len(), r.blocks.columns()); err != nil {
-		return writeErr(tableBlocks, chainID, where, err)
-	}
-	if err := c.insertColumns(ctx, insertStmt{tableIndexedHeights, indexedHeightColumns}, r.marks.len(), r.marks.columns()); err != nil {
-		return writeErr(tableIndexedHeights, chainID, where, err)
 	}
 	return nil
 }

@@ -206,21 +206,23 @@ func TestWriteBlocksScatteredHeightsTouchOnlyTheirOwn(t *testing.T) {
 	require.Equal(t, viewOf(forkOf(22, 1, 1)), readCanonical(t, c, "1", 22))
 }
 
-// The marks go last: a call that fails after its transactions and logs are
-// in (here the blocks table is gone, a real server error) marks nothing,
-// so the scheduler indexes the heights again.
+// The marks go last: a call that fails after its look-ups, transactions and
+// logs are in (here the blocks table rejects the insert, a real server
+// error) marks nothing, so the scheduler indexes the heights again.
 func TestWriteBlocksFailingInTheMiddleMarksNothing(t *testing.T) {
 	c := openFresh(t)
 	require.NoError(t, c.Migrate(testContext(t)))
 	ctx := testContext(t)
 	blocks := mixBlocks(100, 1000, 2, 1)
 
-	require.NoError(t, c.execSQL(ctx, "DROP TABLE "+tableBlocks))
+	breakBlocksTable(t, c)
 	err := c.WriteBlocks(ctx, "1", blocks)
 	require.ErrorContains(t, err, `writing blocks for chain "1" heights 100-1099`)
 
 	require.Equal(t, uint64(2000), rawCount(t, c, tableTransactions, "1"), "the failure came after the transactions")
 	require.Equal(t, uint64(2000), rawCount(t, c, tableLogs, "1"))
+	require.Equal(t, uint64(2000), rawCount(t, c, tableTxByHash, "1"), "and after the look-ups")
+	require.Equal(t, uint64(1000), rawCount(t, c, tableBlockByHash, "1"))
 	counts, err := c.CountIndexed(ctx, "1", []chain.HeightRange{{From: 0, To: 10_000}})
 	require.NoError(t, err)
 	require.Equal(t, []uint64{0}, counts, "no height is marked")
@@ -229,6 +231,7 @@ func TestWriteBlocksFailingInTheMiddleMarksNothing(t *testing.T) {
 	// completes and marks them all.
 	ms, err := loadMigrations(migrationFiles, "migrations")
 	require.NoError(t, err)
+	require.NoError(t, c.execSQL(ctx, "DROP TABLE "+tableBlocks))
 	require.NoError(t, c.execSQL(ctx, ms[0].stmt))
 	require.NoError(t, c.execSQL(ctx, ms[5].stmt))
 	require.NoError(t, c.WriteBlocks(ctx, "1", blocks))

@@ -157,7 +157,8 @@ type bench struct {
 	sim     *simchain.Sim
 	clock   *freezableClock
 	worker  *localstack.Process
-	metrics string // the worker's metrics listener
+	servers map[string]*localstack.Process // by name, for the CPU line
+	metrics string                         // the worker's metrics listener
 	tc      client.Client
 	store   *storage.ClickHouse
 	conn    driver.Conn
@@ -218,6 +219,7 @@ func (b *bench) run(ctx context.Context) (result, error) {
 		return result{}, fmt.Errorf("start clickhouse: %w", err)
 	}
 	b.onStop(ch.Stop)
+	b.servers = map[string]*localstack.Process{"clickhouse": ch.Process, "temporal": tmp.Process}
 	b.say("Temporal dev server on %s, ClickHouse on %s (%.1fs)", tmp.HostPort, ch.Addr, time.Since(t).Seconds())
 
 	b.clock = &freezableClock{}
@@ -637,6 +639,7 @@ func (b *bench) measure(ctx context.Context) (result, error) {
 	// The check reads a database nobody writes to any more, and has the
 	// CPU to itself.
 	res.PeakRSSMiB = b.sampleRSS()
+	cpu := b.cpuUse()
 	b.worker.Stop()
 	b.say("worker stopped")
 
@@ -668,7 +671,38 @@ func (b *bench) measure(ctx context.Context) (result, error) {
 		res.Rows += 1 + uint64(e.TxCount) + uint64(e.LogCount)
 	}
 	res.Workflows = b.countWorkflows(ctx)
+	if len(cpu) > 0 && res.Heights > 0 {
+		var parts []string
+		for _, name := range []string{"clickhouse", "worker", "temporal"} {
+			if s, ok := cpu[name]; ok {
+				parts = append(parts, fmt.Sprintf("%s %.1f s (%.2f ms/height)", name, s, s*1000/float64(res.Heights)))
+			}
+		}
+		b.say("cpu from the start to the worker's stop: %s", strings.Join(parts, ", "))
+	}
 	return res, nil
+}
+
+// cpuUse is the CPU time (user and system, seconds) each process of the
+// run has used so far: ClickHouse, the worker and the Temporal dev server.
+// Per height, it is what bounds the rate on a machine whose cores are all
+// busy, and it changes far less than the rate when other work shares the
+// machine.
+func (b *bench) cpuUse() map[string]float64 {
+	out := map[string]float64{}
+	procs := map[string]*localstack.Process{"worker": b.worker}
+	for name, p := range b.servers {
+		procs[name] = p
+	}
+	for name, p := range procs {
+		s, err := cpuSeconds(p.Pid())
+		if err != nil {
+			b.say("cpu of %s: %v", name, err)
+			continue
+		}
+		out[name] = s
+	}
+	return out
 }
 
 // settle waits (bounded) until the watermark reaches the frozen head, the

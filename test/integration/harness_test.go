@@ -87,11 +87,12 @@ func chainConfig(chainID, rpcURL string) *config.Config {
 			Namespace: "default",
 		},
 		ClickHouse: config.ClickHouse{
-			Addr:         stack.ch.Addr,
-			Database:     database,
-			Username:     "default",
-			DialTimeout:  5 * time.Second,
-			QueryTimeout: 30 * time.Second,
+			Addr:           stack.ch.Addr,
+			Database:       database,
+			Username:       "default",
+			DialTimeout:    5 * time.Second,
+			QueryTimeout:   30 * time.Second,
+			MigrateTimeout: 5 * time.Minute,
 		},
 		// Chains added at runtime are seen within a second.
 		Registry: config.Registry{PollInterval: time.Second},

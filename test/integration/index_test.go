@@ -84,6 +84,15 @@ func TestIndexesAnvilChainExactly(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, [3]uint64{blocks, txs, logs}, [3]uint64{blocks2, txs2, logs2})
 	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
+
+	// The look-up tables hold exactly what the main tables do, the
+	// deployment's contract under its address included.
+	conn := rawConn(t)
+	require.Empty(t, lookupsDiff(t, conn, chainID))
+	var creations uint64
+	require.NoError(t, conn.QueryRow(context.Background(), "SELECT count() FROM address_txs FINAL"+
+		" WHERE chain_id = ? AND is_creation = 1 AND is_canonical = 1", chainID).Scan(&creations))
+	require.Equal(t, uint64(1), creations, "the load generator deploys one contract")
 }
 
 // The adapter is proven on a second, independent client: geth --dev.

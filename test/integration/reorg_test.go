@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -97,6 +98,92 @@ func reorgDiff(t *testing.T, conn driver.Conn, node *gethrpc.Client, chainID str
 	}
 	if len(got) != int(head+1) {
 		return fmt.Sprintf("%d canonical heights stored for a chain of %d", len(got), head+1)
+	}
+	return ""
+}
+
+// lookupsDiff compares what a reader of the look-up tables sees (FINAL,
+// is_canonical = 1) with what the canonical main rows say: every
+// transaction by hash and position, every sender, recipient and created
+// contract with its transaction, every log by emitting address, every
+// block by hash and by time. "" means equal.
+func lookupsDiff(t *testing.T, conn driver.Conn, chainID string) string {
+	t.Helper()
+	read := func(query string) []string {
+		rows, err := conn.Query(context.Background(), query, chainID)
+		require.NoError(t, err)
+		var out []string
+		for rows.Next() {
+			var s string
+			require.NoError(t, rows.Scan(&s))
+			out = append(out, s)
+		}
+		require.NoError(t, rows.Err())
+		require.NoError(t, rows.Close())
+		slices.Sort(out)
+		return out
+	}
+	// The address rows a transaction must have, from its three columns.
+	var wantAddrs []string
+	rows, err := conn.Query(context.Background(), `SELECT block_number, tx_index, hash, from_address, to_address, contract_address
+		FROM transactions FINAL WHERE chain_id = ? AND is_canonical = 1`, chainID)
+	require.NoError(t, err)
+	for rows.Next() {
+		var n uint64
+		var i uint32
+		var hash, from, to, contract string
+		require.NoError(t, rows.Scan(&n, &i, &hash, &from, &to, &contract))
+		seen := map[string]bool{}
+		for _, a := range []string{from, to, contract} {
+			if a != "" && !seen[a] {
+				seen[a] = true
+				wantAddrs = append(wantAddrs, fmt.Sprintf("%s@%d/%d:%s %t %t %t", a, n, i, hash, a == from, a == to, a == contract))
+			}
+		}
+	}
+	require.NoError(t, rows.Err())
+	require.NoError(t, rows.Close())
+	slices.Sort(wantAddrs)
+
+	for _, c := range []struct {
+		name      string
+		got, want []string
+	}{
+		{"tx_by_hash",
+			read(`SELECT concat(hash, '@', toString(block_number), '/', toString(tx_index), ':', block_hash) FROM tx_by_hash FINAL WHERE chain_id = ? AND is_canonical = 1`),
+			read(`SELECT concat(hash, '@', toString(block_number), '/', toString(tx_index), ':', block_hash) FROM transactions FINAL WHERE chain_id = ? AND is_canonical = 1`)},
+		{"address_txs",
+			read(`SELECT concat(address, '@', toString(block_number), '/', toString(tx_index), ':', hash, ' ',
+				if(is_from = 1, 'true', 'false'), ' ', if(is_to = 1, 'true', 'false'), ' ', if(is_creation = 1, 'true', 'false'))
+				FROM address_txs FINAL WHERE chain_id = ? AND is_canonical = 1`),
+			wantAddrs},
+		{"address_logs",
+			read(`SELECT concat(address, '@', toString(block_number), '/', toString(log_index), ':', topic0) FROM address_logs FINAL WHERE chain_id = ? AND is_canonical = 1`),
+			read(`SELECT concat(address, '@', toString(block_number), '/', toString(log_index), ':', topic0) FROM logs FINAL WHERE chain_id = ? AND is_canonical = 1`)},
+		{"block_by_hash",
+			read(`SELECT concat(hash, '@', toString(number)) FROM block_by_hash FINAL WHERE chain_id = ? AND is_canonical = 1`),
+			read(`SELECT concat(hash, '@', toString(number)) FROM blocks FINAL WHERE chain_id = ? AND is_canonical = 1`)},
+		{"block_by_time",
+			read(`SELECT concat(toString(timestamp), '@', toString(number)) FROM block_by_time FINAL WHERE chain_id = ? AND is_canonical = 1`),
+			read(`SELECT concat(toString(timestamp), '@', toString(number)) FROM blocks FINAL WHERE chain_id = ? AND is_canonical = 1`)},
+	} {
+		if len(c.want) == 0 {
+			return c.name + ": the main tables hold nothing to compare with"
+		}
+		if !slices.Equal(c.got, c.want) {
+			i := 0
+			for i < len(c.got) && i < len(c.want) && c.got[i] == c.want[i] {
+				i++
+			}
+			first := func(s []string) string {
+				if i < len(s) {
+					return s[i]
+				}
+				return "(none)"
+			}
+			return fmt.Sprintf("%s: %d canonical look-up rows, the main tables say %d; first difference: look-up %q, expected %q",
+				c.name, len(c.got), len(c.want), first(c.got), first(c.want))
+		}
 	}
 	return ""
 }
@@ -217,4 +304,14 @@ func TestReorgNearHeadIsRepaired(t *testing.T) {
 	t.Logf("final: %d blocks, %d transactions, %d logs canonical; %d transaction tombstones; reorg depths: %d, sum %v",
 		blocks, txs, logs, tombstones, depths.GetSampleCount(), depths.GetSampleSum())
 	require.Empty(t, reorgDiff(t, conn, rc, chainID, head))
+
+	// The look-up tables followed: exactly the canonical rows are found by
+	// hash, address and time, and the orphaned blocks' keys are tombstones.
+	require.Empty(t, lookupsDiff(t, conn, chainID))
+	for _, table := range []string{"tx_by_hash", "block_by_hash", "address_txs", "address_logs"} {
+		var n uint64
+		require.NoError(t, conn.QueryRow(context.Background(),
+			"SELECT count() FROM "+table+" FINAL WHERE chain_id = ? AND is_canonical = 0", chainID).Scan(&n))
+		require.Positive(t, n, "%s: tombstones of the orphaned blocks", table)
+	}
 }

@@ -67,17 +67,24 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 	m := metrics.New(reg)
 	rpcMetrics := rpc.NewMetrics(reg)
 
-	startCtx, cancel := context.WithTimeout(ctx, StartupTimeout)
-	defer cancel()
-
-	store, err := OpenStore(startCtx, cfg.ClickHouse, log)
+	openCtx, cancelOpen := context.WithTimeout(ctx, StartupTimeout)
+	defer cancelOpen()
+	store, err := OpenStore(openCtx, cfg.ClickHouse, log)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if err := store.Migrate(startCtx); err != nil {
+	// Not under StartupTimeout: a migration that fills a table from the
+	// indexed data (a backfill) reads whole tables and takes minutes on a
+	// long chain. Each statement has its own bound (clickhouse.query_timeout
+	// for DDL, clickhouse.migrate_timeout for a backfill), and Migrate logs
+	// what runs and its progress.
+	if err := store.Migrate(ctx); err != nil {
 		return fmt.Errorf("clickhouse: migrate: %w", err)
 	}
+
+	startCtx, cancel := context.WithTimeout(ctx, StartupTimeout)
+	defer cancel()
 
 	tc, err := temporal.Dial(startCtx, cfg.Temporal, log)
 	if err != nil {
@@ -221,13 +228,14 @@ func NewFollower(chainID string, ch config.Chain, heads rpc.HeadSource, acts *ac
 // OpenStore connects to ClickHouse as configured.
 func OpenStore(ctx context.Context, cfg config.ClickHouse, log *zap.Logger) (*storage.ClickHouse, error) {
 	store, err := storage.Open(ctx, storage.Config{
-		Addr:         cfg.Addr,
-		Database:     cfg.Database,
-		Username:     cfg.Username,
-		Password:     cfg.Password,
-		DialTimeout:  cfg.DialTimeout,
-		QueryTimeout: cfg.QueryTimeout,
-		Cluster:      cfg.Cluster,
+		Addr:           cfg.Addr,
+		Database:       cfg.Database,
+		Username:       cfg.Username,
+		Password:       cfg.Password,
+		DialTimeout:    cfg.DialTimeout,
+		QueryTimeout:   cfg.QueryTimeout,
+		MigrateTimeout: cfg.MigrateTimeout,
+		Cluster:        cfg.Cluster,
 	}, log)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse.addr %s: %w", cfg.Addr, err)
