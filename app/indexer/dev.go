@@ -139,11 +139,13 @@ tideline dev stack is up (state in %s):
   metrics           http://%s/metrics
   Prometheus        %s (alerts: %s/alerts; graph the catch-up: %s/graph?g0.expr=indexer_watermark_height)
   ClickHouse        clickhouse-client --host 127.0.0.1 --port %s --database %s
+  SQL, read-only    clickhouse-client --host 127.0.0.1 --port %s --database %s --user %s   (docs/querying.md)
   anvil JSON-RPC    %s (websocket %s)
   progress          go run ./app/indexer status --config %s --watch
 Ctrl-C stops everything.
 
-`, dir, tmp.UIURL, cfg.Metrics.Listen, prom.URL, prom.URL, prom.URL, portOf(chs.Addr), cfg.ClickHouse.Database, node.HTTPURL, node.WSURL, devConfig)
+`, dir, tmp.UIURL, cfg.Metrics.Listen, prom.URL, prom.URL, prom.URL, portOf(chs.Addr), cfg.ClickHouse.Database,
+		portOf(chs.Addr), cfg.ClickHouse.Database, localstack.ReadOnlyUser, node.HTTPURL, node.WSURL, devConfig)
 	return worker.Run(ctx, cfg, log)
 }
 
@@ -178,12 +180,14 @@ tideline dev stack is up with the simulated chain (state in %s):
   metrics           http://%s/metrics
   Prometheus        %s (alerts: %s/alerts; graph the catch-up: %s/graph?g0.expr=indexer_watermark_height)
   ClickHouse        clickhouse-client --host 127.0.0.1 --port %s --database %s
+  SQL, read-only    clickhouse-client --host 127.0.0.1 --port %s --database %s --user %s   (docs/querying.md)
   chain %q       %s (websocket %s), head %d, %d txs and ~%v logs/tx per block, a block every %v
   disturb it        curl -X POST '%s/admin/reorg?depth=3'   (also jump?blocks=N; GET %s/admin/stats)
   progress          go run ./app/indexer status --config %s --watch
 Ctrl-C stops everything.
 
-`, dir, uiURL, cfg.Metrics.Listen, promURL, promURL, promURL, portOf(cfg.ClickHouse.Addr), cfg.ClickHouse.Database, simChainID, sim.HTTPURL(), sim.WSURL(),
+`, dir, uiURL, cfg.Metrics.Listen, promURL, promURL, promURL, portOf(cfg.ClickHouse.Addr), cfg.ClickHouse.Database,
+		portOf(cfg.ClickHouse.Addr), cfg.ClickHouse.Database, localstack.ReadOnlyUser, simChainID, sim.HTTPURL(), sim.WSURL(),
 		sim.Head(), simCfg.TxsPerBlock, simCfg.LogsPerTx, simCfg.BlockTime, sim.HTTPURL(), sim.HTTPURL(), devConfig)
 	return worker.Run(ctx, cfg, log)
 }

@@ -756,7 +756,7 @@ func (s *Server) stats(r *http.Request) (any, *apiError) {
 		}
 		return nil, unavailable("the aggregates have no row for height %d though the aggregator is at %d; retry later", h, v.Aggregator)
 	}
-	upper, below := rows[top], storage.Aggregate{}
+	upper, below := rows[top], storage.AggregateRow{}
 	if out.CountedFrom > v.Start {
 		below = rows[out.CountedFrom-1]
 	}

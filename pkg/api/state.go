@@ -161,7 +161,7 @@ type Store interface {
 	AddressTxPositions(ctx context.Context, chainID string, q storage.AddressTxQuery) ([]storage.Position, error)
 	Logs(ctx context.Context, chainID string, q storage.LogQuery) ([]chain.Log, error)
 	TxLogs(ctx context.Context, chainID string, p storage.Position) ([]chain.Log, error)
-	AggregatesAt(ctx context.Context, chainID string, heights []uint64) (map[uint64]storage.Aggregate, error)
+	AggregatesAt(ctx context.Context, chainID string, heights []uint64) (map[uint64]storage.AggregateRow, error)
 }
 
 var _ Store = (*storage.ClickHouse)(nil)

@@ -132,6 +132,52 @@ type Chain struct {
 	GapScan   GapScan           `mapstructure:"gapscan"`
 	Index     Index             `mapstructure:"index"`
 	Push      Push              `mapstructure:"push"`
+	// Aggregator tunes the cumulative counts per height (the aggregates
+	// table), which every chain has.
+	Aggregator Aggregator `mapstructure:"aggregator"`
+	// Retention removes old detailed rows; off unless a limit is set.
+	Retention Retention `mapstructure:"retention"`
+}
+
+// Aggregator tunes the chain's aggregator: the Aggregate workflow, run by
+// a Temporal Schedule, which counts transactions, logs and bytes per
+// height, in height order, up to the watermark.
+type Aggregator struct {
+	// Interval is how often its Schedule runs it (overlap skip): about
+	// how far behind the watermark the counts are at the head.
+	Interval time.Duration `mapstructure:"interval"`
+	// Chunk is how many heights one read of the blocks and one insert
+	// into aggregates cover while behind; at the head a chunk is what is
+	// new, often a single height.
+	Chunk int `mapstructure:"chunk"`
+}
+
+// Retention keeps only the newest detailed rows of a chain: blocks,
+// transactions, logs and the look-up tables at or below the pruned height
+// are deleted (aggregates and the indexed marks stay). Off when both
+// limits are 0, the default.
+type Retention struct {
+	// KeepHeights keeps at least this many heights below the watermark;
+	// 0 = no limit by height.
+	KeepHeights uint64 `mapstructure:"keep_heights"`
+	// KeepDays keeps the blocks of at least the last this many days (by
+	// block timestamp); 0 = no limit by age.
+	KeepDays int `mapstructure:"keep_days"`
+	// Interval is how often the Prune workflow's Schedule runs.
+	Interval time.Duration `mapstructure:"interval"`
+}
+
+// Enabled tells whether retention removes anything.
+func (r Retention) Enabled() bool { return r.KeepHeights > 0 || r.KeepDays > 0 }
+
+// RetentionMargin is the number of heights below the watermark that
+// pruning never touches, whatever the retention keys say: a reorganisation
+// is repaired up to confirmation_depth below the head (so below the
+// watermark too), and the catch-up scheduler's in-flight window
+// (scheduler.max_in_flight heights, ranges included) may still hold a
+// retried or duplicate write of heights the watermark has just passed.
+func (ch Chain) RetentionMargin() uint64 {
+	return uint64(max(ch.ConfirmationDepth, 0)) + uint64(max(ch.Scheduler.MaxInFlight, 0))
 }
 
 // Push configures the push source: the node's websocket stream of new

@@ -72,7 +72,9 @@ func DefaultChain() Chain {
 			RangeTimeout:      5 * time.Minute,
 			RangeHeartbeat:    30 * time.Second,
 		},
-		Push: Push{LagThreshold: 2},
+		Push:       Push{LagThreshold: 2},
+		Aggregator: Aggregator{Interval: 10 * time.Second, Chunk: 10_000},
+		Retention:  Retention{Interval: time.Hour},
 	}
 }
 

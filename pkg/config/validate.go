@@ -264,8 +264,28 @@ func (ch Chain) validate(prefix, id string) []error {
 	if ch.Push.StallAfter < 0 {
 		bad(".push.stall_after", "must not be negative (0 = three block times)")
 	}
+	if ch.Aggregator.Interval < time.Second {
+		bad(".aggregator.interval", "must be at least 1s")
+	}
+	if ch.Aggregator.Chunk < 1 || ch.Aggregator.Chunk > maxAggregatorChunk {
+		bad(".aggregator.chunk", "must be between 1 and %d (heights per read and insert)", maxAggregatorChunk)
+	}
+	if ch.Retention.KeepDays < 0 {
+		bad(".retention.keep_days", "must not be negative (0 = no limit by age)")
+	}
+	if margin := ch.RetentionMargin(); ch.Retention.KeepHeights > 0 && ch.Retention.KeepHeights < margin {
+		bad(".retention.keep_heights", "%d is below the %d heights pruning always keeps (confirmation_depth + scheduler.max_in_flight): set at least %d, or 0 for no limit by height",
+			ch.Retention.KeepHeights, margin, margin)
+	}
+	if ch.Retention.Enabled() && ch.Retention.Interval < time.Minute {
+		bad(".retention.interval", "must be at least 1m (each run may start a deletion in ClickHouse)")
+	}
 	return errs
 }
+
+// maxAggregatorChunk bounds one read of the aggregator: a million heights
+// is one partition.
+const maxAggregatorChunk = 1_000_000
 
 // clusterNameRE is a ClickHouse cluster name that needs no quoting in
 // ON CLUSTER.

@@ -289,14 +289,40 @@ func freePortBut(taken ...int) (int, error) {
 	return 0, errors.New("no free port other than the ones taken")
 }
 
-const clickHouseUsers = `<?xml version="1.0"?>
+// ReadOnlyUser is the dev stack's user for data teams' SQL (no password,
+// loopback only): profile ReadOnlyProfile, readonly = 1 with limits on
+// memory and time, as docs/querying.md sets one up for production.
+const (
+	ReadOnlyUser    = "tideline_reader"
+	ReadOnlyProfile = "tideline_readonly"
+	// ReadOnlyMaxMemory (bytes) and ReadOnlyMaxSeconds are its limits.
+	ReadOnlyMaxMemory  = 2_000_000_000
+	ReadOnlyMaxSeconds = 60
+)
+
+var clickHouseUsers = fmt.Sprintf(`<?xml version="1.0"?>
 <yandex>
     <profiles>
         <default>
             <poll_interval>1</poll_interval>
         </default>
+        <%[1]s>
+            <readonly>1</readonly>
+            <max_memory_usage>%[3]d</max_memory_usage>
+            <max_execution_time>%[4]d</max_execution_time>
+            <poll_interval>1</poll_interval>
+        </%[1]s>
     </profiles>
     <users>
+        <%[2]s>
+            <password></password>
+            <networks>
+                <ip>::1</ip>
+                <ip>127.0.0.1</ip>
+            </networks>
+            <profile>%[1]s</profile>
+            <quota>default</quota>
+        </%[2]s>
         <default>
             <password></password>
             <networks>
@@ -320,7 +346,7 @@ const clickHouseUsers = `<?xml version="1.0"?>
         </default>
     </quotas>
 </yandex>
-`
+`, ReadOnlyProfile, ReadOnlyUser, ReadOnlyMaxMemory, ReadOnlyMaxSeconds)
 
 func (c *ClickHouse) writeConfig(tcpPort, httpPort int, cluster *clusterConfig) error {
 	for _, sub := range []string{"data", "tmp", "user_files", "format_schemas"} {

@@ -63,6 +63,18 @@ type Metrics struct {
 	DuplicateDeliveries *prometheus.CounterVec
 	PushHeadHeight      *prometheus.GaugeVec
 	PushHealthy         *prometheus.GaugeVec
+
+	// Derived data. AggregatorHeight is the seed's aggregator_height: the
+	// highest height counted into aggregates (every one below it too);
+	// AggregatorRewinds counts the reorganisations found below it.
+	// PrunedHeight is the highest height whose detailed rows retention
+	// removed; PruneDeletions counts what it started, by method
+	// (partition: a partition dropped; mutation: a DELETE mutation), per
+	// table.
+	AggregatorHeight  *prometheus.GaugeVec
+	AggregatorRewinds *prometheus.CounterVec
+	PrunedHeight      *prometheus.GaugeVec
+	PruneDeletions    *prometheus.CounterVec
 }
 
 // Sources of a delivered height: the source label of DuplicateDeliveries.
@@ -183,11 +195,28 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "push_healthy",
 			Help: "1 while the push source is subscribed and delivered a head within stall_after, else 0 (pull then takes every height).",
 		}, chain),
+		AggregatorHeight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "indexer_aggregator_height",
+			Help: "Highest height counted into aggregates (cumulative transactions, logs and bytes); every height from the start height up to it is counted. Trails indexer_watermark_height by about aggregator.interval.",
+		}, chain),
+		AggregatorRewinds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "indexer_aggregator_rewinds_total",
+			Help: "Reorganisations the aggregator found below its height (its last counted block no longer the stored canonical one); it rewound to the fork and counted again.",
+		}, chain),
+		PrunedHeight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "indexer_pruned_height",
+			Help: "Highest height whose detailed rows retention removed (blocks, transactions, logs, look-up tables); only chains with retention on have it.",
+		}, chain),
+		PruneDeletions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "indexer_prune_deletions_total",
+			Help: "Deletions retention started, by table and method: partition (a partition holding only this chain, wholly pruned, dropped) or mutation (ALTER TABLE ... DELETE, run by ClickHouse in the background).",
+		}, []string{"chain_id", "table", "method"}),
 	}
 	reg.MustRegister(m.Watermark, m.Head, m.BlocksIndexed, m.TxsIndexed, m.LogsIndexed,
 		m.IndexDuration, m.IndexErrors, m.PoisonedAttempts, m.UnconfirmedHeads, m.NotProduced, m.ChainHalted, m.DeepReorgs, m.Reorgs, m.ReorgDepth,
 		m.HeightsIndexed, m.RangeDuration, m.RangeHandoffs, m.SchedulerScheduled, m.SchedulerBatchDuration,
 		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority,
-		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy)
+		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy,
+		m.AggregatorHeight, m.AggregatorRewinds, m.PrunedHeight, m.PruneDeletions)
 	return m
 }

@@ -157,15 +157,23 @@ func (c *ClickHouse) DeleteChainRows(ctx context.Context, chainID string) ([]str
 		return nil, err
 	}
 	for _, t := range tables {
-		qctx, cancel := c.queryContext(ctx)
-		query, args := deleteChainRowsStmt{t, chainID}.toSQL()
-		err := c.conn.Exec(qctx, query, args...)
-		cancel()
-		if err != nil {
+		if err := c.mutate(ctx, deleteChainRowsStmt(t, chainID)); err != nil {
 			return nil, fmt.Errorf("storage: deleting the rows of chain %q from %s: %w", chainID, t, err)
 		}
 	}
 	return tables, nil
+}
+
+// mutate starts a mutation (ALTER TABLE … DELETE): the server records it
+// and returns, and runs it in the background; on a replicated table it
+// reaches every replica through the replication log, so it is sent to one
+// host only, without ON CLUSTER. Retention (prune.go) deletes old heights
+// with it too.
+func (c *ClickHouse) mutate(ctx context.Context, s deleteRowsStmt) error {
+	ctx, cancel := c.queryContext(ctx)
+	defer cancel()
+	query, args := s.toSQL()
+	return c.conn.Exec(ctx, query, args...)
 }
 
 // PendingMutations counts the database's mutations not yet done.
@@ -214,11 +222,21 @@ func (q chainRowsQuery) toSQL() (string, []any) {
 	return "SELECT count() FROM " + q.table + " WHERE chain_id = ?", []any{q.chainID}
 }
 
-// deleteChainRowsStmt is the mutation deleting one chain's rows of a table.
-type deleteChainRowsStmt struct{ table, chainID string }
+// deleteRowsStmt is a mutation deleting the rows of a table (a name from
+// the schema, never user input) that match cond, whose `?` take args.
+type deleteRowsStmt struct {
+	table string
+	cond  string
+	args  []any
+}
 
-func (s deleteChainRowsStmt) toSQL() (string, []any) {
-	return "ALTER TABLE " + s.table + " DELETE WHERE chain_id = ?", []any{s.chainID}
+func (s deleteRowsStmt) toSQL() (string, []any) {
+	return "ALTER TABLE " + s.table + " DELETE WHERE " + s.cond, s.args
+}
+
+// deleteChainRowsStmt is the mutation deleting one chain's rows of a table.
+func deleteChainRowsStmt(table, chainID string) deleteRowsStmt {
+	return deleteRowsStmt{table, "chain_id = ?", []any{chainID}}
 }
 
 // pendingMutationsQuery counts unfinished mutations of a database.

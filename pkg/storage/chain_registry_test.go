@@ -107,7 +107,7 @@ func TestDeleteChainRowsLeavesOtherChains(t *testing.T) {
 func TestChainRegistrySQLRunsOn1816(t *testing.T) {
 	for _, s := range []statement{
 		chainRecordVersionQuery{}, chainRecordsQuery{}, chainTablesQuery{}, chainRowsQuery{"blocks", ""},
-		deleteChainRowsStmt{"blocks", ""}, pendingMutationsQuery{}, insertStmt{tableChainRegistry, chainRegistryColumns},
+		deleteChainRowsStmt("blocks", ""), pendingMutationsQuery{}, insertStmt{tableChainRegistry, chainRegistryColumns},
 	} {
 		sql, args := s.toSQL()
 		require.Equal(t, len(args), strings.Count(sql, "?"), sql)

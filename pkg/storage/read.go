@@ -51,16 +51,6 @@ type LogFilter struct {
 	Or      []bool
 }
 
-// Aggregate is one row of aggregates: the totals from the chain's start
-// height up to and including Number.
-type Aggregate struct {
-	Number    uint64
-	BlockHash string
-	Txs       uint64
-	Logs      uint64
-	Bytes     uint64
-}
-
 // TimeoutError is a read that ran out of its time: the caller's deadline,
 // or ClickHouse's max_execution_time derived from it.
 type TimeoutError struct {
@@ -475,14 +465,14 @@ func (c *ClickHouse) TxLogs(ctx context.Context, chainID string, p Position) ([]
 
 // AggregatesAt returns the aggregates rows of the given heights that
 // exist, by height.
-func (c *ClickHouse) AggregatesAt(ctx context.Context, chainID string, heights []uint64) (map[uint64]Aggregate, error) {
-	out := map[uint64]Aggregate{}
+func (c *ClickHouse) AggregatesAt(ctx context.Context, chainID string, heights []uint64) (map[uint64]AggregateRow, error) {
+	out := map[uint64]AggregateRow{}
 	if len(heights) == 0 {
 		return out, nil
 	}
 	err := c.query(ctx, fmt.Sprintf("reading %s of chain %q", tableAggregates, chainID), aggregatesAtQuery{chainID, heights},
 		func(r driver.Rows) error {
-			var a Aggregate
+			var a AggregateRow
 			if err := r.Scan(&a.Number, &a.BlockHash, &a.Txs, &a.Logs, &a.Bytes); err != nil {
 				return err
 			}

@@ -12,10 +12,6 @@ import (
 	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
-// aggregateColumns are the aggregate table's columns, for a test that
-// fills it directly: the read is under test here.
-var aggregateColumns = []string{"chain_id", "number", "block_hash", "txs", "logs", "bytes", "version"}
-
 func insertRows(t *testing.T, c *ClickHouse, table string, cols []string, rows ...[]any) {
 	t.Helper()
 	require.NoError(t, c.insert(testContext(t), insertStmt{table, cols}, rows))
@@ -240,7 +236,7 @@ func TestReadLookupTables(t *testing.T) {
 	insertRows(t, c, tableAggregates, aggregateColumns, []any{chainID, uint64(10), "0xnew", uint64(6), uint64(8), uint64(901), v2})
 	aggs, err := c.AggregatesAt(ctx, chainID, []uint64{10, 20, 30})
 	require.NoError(t, err)
-	require.Equal(t, map[uint64]Aggregate{
+	require.Equal(t, map[uint64]AggregateRow{
 		10: {Number: 10, BlockHash: "0xnew", Txs: 6, Logs: 8, Bytes: 901},
 		20: {Number: 20, BlockHash: bh(20), Txs: 50, Logs: 70, Bytes: 9000},
 	}, aggs)

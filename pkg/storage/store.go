@@ -50,6 +50,8 @@ type Store interface {
 	// watermark under StateWatermark).
 	SaveState(ctx context.Context, chainID, key string, value uint64) error
 	LoadState(ctx context.Context, chainID, key string) (uint64, bool, error)
+	// Derived is what the aggregator and retention read and write.
+	Derived
 	// Close releases the connection.
 	Close() error
 }

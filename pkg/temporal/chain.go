@@ -34,9 +34,11 @@ const PauseNote = "chain paused (indexer chain pause); indexer chain resume undo
 // histories of the chain's workflows.
 const RemoveReason = "chain removed (indexer chain remove): its Schedules were deleted and its workflows stopped"
 
-// ScheduleIDs are the IDs of a chain's Schedules.
+// ScheduleIDs are the IDs of a chain's Schedules: the scans, the
+// aggregator and, with retention on, pruning. Those that do not exist are
+// skipped by every control below.
 func ScheduleIDs(chainID string) []string {
-	return []string{HeadScanScheduleID(chainID), GapScanScheduleID(chainID)}
+	return []string{HeadScanScheduleID(chainID), GapScanScheduleID(chainID), AggregateScheduleID(chainID), PruneScheduleID(chainID)}
 }
 
 // SetSchedulesPaused pauses (or unpauses) the chain's Schedules and returns

@@ -12,6 +12,10 @@ const (
 	SchedulerWorkflow  = "Scheduler"
 	IndexBlockWorkflow = "IndexBlock"
 	IndexRangeWorkflow = "IndexRange"
+	// AggregateWorkflow counts a chain's heights into aggregates.
+	AggregateWorkflow = "Aggregate"
+	// PruneWorkflow deletes a chain's old detailed rows (retention).
+	PruneWorkflow = "Prune"
 )
 
 // SchedulerProgressQuery is the query a SchedulerWorkflow answers.
@@ -64,3 +68,19 @@ func GapScanScheduleID(chainID string) string { return chainID + ":gapscan" }
 
 // GapScanWorkflowID is the workflow ID prefix of the runs that schedule starts.
 func GapScanWorkflowID(chainID string) string { return chainID + ":gapscan" }
+
+// AggregateScheduleID is the ID of the Temporal Schedule that runs the
+// chain's Aggregate workflow.
+func AggregateScheduleID(chainID string) string { return chainID + ":aggregate" }
+
+// AggregateWorkflowID is the workflow ID prefix of the runs that schedule
+// starts.
+func AggregateWorkflowID(chainID string) string { return chainID + ":aggregate" }
+
+// PruneScheduleID is the ID of the Temporal Schedule that runs the chain's
+// Prune workflow (only while the chain has retention on).
+func PruneScheduleID(chainID string) string { return chainID + ":prune" }
+
+// PruneWorkflowID is the workflow ID prefix of the runs that schedule
+// starts.
+func PruneWorkflowID(chainID string) string { return chainID + ":prune" }

@@ -250,6 +250,71 @@ func (o Options) scanSchedule(scheduleID, workflowID, workflowType, what string,
 	}
 }
 
+// AggregateSchedule is the Schedule that runs the chain's Aggregate
+// workflow every `every` with input arg (mode: types.IndexMode aggregate).
+// Overlap skip, as for the scans: a run draining a long backlog is never
+// stacked with the next.
+func (o Options) AggregateSchedule(every time.Duration, mode string, arg any) PeriodicWorkflow {
+	p := o.scanSchedule(AggregateScheduleID(o.ChainID), AggregateWorkflowID(o.ChainID), AggregateWorkflow, "aggregator", every, mode, arg)
+	p.Timeout = o.AggregateTimeout()
+	return p
+}
+
+// PruneSchedule is the Schedule that runs the chain's Prune workflow every
+// `every` with input arg (mode: types.IndexMode prune); only a chain with
+// retention on has it.
+func (o Options) PruneSchedule(every time.Duration, mode string, arg any) PeriodicWorkflow {
+	p := o.scanSchedule(PruneScheduleID(o.ChainID), PruneWorkflowID(o.ChainID), PruneWorkflow, "retention", every, mode, arg)
+	p.Timeout = o.PruneTimeout()
+	return p
+}
+
+// AggregateBudget is how long one Aggregate activity attempt counts before
+// it returns (with what it counted saved); the next run of the Schedule
+// goes on from there. Well under the activity's timeout.
+const AggregateBudget = 2 * time.Minute
+
+// AggregateActivity is for the Aggregate activity on the admin queue: it
+// heartbeats after every chunk (a worker that dies mid-chunk is noticed
+// in 30 s; the retry resumes from the saved height), and is retried until
+// the run's timeout, which the next run follows.
+func (o Options) AggregateActivity() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		TaskQueue:           AdminQueue(o.ChainID),
+		StartToCloseTimeout: 2 * AggregateBudget,
+		HeartbeatTimeout:    30 * time.Second,
+		RetryPolicy: &sdktemporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    30 * time.Second,
+		},
+	}
+}
+
+// AggregateTimeout bounds one Aggregate run: a few attempts of its
+// activity.
+func (o Options) AggregateTimeout() time.Duration { return 10 * time.Minute }
+
+// PruneActivity is for the Prune activity on the admin queue: partition
+// drops and starting mutations take seconds (the mutations themselves run
+// in ClickHouse's background); attempts are bounded by the run's timeout,
+// and the next run tries again.
+func (o Options) PruneActivity() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		TaskQueue:           AdminQueue(o.ChainID),
+		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    time.Minute,
+		RetryPolicy: &sdktemporal.RetryPolicy{
+			InitialInterval:    5 * time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+		},
+	}
+}
+
+// PruneTimeout bounds one Prune run.
+func (o Options) PruneTimeout() time.Duration { return 20 * time.Minute }
+
 // ScanTimeout bounds one HeadScan or GapScan run, well under its period so
 // that the Schedule's skip policy never holds back the next run for long.
 func (o Options) ScanTimeout() time.Duration { return 5 * time.Minute }

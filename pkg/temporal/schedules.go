@@ -7,6 +7,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	sdktemporal "go.temporal.io/sdk/temporal"
 )
@@ -91,4 +92,18 @@ func TriggerSchedule(ctx context.Context, c client.Client, scheduleID string) er
 		return fmt.Errorf("trigger schedule %s: %w", scheduleID, err)
 	}
 	return nil
+}
+
+// DeleteSchedule deletes a Schedule if it exists (a chain whose retention
+// was turned off loses its Prune Schedule); deleted tells whether it did.
+func DeleteSchedule(ctx context.Context, c client.Client, scheduleID string) (deleted bool, err error) {
+	err = c.ScheduleClient().GetHandle(ctx, scheduleID).Delete(ctx)
+	var notFound *serviceerror.NotFound
+	switch {
+	case errors.As(err, &notFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("delete schedule %s: %w", scheduleID, err)
+	}
+	return true, nil
 }

@@ -174,7 +174,7 @@ func (b *bench) run(ctx context.Context) (int, error) {
 	if err := b.waitIndexed(ctx, wdone); err != nil {
 		return 0, err
 	}
-	if err := b.fillAggregates(ctx); err != nil {
+	if err := b.waitAggregated(ctx, wdone); err != nil {
 		return 0, err
 	}
 
@@ -270,46 +270,31 @@ func (b *bench) waitIndexed(ctx context.Context, wdone <-chan error) error {
 	}
 }
 
-// fillAggregates writes cumulative counts of heights 0..n into aggregates
-// (as the aggregator would), so the stats route has rows to subtract.
-func (b *bench) fillAggregates(ctx context.Context) error {
-	var have uint64
-	if err := b.conn.QueryRow(ctx, "SELECT count() FROM aggregates WHERE chain_id = ?", chainID).Scan(&have); err != nil {
-		return err
-	}
-	if have > b.opts.n {
-		return nil
-	}
-	rows, err := b.conn.Query(ctx, `SELECT number, hash, tx_count, log_count, size FROM blocks FINAL
-		WHERE chain_id = ? AND number <= ? AND is_canonical = 1 ORDER BY number`, chainID, b.opts.n)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	batch, err := b.conn.PrepareBatch(ctx, "INSERT INTO aggregates (chain_id, number, block_hash, txs, logs, bytes, version)")
-	if err != nil {
-		return err
-	}
-	var txs, logs, size uint64
-	for rows.Next() {
-		var n, sz uint64
-		var hash string
-		var tc, lc uint32
-		if err := rows.Scan(&n, &hash, &tc, &lc, &sz); err != nil {
+// waitAggregated waits until the worker's aggregator has counted every
+// height 0..n, so the stats route answers from its rows.
+func (b *bench) waitAggregated(ctx context.Context, wdone <-chan error) error {
+	start := time.Now()
+	deadline := start.Add(b.opts.timeout)
+	for {
+		h, ok, err := b.store.LoadState(ctx, chainID, storage.StateAggregatorHeight)
+		if err != nil {
 			return err
 		}
-		txs, logs, size = txs+uint64(tc), logs+uint64(lc), size+sz
-		if err := batch.Append(chainID, n, hash, txs, logs, size, uint64(1)); err != nil {
-			return err
+		if ok && h >= b.opts.n {
+			say("aggregated: aggregator_height %d after %.0fs", h, time.Since(start).Seconds())
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("aggregator_height %d (saved: %v) after %s, not %d", h, ok, b.opts.timeout, b.opts.n)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-wdone:
+			return fmt.Errorf("the worker stopped: %v", err)
+		case <-time.After(2 * time.Second):
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if err := batch.Send(); err != nil {
-		return err
-	}
-	return b.store.SaveState(ctx, chainID, storage.StateAggregatorHeight, b.opts.n)
 }
 
 // inputs are drawn from the index.

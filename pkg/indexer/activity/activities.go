@@ -28,6 +28,13 @@ type Chain struct {
 	PushLagThreshold uint64
 	// Range tunes the IndexRange activity.
 	Range RangeSettings
+	// AggregatorChunk is aggregator.chunk: heights per read and insert.
+	AggregatorChunk int
+	// Retention is the chain's retention (retention.*), and
+	// RetentionMargin the heights below the watermark it never prunes
+	// (config.Chain.RetentionMargin).
+	Retention       config.Retention
+	RetentionMargin uint64
 }
 
 // NewChain is the Chain of a configured chain, with its Temporal options
@@ -39,6 +46,8 @@ func NewChain(client rpc.Client, o temporal.Options, ch config.Chain) Chain {
 		Range: RangeSettings{
 			FetchBatch: ch.Index.FetchBatch, FetchConcurrency: ch.Index.FetchConcurrency, WriteBatch: ch.Index.WriteBatch,
 		},
+		AggregatorChunk: ch.Aggregator.Chunk,
+		Retention:       ch.Retention, RetentionMargin: ch.RetentionMargin(),
 	}
 }
 

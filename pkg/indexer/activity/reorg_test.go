@@ -103,12 +103,13 @@ func fakeBlock(branch byte, h uint64, parent string, txs int) *chain.BlockData {
 	hash := fmt.Sprintf("0x%c%063x", branch, h)
 	d := &chain.BlockData{Block: chain.Block{
 		Number: h, Hash: hash, ParentHash: parent, Timestamp: 1_700_000_000 + h,
-		TxCount: uint32(txs), LogCount: uint32(txs),
+		TxCount: uint32(txs), LogCount: uint32(txs), Size: 500 + h,
 	}}
 	for i := range txs {
 		tx := fmt.Sprintf("0x%c%031x%032x", branch, h, i)
 		d.Transactions = append(d.Transactions, chain.Transaction{
 			BlockNumber: h, BlockHash: hash, Index: uint32(i), Hash: tx, Value: "0", Status: 1, LogCount: 1,
+			From: fmt.Sprintf("0x%040x", 0xf0+i), To: fmt.Sprintf("0x%040x", 0xe0+i),
 		})
 		d.Logs = append(d.Logs, chain.Log{
 			BlockNumber: h, BlockHash: hash, TxHash: tx, TxIndex: uint32(i), LogIndex: uint32(i),

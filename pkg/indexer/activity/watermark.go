@@ -11,12 +11,20 @@ import (
 )
 
 // Watermark returns the chain's contiguous progress: the highest H such
-// that every height from the start height to H is indexed. It resumes from
-// the persisted value (a height known to be covered) and persists the new
-// one when it advanced, so the scan cost follows the progress since the last
-// look, not the chain's length, and a restart picks up where it was.
+// that every height from the floor to H is indexed. The floor is the
+// start height or, once retention pruned heights, the height just above
+// the pruned one: heights at or below it are gone on purpose, so they are
+// neither part of the progress nor a gap (the scans start there too, see
+// Floor). It resumes from the persisted value (a height known to be
+// covered) and persists the new one when it advanced, so the scan cost
+// follows the progress since the last look, not the chain's length, and a
+// restart picks up where it was.
 func (a *Activities) Watermark(ctx context.Context, chainID string) (types.WatermarkResult, error) {
 	c, err := a.chain(chainID)
+	if err != nil {
+		return types.WatermarkResult{}, err
+	}
+	floor, err := a.floor(ctx, chainID, c)
 	if err != nil {
 		return types.WatermarkResult{}, err
 	}
@@ -24,16 +32,16 @@ func (a *Activities) Watermark(ctx context.Context, chainID string) (types.Water
 	if err != nil {
 		return types.WatermarkResult{}, fmt.Errorf("chain %s: read saved watermark: %w", chainID, err)
 	}
-	from := c.StartHeight
+	from := floor
 	if haveSaved && saved >= from {
 		from = saved
 	}
 	h, found, err := a.Store.Watermark(ctx, chainID, from)
-	if err == nil && !found && from != c.StartHeight {
+	if err == nil && !found && from != floor {
 		// The saved height is not indexed (the tables were emptied or
 		// restored): trust the data, not the bookmark.
-		a.logger(chainID).Warn("saved watermark not indexed; recomputing from the start height", zap.Uint64("saved", saved))
-		h, found, err = a.Store.Watermark(ctx, chainID, c.StartHeight)
+		a.logger(chainID).Warn("saved watermark not indexed; recomputing from the floor", zap.Uint64("saved", saved), zap.Uint64("floor", floor))
+		h, found, err = a.Store.Watermark(ctx, chainID, floor)
 	}
 	if err != nil {
 		return types.WatermarkResult{}, fmt.Errorf("chain %s: read watermark: %w", chainID, err)
@@ -46,5 +54,19 @@ func (a *Activities) Watermark(ctx context.Context, chainID string) (types.Water
 	if found {
 		a.Metrics.Watermark.WithLabelValues(chainID).Set(float64(h))
 	}
-	return types.WatermarkResult{Height: h, Found: found}, nil
+	return types.WatermarkResult{Height: h, Found: found, Floor: floor}, nil
+}
+
+// floor is the lowest height the chain's scans index: the start height,
+// or the height above the pruned one (chain_state pruned_height, saved by
+// retention before it deletes anything) when that is higher.
+func (a *Activities) floor(ctx context.Context, chainID string, c Chain) (uint64, error) {
+	pruned, ok, err := a.Store.LoadState(ctx, chainID, storage.StatePrunedHeight)
+	if err != nil {
+		return 0, fmt.Errorf("chain %s: read pruned height: %w", chainID, err)
+	}
+	if ok && pruned >= c.StartHeight && pruned < ^uint64(0) {
+		return pruned + 1, nil
+	}
+	return c.StartHeight, nil
 }

@@ -77,5 +77,23 @@ func TestWatermarkFromStartHeight(t *testing.T) {
 	writeHeights(t, store, chain, 1000)
 	wm, err = acts.Watermark(ctx, chain)
 	require.NoError(t, err)
-	require.Equal(t, types.WatermarkResult{Height: 1002, Found: true}, wm)
+	require.Equal(t, types.WatermarkResult{Height: 1002, Found: true, Floor: 1000}, wm)
+}
+
+// Heights at or below the pruned height are gone on purpose: the
+// watermark starts above them, so it is found even when their marks are
+// gone too (dropped by an operator, or a database restored without them),
+// and the floor tells the scans where to start.
+func TestWatermarkStartsAboveThePrunedHeight(t *testing.T) {
+	const chain = "wm-pruned"
+	acts, store := newActivities(t, chain, 0)
+	ctx := context.Background()
+	writeHeights(t, store, chain, 11, 12, 13)
+	wm, err := acts.Watermark(ctx, chain)
+	require.NoError(t, err)
+	require.Equal(t, types.WatermarkResult{Found: false, Floor: 0}, wm, "0-10 are holes until pruned")
+	require.NoError(t, store.SaveState(ctx, chain, storage.StatePrunedHeight, 10))
+	wm, err = acts.Watermark(ctx, chain)
+	require.NoError(t, err)
+	require.Equal(t, types.WatermarkResult{Height: 13, Found: true, Floor: 11}, wm)
 }

@@ -90,6 +90,8 @@ func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, 
 		zap.Uint64("confirmation_depth", depth),
 	}
 	log.Warn("chain reorganisation: orphaned blocks superseded, canonical blocks re-indexed", fields...)
+	// The aggregates above the fork point counted orphaned blocks.
+	a.rewindAggregator(ctx, chainID, c, res.ForkPoint, log)
 	return res, nil
 }
 

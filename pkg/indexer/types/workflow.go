@@ -69,6 +69,16 @@ const (
 	IndexModeRange IndexMode = "range"
 )
 
+// The modes of the workflows that keep derived data, not indexing paths:
+// the IndexMode search attribute of their runs, never a label of
+// indexer_heights_indexed_total (they index nothing).
+const (
+	// IndexModeAggregate: the aggregator (cumulative counts per height).
+	IndexModeAggregate IndexMode = "aggregate"
+	// IndexModePrune: retention, deleting old detailed rows.
+	IndexModePrune IndexMode = "prune"
+)
+
 // IndexModes lists every mode.
 var IndexModes = []IndexMode{IndexModeLive, IndexModeDirect, IndexModeScheduler, IndexModeGap, IndexModeRange}
 
@@ -136,6 +146,11 @@ type WatermarkResult struct {
 	Height uint64 `json:"height"`
 	// Found is false when the chain's start height itself is not indexed.
 	Found bool `json:"found"`
+	// Floor is the lowest height the scans may index: the start height,
+	// or just above the pruned height once retention removed heights on
+	// purpose. 0 in results recorded before it existed (read as the start
+	// height).
+	Floor uint64 `json:"floor,omitempty"`
 }
 
 // MissingInput asks for unindexed heights in a range.

@@ -136,18 +136,28 @@ func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activit
 	w.RegisterWorkflowWithOptions(wfs.IndexRange, sdkworkflow.RegisterOptions{Name: temporal.IndexRangeWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.Scheduler, sdkworkflow.RegisterOptions{Name: temporal.SchedulerWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.GapScan, sdkworkflow.RegisterOptions{Name: temporal.GapScanWorkflow})
+	w.RegisterWorkflowWithOptions(wfs.Aggregate, sdkworkflow.RegisterOptions{Name: temporal.AggregateWorkflow})
+	w.RegisterWorkflowWithOptions(wfs.Prune, sdkworkflow.RegisterOptions{Name: temporal.PruneWorkflow})
 	w.RegisterActivity(acts)
 }
 
 // EnsureSchedules keeps the chain's periodic workflows scheduled, with the
-// chain's options (search attributes on or off, as the namespace allows);
-// a paused chain's are created paused (an existing Schedule keeps its
-// state).
+// chain's options (search attributes on or off, as the namespace allows):
+// HeadScan, GapScan, the aggregator and, with retention on, Prune (whose
+// Schedule is deleted when retention is off); a paused chain's are
+// created paused (an existing Schedule keeps its state).
 func EnsureSchedules(ctx context.Context, c client.Client, o temporal.Options, ch config.Chain, paused bool) error {
-	for _, p := range []temporal.PeriodicWorkflow{
+	schedules := []temporal.PeriodicWorkflow{
 		o.HeadScanSchedule(ch.HeadScan.Interval, string(types.IndexModeDirect), types.HeadScanInput{ChainID: o.ChainID}),
 		o.GapScanSchedule(ch.GapScan.Interval, string(types.IndexModeGap), types.GapScanInput{ChainID: o.ChainID}),
-	} {
+		o.AggregateSchedule(ch.Aggregator.Interval, string(types.IndexModeAggregate), types.AggregateInput{ChainID: o.ChainID}),
+	}
+	if ch.Retention.Enabled() {
+		schedules = append(schedules, o.PruneSchedule(ch.Retention.Interval, string(types.IndexModePrune), types.PruneInput{ChainID: o.ChainID}))
+	} else if _, err := temporal.DeleteSchedule(ctx, c, temporal.PruneScheduleID(o.ChainID)); err != nil {
+		return err
+	}
+	for _, p := range schedules {
 		p.Paused = paused
 		if err := temporal.EnsureSchedule(ctx, c, p); err != nil {
 			return err

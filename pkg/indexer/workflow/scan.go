@@ -19,7 +19,8 @@ type scanStart struct {
 	head      uint64
 	watermark types.WatermarkResult
 	// next is the lowest height not known to be indexed: just above the
-	// watermark, or the chain's start height when it has none.
+	// watermark, or the floor (the start height, or above the pruned
+	// height) when it has none.
 	next uint64
 }
 
@@ -33,7 +34,9 @@ func openScan(lctx workflow.Context, c Chain, chainID string) (scanStart, error)
 	if err := workflow.ExecuteLocalActivity(lctx, a.Watermark, chainID).Get(lctx, &s.watermark); err != nil {
 		return s, err
 	}
-	s.next = c.Settings.StartHeight
+	// Heights below the floor (retention pruned them) are gone on
+	// purpose: never a gap, never indexed again.
+	s.next = max(c.Settings.StartHeight, s.watermark.Floor)
 	if s.watermark.Found {
 		s.next = s.watermark.Height + 1
 	}

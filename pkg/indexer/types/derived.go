@@ -1,0 +1,59 @@
+package types
+
+// AggregateInput is the input of one Aggregate run (its Schedule's
+// argument): the chain ID only, as for the scans.
+type AggregateInput struct {
+	ChainID string `json:"chain_id"`
+}
+
+// AggregateResult says what one Aggregate activity did.
+type AggregateResult struct {
+	// Height is the aggregator's height at the end (every height from the
+	// start height up to it is counted); HasHeight is false while nothing
+	// is counted.
+	Height    uint64 `json:"height"`
+	HasHeight bool   `json:"has_height"`
+	// Counted is how many heights were written (again, after a rewind).
+	Counted uint64 `json:"counted"`
+	// Chunks is how many inserts that took.
+	Chunks int `json:"chunks"`
+	// Watermark is the watermark it counted up to (never past).
+	Watermark uint64 `json:"watermark"`
+	// Rewinds counts the reorganisations below its height it found, and
+	// RewoundTo is the height it went back to for the last one.
+	Rewinds   int    `json:"rewinds,omitempty"`
+	RewoundTo uint64 `json:"rewound_to,omitempty"`
+	// More is set when the attempt stopped at its time budget with heights
+	// left below the watermark: the next run goes on.
+	More bool `json:"more,omitempty"`
+	// Waiting says why it stopped below the watermark, if it did for
+	// another reason (a height without a canonical block, a block whose
+	// parent is not the block counted below it: a repair in progress).
+	Waiting string `json:"waiting,omitempty"`
+}
+
+// PruneInput is the input of one Prune run (its Schedule's argument).
+type PruneInput struct {
+	ChainID string `json:"chain_id"`
+}
+
+// PruneResult says what one Prune activity did.
+type PruneResult struct {
+	// PrunedHeight is the chain's pruned height at the end (HasPruned
+	// false: nothing pruned yet).
+	PrunedHeight uint64 `json:"pruned_height"`
+	HasPruned    bool   `json:"has_pruned"`
+	// Target is the height retention allows pruning up to now (the
+	// lowest of its limits); Raised tells whether PrunedHeight was raised
+	// to it by this run.
+	Target uint64 `json:"target"`
+	Raised bool   `json:"raised,omitempty"`
+	// Skipped says why nothing was deleted, if nothing was.
+	Skipped string `json:"skipped,omitempty"`
+	// Dropped lists "table/partition" of the partitions dropped, Mutated
+	// the tables a DELETE mutation was started on, Reindex the other
+	// chains whose marks of a dropped partition were deleted.
+	Dropped []string `json:"dropped,omitempty"`
+	Mutated []string `json:"mutated,omitempty"`
+	Reindex []string `json:"reindex,omitempty"`
+}

@@ -1,0 +1,115 @@
+package workflow_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	sdktemporal "go.temporal.io/sdk/temporal"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/config"
+	indexactivity "github.com/tideline-dev/tideline/pkg/indexer/activity"
+	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
+
+// Heights at or below the pruned height are gone on purpose: when the
+// watermark is not found (its floor not indexed), GapScan looks for gaps
+// from the floor the Watermark activity reports, not from the start
+// height, so the pruned heights are never gaps and never started.
+func TestGapScanStartsAtThePrunedFloor(t *testing.T) {
+	f := &fakeChain{head: 5000, watermark: types.WatermarkResult{Found: false, Floor: 1001},
+		gaps: []chain.HeightRange{{From: 1001, To: 1010}}}
+	r := gapRecorder(5000)
+	res := runGapScan(t, newWorkflows(chainConfig(nil)), f, r)
+	require.NoError(t, r.err)
+	require.Equal(t, []types.MissingInput{{ChainID: chainID, Range: chain.HeightRange{From: 1001, To: 5000}, Limit: 1_000_000}}, f.rangeQs)
+	require.Equal(t, uint64(10), res.Missing)
+	for _, h := range r.heights() {
+		require.Greater(t, h, uint64(1000), "a pruned height started")
+	}
+}
+
+// HeadScan likewise counts its backlog from the floor.
+func TestHeadScanStartsAtThePrunedFloor(t *testing.T) {
+	f := &fakeChain{head: 1200, watermark: types.WatermarkResult{Found: false, Floor: 1001}}
+	r := newRecorder(2000)
+	res, _ := runHeadScan(t, newWorkflows(chainConfig(nil)), f, r, t0)
+	require.Equal(t, uint64(200), res.Pending, "1001..1200, not 0..1200")
+	require.Equal(t, types.ModeNormal, res.Mode)
+	require.Len(t, f.missingQs, 1)
+	require.Equal(t, chain.HeightRange{From: 1001, To: 1200}, f.missingQs[0].Range)
+}
+
+// A Watermark answer recorded before the floor existed (Floor 0) keeps the
+// start height, as before.
+func TestScanFloorZeroIsTheStartHeight(t *testing.T) {
+	f := &fakeChain{head: 40, watermark: types.WatermarkResult{Found: false}}
+	r := newRecorder(100)
+	res, _ := runHeadScan(t, newWorkflows(chainConfig(func(c *config.Chain) { c.StartHeight = 30 })), f, r, t0)
+	require.Equal(t, uint64(11), res.Pending, "30..40")
+}
+
+// The Aggregate workflow runs its one activity on the admin queue, with a
+// heartbeat timeout, and returns its result; a failure of the activity is
+// the run's failure (the Web UI shows it; the next run of the Schedule
+// tries again).
+func TestAggregateWorkflowRunsItsActivity(t *testing.T) {
+	env := newEnv(newWorkflows(chainConfig(nil)), t0)
+	want := types.AggregateResult{Height: 120, HasHeight: true, Counted: 121, Chunks: 1, Watermark: 120}
+	var info activity.Info
+	env.OnActivity(acts.Aggregate, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in types.AggregateInput) (types.AggregateResult, error) {
+			require.Equal(t, chainID, in.ChainID)
+			info = activity.GetInfo(ctx)
+			return want, nil
+		})
+	env.ExecuteWorkflow(temporal.AggregateWorkflow, types.AggregateInput{ChainID: chainID})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var got types.AggregateResult
+	require.NoError(t, env.GetWorkflowResult(&got))
+	require.Equal(t, want, got)
+	require.Equal(t, temporal.AdminQueue(chainID), info.TaskQueue)
+	require.Equal(t, 30*time.Second, info.HeartbeatTimeout)
+
+	env = newEnv(newWorkflows(chainConfig(nil)), t0)
+	env.OnActivity(acts.Aggregate, mock.Anything, mock.Anything).Return(types.AggregateResult{},
+		sdktemporal.NewNonRetryableApplicationError("pruned", indexactivity.ErrTypeAggregatesPruned, nil))
+	env.ExecuteWorkflow(temporal.AggregateWorkflow, types.AggregateInput{ChainID: chainID})
+	var app *sdktemporal.ApplicationError
+	require.True(t, errors.As(env.GetWorkflowError(), &app))
+	require.Equal(t, indexactivity.ErrTypeAggregatesPruned, app.Type())
+
+	env = newEnv(newWorkflows(chainConfig(nil)), t0)
+	env.ExecuteWorkflow(temporal.AggregateWorkflow, types.AggregateInput{ChainID: "nope"})
+	require.True(t, indexactivity.IsUnknownChain(env.GetWorkflowError()))
+}
+
+// The Prune workflow runs its one activity on the admin queue and returns
+// its result.
+func TestPruneWorkflowRunsItsActivity(t *testing.T) {
+	env := newEnv(newWorkflows(chainConfig(nil)), t0)
+	want := types.PruneResult{PrunedHeight: 200, HasPruned: true, Target: 200, Raised: true, Mutated: []string{"blocks"}}
+	var info activity.Info
+	env.OnActivity(acts.Prune, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in types.PruneInput) (types.PruneResult, error) {
+			info = activity.GetInfo(ctx)
+			return want, nil
+		})
+	env.ExecuteWorkflow(temporal.PruneWorkflow, types.PruneInput{ChainID: chainID})
+	require.NoError(t, env.GetWorkflowError())
+	var got types.PruneResult
+	require.NoError(t, env.GetWorkflowResult(&got))
+	require.Equal(t, want, got)
+	require.Equal(t, temporal.AdminQueue(chainID), info.TaskQueue)
+
+	env = newEnv(newWorkflows(chainConfig(nil)), t0)
+	env.ExecuteWorkflow(temporal.PruneWorkflow, types.PruneInput{ChainID: "nope"})
+	require.True(t, indexactivity.IsUnknownChain(env.GetWorkflowError()))
+}
