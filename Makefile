@@ -6,7 +6,7 @@ CONFIG ?= config.example.yaml
 # Integration tests start real services; give the whole run room but a bound.
 TEST_TIMEOUT ?= 45m
 
-.PHONY: all tools tools-dev build run run-sim simchain worker migrate test vet bench-scheduler bench-simchain clean bench-e2e bench-catchup
+.PHONY: all tools tools-dev build run run-sim simchain worker migrate test vet bench-scheduler bench-simchain clean bench-e2e bench-catchup bench-api
 
 all: build
 
@@ -83,3 +83,17 @@ bench-catchup: tools
 	$(GO) build -o bin/bench-catchup ./test/benchcatchup
 	./bin/bench-catchup -n $(N) -txs $(TXS) -logs $(LOGS) -block-time $(BLOCK_TIME) -timeout $(BENCH_TIMEOUT) \
 		$(if $(RANGE),-range $(RANGE)) $(if $(filter 1 true yes,$(PUSH)),-push) $(foreach s,$(SET),-set $(s)) $(BENCH_FLAGS)
+
+# bench-api knobs (docs/performance.md): API_N heights indexed first,
+# API_REQUESTS per route, API_CONCURRENCY in flight; API_DIR keeps the run's
+# folder and reuses an index already built there.
+API_N ?= 100000
+API_REQUESTS ?= 2000
+API_CONCURRENCY ?= 8
+API_DIR ?=
+
+## bench-api: index API_N heights of the simulated chain with the worker, then load each query API route on loopback; requests/s and p50/p99 per route
+bench-api: tools
+	$(GO) build -o bin/bench-api ./test/benchapi
+	./bin/bench-api -n $(API_N) -requests $(API_REQUESTS) -concurrency $(API_CONCURRENCY) -timeout $(BENCH_TIMEOUT) \
+		$(if $(API_DIR),-dir $(API_DIR)) $(BENCH_FLAGS)

@@ -80,8 +80,11 @@ func TestComposePrometheusScrapesTheWorkerWithTheAlerts(t *testing.T) {
 	require.Equal(t, []string{"alerts.yml"}, cfg.RuleFiles)
 	workerCfg, _ := loadWithEnv(t, c.Services["worker"].environment(t))
 	_, port := splitHostPort(t, "metrics.listen", workerCfg.Metrics.Listen)
-	require.Len(t, cfg.ScrapeConfigs, 1)
+	apiCfg, _ := loadWithEnv(t, c.Services["api"].environment(t))
+	_, apiPort := splitHostPort(t, "api.listen", apiCfg.API.Listen)
+	require.Len(t, cfg.ScrapeConfigs, 2, "the worker and the query API")
 	require.Equal(t, []string{"worker:" + port}, cfg.ScrapeConfigs[0].StaticConfigs[0].Targets)
+	require.Equal(t, []string{"api:" + apiPort}, cfg.ScrapeConfigs[1].StaticConfigs[0].Targets)
 
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(content), 0o600))

@@ -30,10 +30,10 @@ const (
 )
 
 // The services the deployment is made of.
-var requiredServices = []string{"temporal", "temporal-ui", "clickhouse", "migrate", "worker", "prometheus", "grafana"}
+var requiredServices = []string{"temporal", "temporal-ui", "clickhouse", "migrate", "worker", "api", "prometheus", "grafana"}
 
 // tidelineServices run the indexer image and are configured by TIDELINE_*.
-var tidelineServices = []string{"migrate", "worker"}
+var tidelineServices = []string{"migrate", "worker", "api"}
 
 func TestComposeHasServices(t *testing.T) {
 	c := readCompose(t)
@@ -165,6 +165,13 @@ func TestComposePorts(t *testing.T) {
 	require.Contains(t, []string{"0.0.0.0", "", "::"}, host,
 		"metrics.listen %s: a loopback address is unreachable through a published port", cfg.Metrics.Listen)
 	requirePublished(t, c, "worker", port)
+
+	// The query API listens on all interfaces of its container, on the
+	// port published (on the host's loopback).
+	apiCfg, _ := loadWithEnv(t, c.Services["api"].environment(t))
+	host, port = splitHostPort(t, "api.listen", apiCfg.API.Listen)
+	require.Equal(t, "0.0.0.0", host, "api.listen %s: a loopback address is unreachable through a published port", apiCfg.API.Listen)
+	requirePublished(t, c, "api", port)
 
 	// Temporal's frontend and the Web UI are published.
 	requirePublished(t, c, "temporal", "7233")

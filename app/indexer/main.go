@@ -2,7 +2,8 @@
 // the configured chains, `migrate` brings the ClickHouse schema up to date,
 // `dev` starts a whole local stack (Temporal, ClickHouse, anvil and a load
 // generator) and a worker against it, `simchain` serves a simulated chain,
-// `chain` adds, changes, pauses and removes chains while the workers run.
+// `chain` adds, changes, pauses and removes chains while the workers run,
+// `api` serves what was indexed over HTTP.
 package main
 
 import (
@@ -58,7 +59,8 @@ func newRoot() *cobra.Command {
 		// Bound flags override file and env only when set on the command line.
 		_ = a.v.BindPFlag(key, f.Lookup(flag))
 	}
-	root.AddCommand(a.workerCmd(), a.migrateCmd(), a.devCmd(), a.simchainCmd(), a.schedulerCmd(), a.statusCmd(), a.chainCmd())
+	root.AddCommand(a.workerCmd(), a.migrateCmd(), a.devCmd(), a.simchainCmd(), a.schedulerCmd(), a.statusCmd(), a.chainCmd(),
+		a.apiCmd())
 	return root
 }
 

@@ -22,6 +22,7 @@ type Config struct {
 	Metrics    Metrics    `mapstructure:"metrics"`
 	Temporal   Temporal   `mapstructure:"temporal"`
 	ClickHouse ClickHouse `mapstructure:"clickhouse"`
+	API        API        `mapstructure:"api"`
 	Registry   Registry   `mapstructure:"registry"`
 	// Chains are the chains declared in the file. More may be defined at
 	// runtime (`indexer chain add`, stored in ClickHouse; pkg/registry).
@@ -34,6 +35,35 @@ type Registry struct {
 	// PollInterval is how often each worker reads the stored chain
 	// definitions and starts, pauses, updates or stops chains to match.
 	PollInterval time.Duration `mapstructure:"poll_interval"`
+}
+
+// API configures `indexer api`, the HTTP query service (pkg/api).
+type API struct {
+	// Listen is host:port of the API; loopback by default, since it has
+	// no authentication of its own (put a proxy in front to expose it).
+	Listen string `mapstructure:"listen"`
+	// RequestTimeout bounds one request: the handler's context ends then,
+	// and every ClickHouse query of the request carries what is left of it
+	// as max_execution_time, so the server stops the query too.
+	RequestTimeout time.Duration `mapstructure:"request_timeout"`
+	// MaxPageSize is the largest `limit` of a listing (blocks, a block's
+	// transactions, an address's transactions, logs).
+	MaxPageSize int `mapstructure:"max_page_size"`
+	// MaxLogRange is the widest height range of a logs query (REST and
+	// Etherscan getLogs), inclusive.
+	MaxLogRange uint64 `mapstructure:"max_log_range"`
+	// EtherscanMaxRecords is the largest `offset` (records per page) of
+	// the Etherscan-compatible account and logs modules, and the number of
+	// records returned when no page is asked for.
+	EtherscanMaxRecords int `mapstructure:"etherscan_max_records"`
+	// RateLimit is requests per second per client address; 0 turns the
+	// limit off. Burst is how many may come at once.
+	RateLimit float64 `mapstructure:"rate_limit"`
+	Burst     int     `mapstructure:"burst"`
+	// StateRefresh is how long the chain state read for a request (the
+	// watermark, the pruned height) is reused by later requests; 0 reads
+	// it for every request.
+	StateRefresh time.Duration `mapstructure:"state_refresh"`
 }
 
 // Log configures zap.

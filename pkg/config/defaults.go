@@ -20,6 +20,15 @@ func Defaults(v *viper.Viper) {
 	v.SetDefault("clickhouse.password", "")
 	v.SetDefault("clickhouse.dial_timeout", "5s")
 	v.SetDefault("clickhouse.query_timeout", "30s")
+	a := DefaultAPI()
+	v.SetDefault("api.listen", a.Listen)
+	v.SetDefault("api.request_timeout", a.RequestTimeout.String())
+	v.SetDefault("api.max_page_size", a.MaxPageSize)
+	v.SetDefault("api.max_log_range", a.MaxLogRange)
+	v.SetDefault("api.etherscan_max_records", a.EtherscanMaxRecords)
+	v.SetDefault("api.rate_limit", a.RateLimit)
+	v.SetDefault("api.burst", a.Burst)
+	v.SetDefault("api.state_refresh", a.StateRefresh.String())
 	v.SetDefault("registry.poll_interval", "5s")
 	v.SetDefault("clickhouse.migrate_timeout", "24h")
 }
@@ -67,4 +76,44 @@ func DefaultChain() Chain {
 		Aggregator: Aggregator{Interval: 10 * time.Second, Chunk: 10_000},
 		Retention:  Retention{Interval: time.Hour},
 	}
+}
+
+// DefaultAPI is the api section's defaults.
+func DefaultAPI() API {
+	return API{
+		Listen:              "127.0.0.1:8088",
+		RequestTimeout:      10 * time.Second,
+		MaxPageSize:         100,
+		MaxLogRange:         10000,
+		EtherscanMaxRecords: 1000,
+		RateLimit:           50,
+		Burst:               100,
+		StateRefresh:        time.Second,
+	}
+}
+
+// WithDefaults fills the zero fields of an api section built in code
+// (tests, tools) with the defaults; a loaded configuration has them
+// already. RateLimit and StateRefresh keep 0, which means "off".
+func (a API) WithDefaults() API {
+	d := DefaultAPI()
+	if a.Listen == "" {
+		a.Listen = d.Listen
+	}
+	if a.RequestTimeout == 0 {
+		a.RequestTimeout = d.RequestTimeout
+	}
+	if a.MaxPageSize == 0 {
+		a.MaxPageSize = d.MaxPageSize
+	}
+	if a.MaxLogRange == 0 {
+		a.MaxLogRange = d.MaxLogRange
+	}
+	if a.EtherscanMaxRecords == 0 {
+		a.EtherscanMaxRecords = d.EtherscanMaxRecords
+	}
+	if a.Burst == 0 {
+		a.Burst = d.Burst
+	}
+	return a
 }

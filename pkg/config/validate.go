@@ -64,6 +64,7 @@ func (c *Config) Validate() error {
 	if c.ClickHouse.MigrateTimeout <= 0 {
 		bad("clickhouse.migrate_timeout", "must be positive")
 	}
+	errs = append(errs, c.API.WithDefaults().validate()...)
 	if c.Registry.PollInterval < time.Second {
 		bad("registry.poll_interval", "must be at least 1s")
 	}
@@ -73,6 +74,40 @@ func (c *Config) Validate() error {
 		errs = append(errs, c.Chains[id].validate("chains."+id, id)...)
 	}
 	return errors.Join(errs...)
+}
+
+// validate checks the api section (after WithDefaults: a section built in
+// code may leave keys at zero).
+func (a API) validate() []error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &KeyError{Key: "api." + key, Reason: fmt.Sprintf(format, args...)})
+	}
+	if _, _, err := net.SplitHostPort(a.Listen); err != nil {
+		bad("listen", "%q is not host:port", a.Listen)
+	}
+	if a.RequestTimeout < 100*time.Millisecond {
+		bad("request_timeout", "must be at least 100ms")
+	}
+	if a.MaxPageSize < 1 {
+		bad("max_page_size", "must be at least 1")
+	}
+	if a.MaxLogRange < 1 {
+		bad("max_log_range", "must be at least 1")
+	}
+	if a.EtherscanMaxRecords < 1 || a.EtherscanMaxRecords > 10000 {
+		bad("etherscan_max_records", "must be 1-10000 (Etherscan's result window)")
+	}
+	if a.RateLimit < 0 {
+		bad("rate_limit", "must not be negative (0 = no limit)")
+	}
+	if a.Burst < 1 {
+		bad("burst", "must be at least 1")
+	}
+	if a.StateRefresh < 0 {
+		bad("state_refresh", "must not be negative (0 = read for every request)")
+	}
+	return errs
 }
 
 // ValidateChain checks one chain's settings as Validate does for a chain

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
@@ -76,9 +75,6 @@ func TestPruneRowsDropsWhatItCanAndDeletesTheRest(t *testing.T) {
 		require.NoError(t, c.WriteBlocks(ctx, "a", blocksOf(sampleBlock(h))))
 	}
 	require.NoError(t, c.WriteBlocks(ctx, "b", blocksOf(sampleBlock(1_000_500), sampleBlock(2_000_001))))
-	for _, id := range []string{"a", "b"} {
-		testkit.FillLookups(t, c.conn, id)
-	}
 	require.NoError(t, c.WriteAggregates(ctx, "a", []AggregateRow{{Number: 999_998, Txs: 2}, {Number: 999_999, Txs: 4}}))
 	const height = 2_000_000
 

@@ -40,3 +40,18 @@ func (l *zapLogger) Debug(msg string, kv ...any) { l.s.Debugw(msg, kv...) }
 func (l *zapLogger) Info(msg string, kv ...any)  { l.s.Infow(msg, kv...) }
 func (l *zapLogger) Warn(msg string, kv ...any)  { l.s.Warnw(msg, kv...) }
 func (l *zapLogger) Error(msg string, kv ...any) { l.s.Errorw(msg, kv...) }
+
+// DialLazy returns a client that connects on its first call, for a
+// process that serves without Temporal while it is down (the query API
+// asks it only for a scheduler's progress).
+func DialLazy(cfg config.Temporal, logger *zap.Logger) (client.Client, error) {
+	c, err := client.NewLazyClient(client.Options{
+		HostPort:  cfg.HostPort,
+		Namespace: cfg.Namespace,
+		Logger:    NewLogger(logger),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("temporal.host_port %s: %w", cfg.HostPort, err)
+	}
+	return c, nil
+}

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/storage"
@@ -90,9 +89,6 @@ func TestPruningRemovesOldHeightsOnly(t *testing.T) {
 	waitIndexed(t, store, otherID, otherHead, time.Minute)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	waitAggregated(t, conn, store, chainID, head, rng, time.Minute)
-	for _, id := range []string{chainID, otherID} {
-		testkit.FillLookups(t, conn, id)
-	}
 	pruned := head - 30
 	below, err := store.RowsAtOrBelow(ctx, chainID, pruned)
 	require.NoError(t, err)

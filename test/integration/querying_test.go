@@ -21,7 +21,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 )
@@ -171,7 +170,6 @@ func TestQueryingDocExamples(t *testing.T) {
 	head := nodeHead(t, node.HTTPURL)
 	waitIndexed(t, store, chainID, head, time.Minute)
 	waitAggregated(t, raw, store, chainID, head, rand.New(rand.NewPCG(1, 2)), time.Minute)
-	testkit.FillLookups(t, raw, chainID)
 
 	reader, err := clickhouse.Open(&clickhouse.Options{
 		Addr: []string{stack.ch.Addr},

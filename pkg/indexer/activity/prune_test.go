@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	chgo "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
@@ -33,16 +32,6 @@ func (f *reorgFixture) prune() types.PruneResult {
 	var res types.PruneResult
 	require.NoError(f.t, v.Get(&res))
 	return res
-}
-
-// fillLookups fills the look-up tables of the fixture's chain (see
-// testkit.FillLookups) through a plain connection to its database.
-func (f *reorgFixture) fillLookups() {
-	f.t.Helper()
-	conn, err := chgo.Open(&chgo.Options{Addr: []string{clickhouse.Addr}, Auth: chgo.Auth{Database: testkit.Database(f.t, "a_")}})
-	require.NoError(f.t, err)
-	defer conn.Close()
-	testkit.FillLookups(f.t, conn, f.chainID)
 }
 
 func (f *reorgFixture) waitMutations() {
@@ -75,7 +64,6 @@ func (f *reorgFixture) rowsAtOrBelow(h uint64) map[string]uint64 {
 func TestPruneKeepsTheNewestHeights(t *testing.T) {
 	f := newPruneFixture(t, config.Retention{KeepHeights: 100, Interval: time.Hour}, 20)
 	f.write(span(0, 300)...)
-	f.fillLookups()
 
 	res := f.prune()
 	require.False(t, res.HasPruned)

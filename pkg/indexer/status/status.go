@@ -86,7 +86,8 @@ type Sources struct {
 	Head func(ctx context.Context, chainID string) (uint64, error)
 	// Watermark reads the last contiguous indexed height from start.
 	Watermark func(ctx context.Context, chainID string, start uint64) (uint64, bool, error)
-	Temporal  client.Client
+	// Temporal asks the scheduler; nil reports it as unknown.
+	Temporal client.Client
 	// QueryTimeout bounds the progress query (default 5 s).
 	QueryTimeout time.Duration
 }
@@ -138,6 +139,9 @@ func collectOne(ctx context.Context, src Sources, w Want) Chain {
 
 // scheduler reads the chain's running scheduler, nil when none runs.
 func scheduler(ctx context.Context, src Sources, chainID string) (*Scheduler, error) {
+	if src.Temporal == nil {
+		return nil, errors.New("no Temporal client: the scheduler is not known")
+	}
 	id := temporal.SchedulerID(chainID)
 	desc, err := src.Temporal.DescribeWorkflowExecution(ctx, id, "")
 	var notFound *serviceerror.NotFound

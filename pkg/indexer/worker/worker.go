@@ -247,6 +247,21 @@ func OpenStore(ctx context.Context, cfg config.ClickHouse, log *zap.Logger) (*st
 // client with failover, health and a sanity-checked head; it fails at start
 // if no endpoint answers, naming the keys.
 func DialChain(ctx context.Context, chainID string, ch config.Chain, log *zap.Logger, m *rpc.Metrics) (rpc.Client, error) {
+	multi, err := NewChainClient(ctx, chainID, ch, log, m)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := multi.HeadHeight(ctx); err != nil {
+		multi.Close()
+		return nil, fmt.Errorf("chains.%s.endpoints: no endpoint answers: %w", chainID, err)
+	}
+	return multi, nil
+}
+
+// NewChainClient is DialChain without the check that an endpoint answers:
+// for a process that can do without the node while it is down (the query
+// API asks it for the head only).
+func NewChainClient(ctx context.Context, chainID string, ch config.Chain, log *zap.Logger, m *rpc.Metrics) (rpc.Client, error) {
 	names := make([]string, 0, len(ch.Endpoints))
 	for name := range ch.Endpoints {
 		names = append(names, name)
@@ -293,10 +308,6 @@ func DialChain(ctx context.Context, chainID string, ch config.Chain, log *zap.Lo
 	if err != nil {
 		closeAll()
 		return nil, fmt.Errorf("%s: %w", prefix, err)
-	}
-	if _, err := multi.HeadHeight(ctx); err != nil {
-		multi.Close()
-		return nil, fmt.Errorf("%s: no endpoint answers: %w", prefix, err)
 	}
 	return multi, nil
 }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/tideline-dev/tideline/pkg/api"
+	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/indexer/worker"
+	"github.com/tideline-dev/tideline/pkg/registry"
+	"github.com/tideline-dev/tideline/pkg/rpc"
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
+
+func (a *app) apiCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "api",
+		Short: "Serve what was indexed as JSON over HTTP (REST, an Etherscan-compatible subset, /openapi.json)",
+		Long: `api serves the indexed data of every chain, of the config file and of the
+chain registry, on api.listen (127.0.0.1:8088 by default): /v1/...
+(docs/openapi.json, also served at /openapi.json), an Etherscan-compatible
+subset at /v1/chains/{id}/etherscan/api and its own /metrics. It reads
+ClickHouse only (run migrate first); the status route also asks each chain's
+endpoints for the head and Temporal for the scheduler's progress, and keeps
+serving while either is down.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, log, err := a.load()
+			if err != nil {
+				return err
+			}
+			defer log.Sync() //nolint:errcheck // nothing to do about a failed flush at exit
+			ctx := cmd.Context()
+			store, err := worker.OpenStore(ctx, cfg.ClickHouse, log)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			tc, err := temporal.DialLazy(cfg.Temporal, log)
+			if err != nil {
+				return err
+			}
+			defer tc.Close()
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			nodes := &nodeClients{log: log, m: rpc.NewMetrics(reg), clients: map[string]*nodeClient{}}
+			defer nodes.closeAll()
+			chains := &registry.Registry{Store: store, File: cfg.Chains}
+			srv, err := api.New(api.Options{
+				Config:       cfg.API,
+				Chains:       cfg.Chains,
+				ChainSource:  func(ctx context.Context) (map[string]config.Chain, error) { return servedChains(ctx, chains, log) },
+				ChainRefresh: cfg.Registry.PollInterval,
+				Store:        store,
+				Head:         nodes.head,
+				Temporal:     tc,
+				Registry:     reg,
+				Logger:       log,
+				Secrets:      []string{cfg.ClickHouse.Password},
+			})
+			if err != nil {
+				return err
+			}
+			nodes.chains = srv.Chain
+			l, err := srv.Listen()
+			if err != nil {
+				return err
+			}
+			log.Info("query API listening", zap.String("addr", l.Addr().String()))
+			return srv.Serve(ctx, l)
+		},
+	}
+	cmd.Flags().String("listen", "", "api.listen: host:port to serve on")
+	_ = a.v.BindPFlag("api.listen", cmd.Flags().Lookup("listen"))
+	return cmd
+}
+
+// servedChains are the chains of the file and the registry's that are not
+// removed (the file wins). When the registry cannot be read the API keeps
+// the chains it serves (the file's at start).
+func servedChains(ctx context.Context, reg *registry.Registry, log *zap.Logger) (map[string]config.Chain, error) {
+	defs, err := reg.Definitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]config.Chain{}
+	for _, e := range registry.Merge(reg.File, defs) {
+		switch {
+		case e.State == registry.Removed:
+		case e.Err != nil:
+			log.Warn("stored chain definition is not valid; not served", zap.String("chain_id", e.ID), zap.Error(e.Err))
+		default:
+			out[e.ID] = e.Chain
+		}
+	}
+	return out, nil
+}
+
+// nodeClients dials a chain's endpoints on the first status request for it
+// (the node is only asked for the head), and again when its endpoints
+// change in the registry.
+type nodeClients struct {
+	log    *zap.Logger
+	m      *rpc.Metrics
+	chains func(id string) (config.Chain, bool)
+
+	mu      sync.Mutex
+	clients map[string]*nodeClient
+}
+
+type nodeClient struct {
+	endpoints string // what it was dialled with
+	c         rpc.Client
+	secrets   []string // the expanded URLs
+}
+
+func endpointsKey(ch config.Chain) string {
+	var b strings.Builder
+	for _, name := range registry.EndpointNames(ch) {
+		b.WriteString(name + "=" + ch.Endpoints[name] + ";")
+	}
+	return b.String()
+}
+
+func (n *nodeClients) head(ctx context.Context, id string) (uint64, error) {
+	ch, ok := n.chains(id)
+	if !ok {
+		return 0, errors.New("not a served chain")
+	}
+	c, secrets, err := n.client(ctx, id, ch)
+	if err != nil {
+		return 0, err
+	}
+	h, err := c.HeadHeight(ctx)
+	if err != nil {
+		// The client names endpoints, not URLs; this is belt and braces.
+		text := err.Error()
+		for _, s := range secrets {
+			text = strings.ReplaceAll(text, s, "<redacted>")
+		}
+		return 0, errors.New(text)
+	}
+	return h, nil
+}
+
+func (n *nodeClients) client(ctx context.Context, id string, ch config.Chain) (rpc.Client, []string, error) {
+	key := endpointsKey(ch)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if nc := n.clients[id]; nc != nil && nc.endpoints == key {
+		return nc.c, nc.secrets, nil
+	}
+	dial, err := config.ExpandEndpoints("chains."+id, ch, os.LookupEnv)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := worker.NewChainClient(ctx, id, dial, n.log, n.m)
+	if err != nil {
+		return nil, nil, err
+	}
+	if old := n.clients[id]; old != nil {
+		old.c.Close()
+	}
+	var secrets []string
+	for _, u := range dial.Endpoints {
+		secrets = append(secrets, u)
+	}
+	n.clients[id] = &nodeClient{endpoints: key, c: c, secrets: secrets}
+	return c, secrets, nil
+}
+
+func (n *nodeClients) closeAll() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, nc := range n.clients {
+		nc.c.Close()
+	}
+}

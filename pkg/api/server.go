@@ -1,0 +1,384 @@
+// Package api is `indexer api`: what tideline indexed, served as JSON over
+// HTTP, without knowing its schema. Routes under /v1 (routes.go), an
+// Etherscan-compatible subset (etherscan.go), /openapi.json (docs/) and
+// its own /metrics. Reads go through pkg/storage's read-only queries; only
+// heights at or below each chain's watermark are served (state.go).
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/tideline-dev/tideline/docs"
+	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/indexer/status"
+)
+
+// Options is what a Server needs.
+type Options struct {
+	Config config.API
+	// Chains are the chains of the config file, by ID.
+	Chains map[string]config.Chain
+	// ChainSource, if set, lists every chain to serve (the file's and the
+	// registry's, `indexer chain add`); it is read at New and then every
+	// ChainRefresh while Serve runs. Without it only Chains are served.
+	ChainSource  func(ctx context.Context) (map[string]config.Chain, error)
+	ChainRefresh time.Duration
+	Store        Store
+	// Head reads a chain's head from its node (status route); nil
+	// reports the head as unknown.
+	Head func(ctx context.Context, chainID string) (uint64, error)
+	// Temporal asks the scheduler for its progress (status route); nil
+	// reports the scheduler as unknown.
+	Temporal client.Client
+	// Registry receives the API's metrics and is served at /metrics.
+	Registry *prometheus.Registry
+	Logger   *zap.Logger
+	// Secrets are strings never to show in an answer or a log line (the
+	// chains' endpoint URLs); they are replaced by "<redacted>".
+	Secrets []string
+}
+
+// Server serves the API. Handler gives the http.Handler; Serve runs it.
+type Server struct {
+	cfg     config.API
+	chains  atomic.Pointer[map[string]config.Chain]
+	source  func(ctx context.Context) (map[string]config.Chain, error)
+	every   time.Duration
+	store   Store
+	views   *views
+	status  status.Sources
+	log     *zap.Logger
+	m       *metrics
+	limiter *clientLimiter
+	secrets []string
+	mux     *http.ServeMux
+	reg     *prometheus.Registry
+}
+
+// New builds a Server; it does not listen (Serve does).
+func New(o Options) (*Server, error) {
+	if o.Store == nil {
+		return nil, errors.New("api: no store")
+	}
+	if len(o.Chains) == 0 && o.ChainSource == nil {
+		return nil, errors.New("api: no chain configured")
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	cfg := o.Config.WithDefaults()
+	s := &Server{
+		cfg:     cfg,
+		source:  o.ChainSource,
+		every:   o.ChainRefresh,
+		store:   o.Store,
+		views:   newViews(o.Store, cfg.StateRefresh),
+		log:     o.Logger,
+		m:       newMetrics(o.Registry),
+		limiter: newClientLimiter(cfg.RateLimit, cfg.Burst),
+		mux:     http.NewServeMux(),
+		reg:     o.Registry,
+	}
+	chains := o.Chains
+	if chains == nil {
+		chains = map[string]config.Chain{}
+	}
+	s.chains.Store(&chains)
+	if s.source != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.RequestTimeout)
+		if err := s.refreshChains(ctx); err != nil {
+			s.log.Warn("could not read the chain registry; serving the file's chains until it answers", zap.Error(err))
+		}
+		cancel()
+	}
+	for _, sec := range o.Secrets {
+		if sec != "" {
+			s.secrets = append(s.secrets, sec)
+		}
+	}
+	head := o.Head
+	if head == nil {
+		head = func(context.Context, string) (uint64, error) { return 0, errors.New("no node client") }
+	}
+	s.status = status.Sources{
+		Head: head,
+		Watermark: func(ctx context.Context, chainID string, start uint64) (uint64, bool, error) {
+			v, err := s.views.fresh(ctx, chainID, start)
+			return v.Watermark, v.HasWatermark, err
+		},
+		Temporal: o.Temporal,
+	}
+	s.routes()
+	return s, nil
+}
+
+// Handler is the API's http.Handler (every route, /openapi.json,
+// /metrics).
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Serve answers on l until ctx ends, then shuts down, giving requests in
+// flight api.request_timeout to finish.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		// The handler's own deadline comes first; this one cuts off a
+		// client that does not read its answer.
+		WriteTimeout: s.cfg.RequestTimeout + 10*time.Second,
+		IdleTimeout:  time.Minute,
+		ErrorLog:     zap.NewStdLog(s.log),
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	if s.source != nil && s.every > 0 {
+		go s.followChains(ctx)
+	}
+	select {
+	case err := <-done:
+		return fmt.Errorf("api: serving %s: %w", l.Addr(), err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.RequestTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("api: shutting down: %w", err)
+	}
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// refreshChains reads the chains to serve from the source.
+func (s *Server) refreshChains(ctx context.Context) error {
+	chains, err := s.source(ctx)
+	if err != nil {
+		return err
+	}
+	s.chains.Store(&chains)
+	return nil
+}
+
+// followChains refreshes the chains until ctx ends; a failed read keeps
+// the chains of the last good one.
+func (s *Server) followChains(ctx context.Context) {
+	t := time.NewTicker(s.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+			if err := s.refreshChains(rctx); err != nil {
+				s.log.Warn("could not read the chain registry; serving the chains of the last read", zap.Error(err))
+			}
+			cancel()
+		}
+	}
+}
+
+// Chain is a chain served now, by ID.
+func (s *Server) Chain(id string) (config.Chain, bool) {
+	ch, ok := s.chainMap()[id]
+	return ch, ok
+}
+
+// chainMap is the chains served now.
+func (s *Server) chainMap() map[string]config.Chain { return *s.chains.Load() }
+
+// Listen opens api.listen.
+func (s *Server) Listen() (net.Listener, error) {
+	l, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("api.listen %s: %w", s.cfg.Listen, err)
+	}
+	return l, nil
+}
+
+// handlerFunc answers a REST request with a value to send as JSON (200)
+// or an error.
+type handlerFunc func(r *http.Request) (any, *apiError)
+
+// routes registers every route. A path registered for GET also answers
+// other methods with a JSON 405; anything else is a JSON 404.
+func (s *Server) routes() {
+	s.rest("/v1/chains", s.listChains)
+	s.rest("/v1/chains/{id}/status", s.chainStatus)
+	s.rest("/v1/chains/{id}/blocks", s.listBlocks)
+	s.rest("/v1/chains/{id}/blocks/{height}", s.blockByHeight)
+	s.rest("/v1/chains/{id}/txs/{hash}", s.txByHash)
+	s.rest("/v1/chains/{id}/addresses/{address}/txs", s.addressTxs)
+	s.rest("/v1/chains/{id}/logs", s.listLogs)
+	s.rest("/v1/chains/{id}/stats", s.stats)
+	// …/blocks/hash/{hash} and …/blocks/{height}/txs overlap as patterns
+	// (…/blocks/hash/txs matches both), which ServeMux refuses: one
+	// pattern takes both and hands each to its own instrumented route.
+	byHash := s.restHandler("/v1/chains/{id}/blocks/hash/{hash}", s.blockByHash)
+	blockTxs := s.restHandler("/v1/chains/{id}/blocks/{height}/txs", s.blockTxs)
+	unmatched := s.unmatched()
+	s.mux.Handle("GET /v1/chains/{id}/blocks/{height}/{sub}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.PathValue("height") == "hash":
+			r.SetPathValue("hash", r.PathValue("sub"))
+			byHash.ServeHTTP(w, r)
+		case r.PathValue("sub") == "txs":
+			blockTxs.ServeHTTP(w, r)
+		default:
+			unmatched.ServeHTTP(w, r)
+		}
+	}))
+	s.mux.Handle("/v1/chains/{id}/blocks/{height}/{sub}", s.notAllowed("/v1/chains/{id}/blocks/{height}/{sub}", false))
+	// Etherscan clients send GET and POST (a form), as Etherscan takes both.
+	for _, m := range []string{"GET", "POST"} {
+		pattern := m + " /v1/chains/{id}/etherscan/api"
+		s.mux.Handle(pattern, s.instrument(pattern, s.limit(pattern, true, s.deadline(http.HandlerFunc(s.etherscan)))))
+	}
+	s.mux.Handle("/v1/chains/{id}/etherscan/api", s.notAllowed("/v1/chains/{id}/etherscan/api", true))
+
+	s.mux.Handle("GET /openapi.json", s.instrument("GET /openapi.json", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(docs.OpenAPI)
+	})))
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
+	s.mux.Handle("/", unmatched)
+}
+
+// rest registers a REST route for GET, and a 405 for other methods.
+func (s *Server) rest(path string, h handlerFunc) {
+	s.mux.Handle("GET "+path, s.restHandler(path, h))
+	s.mux.Handle(path, s.notAllowed(path, false))
+}
+
+// restHandler is a REST route with the middleware: metrics (labelled by
+// the pattern), the per-client rate limit and the request deadline.
+func (s *Server) restHandler(path string, h handlerFunc) http.Handler {
+	pattern := "GET " + path
+	return s.instrument(pattern, s.limit(pattern, false, s.deadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v, e := h(r)
+		if e != nil {
+			s.writeError(w, r, e)
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+	}))))
+}
+
+func (s *Server) notAllowed(path string, post bool) http.Handler {
+	allow := "GET, HEAD"
+	if post {
+		allow += ", POST"
+	}
+	return s.instrument(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		s.writeError(w, r, &apiError{Status: http.StatusMethodNotAllowed, Code: codeNotAllowed,
+			Message: fmt.Sprintf("%s is not allowed here; use %s", r.Method, allow)})
+	}))
+}
+
+func (s *Server) unmatched() http.Handler {
+	return s.instrument("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, notFound("no route %s %s; the routes are listed at /openapi.json", r.Method, clip(r.URL.Path)))
+	}))
+}
+
+// deadline gives the request api.request_timeout: every query it runs
+// stops then (and carries the rest of it as max_execution_time).
+func (s *Server) deadline(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+		defer cancel()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// instrument counts the request by route pattern (never the raw path,
+// which holds hashes and addresses) and status, times it, and turns a
+// panic into a 500 instead of a dropped connection.
+func (s *Server) instrument(route string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("panic serving a request", zap.String("route", route), zap.Any("panic", p))
+				if rec.status == 0 {
+					s.writeError(rec, r, &apiError{Status: http.StatusInternalServerError, Code: codeInternal,
+						Message: "internal error; the API's log has the detail"})
+				}
+			}
+			code := rec.status
+			if code == 0 {
+				code = http.StatusOK
+			}
+			s.m.requests.WithLabelValues(route, fmt.Sprint(code)).Inc()
+			s.m.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		}()
+		h.ServeHTTP(rec, r)
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// writeJSON sends v with the status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"status":500,"error":"internal","message":"the answer could not be encoded"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// redact removes the secrets from a text meant for a log or an answer:
+// those given, and the endpoint URLs of every chain served.
+func (s *Server) redact(text string) string {
+	for _, sec := range s.secrets {
+		text = strings.ReplaceAll(text, sec, "<redacted>")
+	}
+	for _, ch := range s.chainMap() {
+		for _, u := range ch.Endpoints {
+			if u != "" {
+				text = strings.ReplaceAll(text, u, "<redacted>")
+			}
+		}
+	}
+	return text
+}

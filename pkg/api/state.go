@@ -1,0 +1,167 @@
+package api
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/storage"
+)
+
+// view is what a request may serve of a chain: heights from Lowest to
+// Watermark. Lowest is the start height, or the height above the pruned
+// one; nothing above the watermark is served, so no half-written block
+// is ever seen (marks are written after the rows they mark).
+type view struct {
+	Watermark    uint64
+	HasWatermark bool
+	Pruned       uint64
+	HasPruned    bool
+	Aggregator   uint64
+	HasAggr      bool
+	Start        uint64
+}
+
+// Lowest is the lowest height served.
+func (v view) Lowest() uint64 {
+	if v.HasPruned && v.Pruned+1 > v.Start {
+		return v.Pruned + 1
+	}
+	return v.Start
+}
+
+// IsPruned tells whether retention removed height h.
+func (v view) IsPruned(h uint64) bool { return v.HasPruned && h <= v.Pruned }
+
+// Serves tells whether h is in [Lowest, Watermark].
+func (v view) Serves(h uint64) bool { return v.HasWatermark && h >= v.Lowest() && h <= v.Watermark }
+
+// views caches each chain's view for api.state_refresh, so a busy API
+// reads chain_state and the marks above the watermark about once a second
+// per chain, not once per request. A cached view is at most that old: its
+// watermark is then lower than the truth, never higher, which is safe.
+type views struct {
+	store   Store
+	refresh time.Duration
+	now     func() time.Time
+
+	mu     sync.Mutex
+	chains map[string]*cachedView
+}
+
+type cachedView struct {
+	mu         sync.Mutex
+	v          view
+	at         time.Time
+	good       bool
+	refreshing bool          // a request is reading the view again
+	done       chan struct{} // closed when that read ends
+}
+
+func newViews(store Store, refresh time.Duration) *views {
+	return &views{store: store, refresh: refresh, now: time.Now, chains: map[string]*cachedView{}}
+}
+
+// get returns the chain's view, read again when older than the refresh.
+// One request reads it; the others meanwhile keep using the previous view
+// (lower than the truth, never higher), or wait for the read when there
+// is none yet.
+func (vs *views) get(ctx context.Context, chainID string, start uint64) (view, error) {
+	if vs.refresh <= 0 {
+		return vs.read(ctx, chainID, start)
+	}
+	vs.mu.Lock()
+	c := vs.chains[chainID]
+	if c == nil {
+		c = &cachedView{}
+		vs.chains[chainID] = c
+	}
+	vs.mu.Unlock()
+
+	for {
+		c.mu.Lock()
+		if c.good && vs.now().Sub(c.at) < vs.refresh {
+			v := c.v
+			c.mu.Unlock()
+			return v, nil
+		}
+		if c.refreshing {
+			if c.good {
+				v := c.v
+				c.mu.Unlock()
+				return v, nil
+			}
+			done := c.done
+			c.mu.Unlock()
+			select {
+			case <-done:
+				continue
+			case <-ctx.Done():
+				return view{}, &storage.TimeoutError{What: "waiting for the chain state of " + chainID, Err: ctx.Err()}
+			}
+		}
+		c.refreshing, c.done = true, make(chan struct{})
+		c.mu.Unlock()
+
+		v, err := vs.read(ctx, chainID, start)
+		c.mu.Lock()
+		if err == nil {
+			c.v, c.at, c.good = v, vs.now(), true
+		}
+		c.refreshing = false
+		close(c.done)
+		c.mu.Unlock()
+		return v, err
+	}
+}
+
+// fresh reads the view without the cache: a 404 is only answered after
+// checking that the height was not pruned meanwhile (it would be a 410).
+func (vs *views) fresh(ctx context.Context, chainID string, start uint64) (view, error) {
+	return vs.read(ctx, chainID, start)
+}
+
+func (vs *views) read(ctx context.Context, chainID string, start uint64) (view, error) {
+	st, err := vs.store.ReadState(ctx, chainID)
+	if err != nil {
+		return view{}, err
+	}
+	v := view{
+		Pruned: st.PrunedHeight, HasPruned: st.HasPruned,
+		Aggregator: st.AggregatorHeight, HasAggr: st.HasAggregator,
+		Start: start,
+	}
+	from := v.Lowest()
+	if st.HasWatermark && st.Watermark < from {
+		// The saved watermark is below what retention kept: look above it.
+		st.HasWatermark = false
+	}
+	v.Watermark, v.HasWatermark, err = vs.store.ReadWatermark(ctx, chainID, from, st)
+	if err != nil {
+		return view{}, err
+	}
+	return v, nil
+}
+
+// Store is what the API reads: *storage.ClickHouse (pkg/storage/read.go
+// says what each does).
+type Store interface {
+	ReadState(ctx context.Context, chainID string) (storage.State, error)
+	ReadWatermark(ctx context.Context, chainID string, start uint64, st storage.State) (uint64, bool, error)
+	BlocksInRange(ctx context.Context, chainID string, from, to uint64) ([]chain.Block, error)
+	BlocksAt(ctx context.Context, chainID string, heights []uint64) ([]chain.Block, error)
+	BlockTimes(ctx context.Context, chainID string, heights []uint64) (map[uint64]storage.BlockTime, error)
+	TransactionFees(ctx context.Context, chainID string, ps []storage.Position) (map[storage.Position]storage.TxFee, error)
+	BlockHeightsByHash(ctx context.Context, chainID, hash string, lo, hi uint64) ([]uint64, error)
+	BlockAtTime(ctx context.Context, chainID string, t uint64, last bool, lo, hi uint64) (height, timestamp uint64, found bool, err error)
+	TxPositionsByHash(ctx context.Context, chainID, hash string, lo, hi uint64) ([]storage.Position, error)
+	TransactionsAt(ctx context.Context, chainID string, ps []storage.Position) ([]chain.Transaction, error)
+	BlockTransactions(ctx context.Context, chainID string, height uint64, from uint32, limit int) ([]chain.Transaction, error)
+	AddressTxPositions(ctx context.Context, chainID string, q storage.AddressTxQuery) ([]storage.Position, error)
+	Logs(ctx context.Context, chainID string, q storage.LogQuery) ([]chain.Log, error)
+	TxLogs(ctx context.Context, chainID string, p storage.Position) ([]chain.Log, error)
+	AggregatesAt(ctx context.Context, chainID string, heights []uint64) (map[uint64]storage.AggregateRow, error)
+}
+
+var _ Store = (*storage.ClickHouse)(nil)

@@ -1,0 +1,341 @@
+package storage
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The query API's statements (read.go runs them). They follow the read
+// rules of the README: the newest version per key (FINAL), then
+// `is_canonical = 1` in WHERE, never PREWHERE (18.16 would filter before
+// the versions collapse and show an orphaned row). Every statement is
+// bounded by the chain and a height range or a short list of positions, so
+// the primary key keeps each read to a few granules per partition.
+//
+// Look-up tables (tx_by_hash, block_by_hash, block_by_time, address_txs,
+// address_logs) only say where a row is; the row itself is read from the
+// main table at that position, where its own version and tombstone decide.
+
+// Columns read into chain.Block, chain.Transaction and chain.Log, in the
+// order of the Scan calls in read.go. Timestamps are read as numbers:
+// scanning a DateTime into time.Time would depend on the server's zone.
+const (
+	blockReadColumns = "number, hash, parent_hash, toUInt32(timestamp), miner, gas_used, gas_limit," +
+		" base_fee_per_gas, size, tx_count, log_count, raw"
+	txReadColumns = "block_number, block_hash, tx_index, hash, type, from_address, to_address, value, nonce, gas," +
+		" gas_price, status, gas_used, effective_gas_price, contract_address, log_count, raw, receipt_raw"
+	logReadColumns = "block_number, block_hash, tx_hash, tx_index, log_index, address," +
+		" topic0, topic1, topic2, topic3, topic_count, data, raw"
+)
+
+// placeholders returns "?, ?, …" for n arguments.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// readStateQuery reads the chain_state keys the API needs in one round
+// trip, the newest save of each.
+type readStateQuery struct {
+	chainID string
+}
+
+func (q readStateQuery) toSQL() (string, []any) {
+	return "SELECT key, argMax(value, version) FROM chain_state WHERE chain_id = ? AND key IN (?, ?, ?) GROUP BY key",
+		[]any{q.chainID, StateWatermark, StateAggregatorHeight, StatePrunedHeight}
+}
+
+// blocksRangeQuery reads the canonical blocks of a height range, in order.
+type blocksRangeQuery struct {
+	chainID  string
+	from, to uint64
+}
+
+func (q blocksRangeQuery) toSQL() (string, []any) {
+	return "SELECT " + blockReadColumns + " FROM blocks FINAL" +
+			" WHERE chain_id = ? AND number BETWEEN ? AND ? AND is_canonical = 1 ORDER BY number",
+		[]any{q.chainID, q.from, q.to}
+}
+
+// blocksAtQuery reads the canonical blocks of a few heights.
+type blocksAtQuery struct {
+	chainID string
+	heights []uint64
+}
+
+func (q blocksAtQuery) toSQL() (string, []any) {
+	args := make([]any, 0, 1+len(q.heights))
+	args = append(args, q.chainID)
+	for _, h := range q.heights {
+		args = append(args, h)
+	}
+	return "SELECT " + blockReadColumns + " FROM blocks FINAL" +
+		" WHERE chain_id = ? AND number IN (" + placeholders(len(q.heights)) + ") AND is_canonical = 1 ORDER BY number", args
+}
+
+// blockTimesQuery reads the hash and time of a few heights' canonical
+// blocks: narrow columns only, so not the blocks' raw JSON (most of a
+// granule's bytes).
+type blockTimesQuery struct {
+	chainID string
+	heights []uint64
+}
+
+func (q blockTimesQuery) toSQL() (string, []any) {
+	args := make([]any, 0, 1+len(q.heights))
+	args = append(args, q.chainID)
+	for _, h := range q.heights {
+		args = append(args, h)
+	}
+	return "SELECT number, hash, toUInt32(timestamp) FROM blocks FINAL" +
+		" WHERE chain_id = ? AND number IN (" + placeholders(len(q.heights)) + ") AND is_canonical = 1", args
+}
+
+// blockHeightsByHashQuery finds the canonical heights of a block hash in
+// block_by_hash (normally one; an orphaned block's row is a tombstone).
+type blockHeightsByHashQuery struct {
+	chainID  string
+	hash     string
+	min, max uint64
+}
+
+func (q blockHeightsByHashQuery) toSQL() (string, []any) {
+	return "SELECT number FROM block_by_hash FINAL" +
+			" WHERE chain_id = ? AND hash = ? AND number BETWEEN ? AND ? AND is_canonical = 1 ORDER BY number LIMIT 16",
+		[]any{q.chainID, q.hash, q.min, q.max}
+}
+
+// heightAtTimeQuery finds in block_by_time the first block at or after a
+// time (last = false) or the last at or before it (last = true), among
+// the times [lo, hi] and the heights [min, max]. The time window keeps the
+// read to its key range; BlockAtTime widens it step by step.
+type heightAtTimeQuery struct {
+	chainID  string
+	lo, hi   uint64 // unix seconds
+	min, max uint64 // heights
+	last     bool
+}
+
+func (q heightAtTimeQuery) toSQL() (string, []any) {
+	order := "timestamp, number"
+	if q.last {
+		order = "timestamp DESC, number DESC"
+	}
+	return "SELECT number, toUInt32(timestamp) FROM block_by_time FINAL" +
+			" WHERE chain_id = ? AND timestamp BETWEEN toDateTime(?) AND toDateTime(?)" +
+			" AND number BETWEEN ? AND ? AND is_canonical = 1 ORDER BY " + order + " LIMIT 1",
+		[]any{q.chainID, q.lo, q.hi, q.min, q.max}
+}
+
+// txPositionsByHashQuery finds the canonical positions of a transaction
+// hash in tx_by_hash, first by height (a hash may repeat after a reorg or
+// a replay on a fork).
+type txPositionsByHashQuery struct {
+	chainID  string
+	hash     string
+	min, max uint64
+}
+
+func (q txPositionsByHashQuery) toSQL() (string, []any) {
+	return "SELECT block_number, tx_index FROM tx_by_hash FINAL" +
+			" WHERE chain_id = ? AND hash = ? AND block_number BETWEEN ? AND ? AND is_canonical = 1" +
+			" ORDER BY block_number, tx_index LIMIT 16",
+		[]any{q.chainID, q.hash, q.min, q.max}
+}
+
+// positionsIn is the condition "(block_number, idx) is one of ps": the
+// IN on block_number alone lets the primary key skip to the heights; the
+// tuple IN picks the rows. Both are plain IN lists, which 18.16 has.
+func positionsIn(idx string, ps []Position) (string, []any) {
+	args := make([]any, 0, 3*len(ps))
+	heights := make([]string, 0, len(ps))
+	seen := map[uint64]bool{}
+	for _, p := range ps {
+		if !seen[p.Block] {
+			seen[p.Block] = true
+			heights = append(heights, "?")
+			args = append(args, p.Block)
+		}
+	}
+	tuples := make([]string, len(ps))
+	for i, p := range ps {
+		tuples[i] = "(?, ?)"
+		args = append(args, p.Block, p.Index)
+	}
+	return "block_number IN (" + strings.Join(heights, ", ") + ") AND (block_number, " + idx + ") IN (" +
+		strings.Join(tuples, ", ") + ")", args
+}
+
+// transactionsAtQuery reads the canonical transactions at positions.
+type transactionsAtQuery struct {
+	chainID   string
+	positions []Position
+}
+
+func (q transactionsAtQuery) toSQL() (string, []any) {
+	cond, args := positionsIn("tx_index", q.positions)
+	return "SELECT " + txReadColumns + " FROM transactions FINAL WHERE chain_id = ? AND " + cond +
+		" AND is_canonical = 1 ORDER BY block_number, tx_index", append([]any{q.chainID}, args...)
+}
+
+// txFeesQuery reads what a transaction paid, at positions: narrow
+// columns, not the raw JSON.
+type txFeesQuery struct {
+	chainID   string
+	positions []Position
+}
+
+func (q txFeesQuery) toSQL() (string, []any) {
+	cond, args := positionsIn("tx_index", q.positions)
+	return "SELECT block_number, tx_index, hash, gas_price, effective_gas_price, gas_used FROM transactions FINAL" +
+		" WHERE chain_id = ? AND " + cond + " AND is_canonical = 1", append([]any{q.chainID}, args...)
+}
+
+// blockTransactionsQuery reads a block's canonical transactions from a
+// position on, in order.
+type blockTransactionsQuery struct {
+	chainID string
+	height  uint64
+	from    uint32 // first tx_index
+	limit   int
+}
+
+func (q blockTransactionsQuery) toSQL() (string, []any) {
+	return "SELECT " + txReadColumns + " FROM transactions FINAL" +
+			" WHERE chain_id = ? AND block_number = ? AND tx_index >= ? AND is_canonical = 1 ORDER BY tx_index LIMIT ?",
+		[]any{q.chainID, q.height, q.from, q.limit}
+}
+
+// addressTxPositionsQuery lists an address's transaction positions in
+// address_txs within a height range, newest first (desc) or oldest first,
+// strictly beyond a cursor position when one is given, skipping offset
+// rows. No tuple comparison: 18.16 lacks it, so the cursor is spelled out.
+type addressTxPositionsQuery struct {
+	chainID  string
+	address  string
+	from, to uint64
+	desc     bool
+	after    *Position
+	limit    int
+	offset   int
+}
+
+func (q addressTxPositionsQuery) toSQL() (string, []any) {
+	args := []any{q.chainID, q.address, q.from, q.to}
+	sql := "SELECT block_number, tx_index FROM address_txs FINAL" +
+		" WHERE chain_id = ? AND address = ? AND block_number BETWEEN ? AND ?"
+	if q.after != nil {
+		op := ">"
+		if q.desc {
+			op = "<"
+		}
+		sql += fmt.Sprintf(" AND (block_number %s ? OR (block_number = ? AND tx_index %s ?))", op, op)
+		args = append(args, q.after.Block, q.after.Block, q.after.Index)
+	}
+	order := "block_number, tx_index"
+	if q.desc {
+		order = "block_number DESC, tx_index DESC"
+	}
+	sql += " AND is_canonical = 1 ORDER BY " + order + " LIMIT ?"
+	args = append(args, q.limit)
+	if q.offset > 0 {
+		sql += " OFFSET ?"
+		args = append(args, q.offset)
+	}
+	return sql, args
+}
+
+// logsQuery reads canonical logs of a height range that pass a filter,
+// in order, beyond a cursor position, skipping offset rows. With an
+// address the heights are first narrowed through address_logs (ordered by
+// address), so the logs table is read only where the address emitted.
+type logsQuery struct {
+	chainID  string
+	from, to uint64
+	filter   LogFilter
+	after    *Position
+	limit    int
+	offset   int
+}
+
+func (q logsQuery) toSQL() (string, []any) {
+	args := []any{q.chainID, q.from, q.to}
+	sql := "SELECT " + logReadColumns + " FROM logs FINAL WHERE chain_id = ? AND block_number BETWEEN ? AND ?"
+	if q.filter.Address != "" {
+		sql += " AND block_number IN (SELECT block_number FROM address_logs FINAL" +
+			" WHERE chain_id = ? AND address = ? AND block_number BETWEEN ? AND ? AND is_canonical = 1)" +
+			" AND address = ?"
+		args = append(args, q.chainID, q.filter.Address, q.from, q.to, q.filter.Address)
+	}
+	if cond, targs := q.filter.topicsSQL(); cond != "" {
+		sql += " AND " + cond
+		args = append(args, targs...)
+	}
+	if q.after != nil {
+		sql += " AND (block_number > ? OR (block_number = ? AND log_index > ?))"
+		args = append(args, q.after.Block, q.after.Block, q.after.Index)
+	}
+	sql += " AND is_canonical = 1 ORDER BY block_number, log_index LIMIT ?"
+	args = append(args, q.limit)
+	if q.offset > 0 {
+		sql += " OFFSET ?"
+		args = append(args, q.offset)
+	}
+	return sql, args
+}
+
+// topicsSQL folds the topic terms left to right with their operators:
+// ((t0 op t1) op t2) op t3. Topics are compared as stored, lower-case hex.
+func (f LogFilter) topicsSQL() (string, []any) {
+	if len(f.Topics) == 0 {
+		return "", nil
+	}
+	var args []any
+	expr := ""
+	for i, t := range f.Topics {
+		term := fmt.Sprintf("topic%d = ?", t.Position)
+		args = append(args, t.Value)
+		if i == 0 {
+			expr = term
+			continue
+		}
+		op := "AND"
+		if f.Or[i-1] {
+			op = "OR"
+		}
+		expr = "(" + expr + " " + op + " " + term + ")"
+	}
+	return expr, args
+}
+
+// txLogsQuery reads the canonical logs of one transaction, in order (a
+// receipt's logs).
+type txLogsQuery struct {
+	chainID string
+	height  uint64
+	txIndex uint32
+}
+
+func (q txLogsQuery) toSQL() (string, []any) {
+	return "SELECT " + logReadColumns + " FROM logs FINAL" +
+			" WHERE chain_id = ? AND block_number = ? AND tx_index = ? AND is_canonical = 1 ORDER BY log_index",
+		[]any{q.chainID, q.height, q.txIndex}
+}
+
+// aggregatesAtQuery reads the newest aggregate row of a few heights
+// (argMax: exact before and after merges, and cheaper than FINAL for two
+// keys).
+type aggregatesAtQuery struct {
+	chainID string
+	heights []uint64
+}
+
+func (q aggregatesAtQuery) toSQL() (string, []any) {
+	args := make([]any, 0, 1+len(q.heights))
+	args = append(args, q.chainID)
+	for _, h := range q.heights {
+		args = append(args, h)
+	}
+	return "SELECT number, argMax(block_hash, version), argMax(txs, version), argMax(logs, version)," +
+		" argMax(bytes, version) FROM aggregates WHERE chain_id = ? AND number IN (" + placeholders(len(q.heights)) +
+		") GROUP BY number", args
+}

@@ -1,0 +1,172 @@
+package storage
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The API's read statements as text: what is sent, that every argument
+// has its placeholder, and that the read rules hold (FINAL or argMax,
+// is_canonical in WHERE, no PREWHERE).
+func TestReadStatementsToSQL(t *testing.T) {
+	after := &Position{Block: 7, Index: 3}
+	cases := []struct {
+		name string
+		stmt statement
+		sql  string
+		args []any
+	}{
+		{
+			name: "state keys",
+			stmt: readStateQuery{"1"},
+			sql:  "SELECT key, argMax(value, version) FROM chain_state WHERE chain_id = ? AND key IN (?, ?, ?) GROUP BY key",
+			args: []any{"1", StateWatermark, StateAggregatorHeight, StatePrunedHeight},
+		},
+		{
+			name: "blocks of a range",
+			stmt: blocksRangeQuery{"1", 10, 19},
+			sql: "SELECT " + blockReadColumns + " FROM blocks FINAL WHERE chain_id = ? AND number BETWEEN ? AND ?" +
+				" AND is_canonical = 1 ORDER BY number",
+			args: []any{"1", uint64(10), uint64(19)},
+		},
+		{
+			name: "blocks at heights",
+			stmt: blocksAtQuery{"1", []uint64{5, 9}},
+			sql: "SELECT " + blockReadColumns + " FROM blocks FINAL WHERE chain_id = ? AND number IN (?, ?)" +
+				" AND is_canonical = 1 ORDER BY number",
+			args: []any{"1", uint64(5), uint64(9)},
+		},
+		{
+			name: "block times, no raw",
+			stmt: blockTimesQuery{"1", []uint64{5, 9}},
+			sql: "SELECT number, hash, toUInt32(timestamp) FROM blocks FINAL WHERE chain_id = ? AND number IN (?, ?)" +
+				" AND is_canonical = 1",
+			args: []any{"1", uint64(5), uint64(9)},
+		},
+		{
+			name: "transaction fees, no raw",
+			stmt: txFeesQuery{"1", []Position{{4, 0}}},
+			sql: "SELECT block_number, tx_index, hash, gas_price, effective_gas_price, gas_used FROM transactions FINAL" +
+				" WHERE chain_id = ? AND block_number IN (?) AND (block_number, tx_index) IN ((?, ?)) AND is_canonical = 1",
+			args: []any{"1", uint64(4), uint64(4), uint32(0)},
+		},
+		{
+			name: "block by hash",
+			stmt: blockHeightsByHashQuery{"1", "0xab", 0, 99},
+			sql: "SELECT number FROM block_by_hash FINAL WHERE chain_id = ? AND hash = ? AND number BETWEEN ? AND ?" +
+				" AND is_canonical = 1 ORDER BY number LIMIT 16",
+			args: []any{"1", "0xab", uint64(0), uint64(99)},
+		},
+		{
+			name: "first block at or after a time",
+			stmt: heightAtTimeQuery{chainID: "1", lo: 100, hi: 3700, min: 0, max: 50},
+			sql: "SELECT number, toUInt32(timestamp) FROM block_by_time FINAL WHERE chain_id = ?" +
+				" AND timestamp BETWEEN toDateTime(?) AND toDateTime(?) AND number BETWEEN ? AND ? AND is_canonical = 1" +
+				" ORDER BY timestamp, number LIMIT 1",
+			args: []any{"1", uint64(100), uint64(3700), uint64(0), uint64(50)},
+		},
+		{
+			name: "last block at or before a time",
+			stmt: heightAtTimeQuery{chainID: "1", lo: 0, hi: 100, min: 0, max: 50, last: true},
+			sql: "SELECT number, toUInt32(timestamp) FROM block_by_time FINAL WHERE chain_id = ?" +
+				" AND timestamp BETWEEN toDateTime(?) AND toDateTime(?) AND number BETWEEN ? AND ? AND is_canonical = 1" +
+				" ORDER BY timestamp DESC, number DESC LIMIT 1",
+			args: []any{"1", uint64(0), uint64(100), uint64(0), uint64(50)},
+		},
+		{
+			name: "transaction by hash",
+			stmt: txPositionsByHashQuery{"1", "0xcd", 1, 9},
+			sql: "SELECT block_number, tx_index FROM tx_by_hash FINAL WHERE chain_id = ? AND hash = ?" +
+				" AND block_number BETWEEN ? AND ? AND is_canonical = 1 ORDER BY block_number, tx_index LIMIT 16",
+			args: []any{"1", "0xcd", uint64(1), uint64(9)},
+		},
+		{
+			name: "transactions at positions, one IN per height",
+			stmt: transactionsAtQuery{"1", []Position{{4, 0}, {4, 2}, {6, 1}}},
+			sql: "SELECT " + txReadColumns + " FROM transactions FINAL WHERE chain_id = ? AND block_number IN (?, ?)" +
+				" AND (block_number, tx_index) IN ((?, ?), (?, ?), (?, ?)) AND is_canonical = 1 ORDER BY block_number, tx_index",
+			args: []any{"1", uint64(4), uint64(6), uint64(4), uint32(0), uint64(4), uint32(2), uint64(6), uint32(1)},
+		},
+		{
+			name: "a block's transactions",
+			stmt: blockTransactionsQuery{"1", 8, 2, 50},
+			sql: "SELECT " + txReadColumns + " FROM transactions FINAL WHERE chain_id = ? AND block_number = ?" +
+				" AND tx_index >= ? AND is_canonical = 1 ORDER BY tx_index LIMIT ?",
+			args: []any{"1", uint64(8), uint32(2), 50},
+		},
+		{
+			name: "an address's transactions, newest first after a cursor",
+			stmt: addressTxPositionsQuery{"1", "0xaa", 0, 99, true, after, 25, 0},
+			sql: "SELECT block_number, tx_index FROM address_txs FINAL WHERE chain_id = ? AND address = ?" +
+				" AND block_number BETWEEN ? AND ? AND (block_number < ? OR (block_number = ? AND tx_index < ?))" +
+				" AND is_canonical = 1 ORDER BY block_number DESC, tx_index DESC LIMIT ?",
+			args: []any{"1", "0xaa", uint64(0), uint64(99), uint64(7), uint64(7), uint32(3), 25},
+		},
+		{
+			name: "an address's transactions, oldest first, a page by offset",
+			stmt: addressTxPositionsQuery{"1", "0xaa", 5, 99, false, nil, 10, 20},
+			sql: "SELECT block_number, tx_index FROM address_txs FINAL WHERE chain_id = ? AND address = ?" +
+				" AND block_number BETWEEN ? AND ? AND is_canonical = 1 ORDER BY block_number, tx_index LIMIT ? OFFSET ?",
+			args: []any{"1", "0xaa", uint64(5), uint64(99), 10, 20},
+		},
+		{
+			name: "logs of a range",
+			stmt: logsQuery{chainID: "1", from: 1, to: 9, limit: 100},
+			sql: "SELECT " + logReadColumns + " FROM logs FINAL WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
+				" AND is_canonical = 1 ORDER BY block_number, log_index LIMIT ?",
+			args: []any{"1", uint64(1), uint64(9), 100},
+		},
+		{
+			name: "logs of an address with topics and a cursor",
+			stmt: logsQuery{chainID: "1", from: 1, to: 9, after: after, limit: 10, offset: 5, filter: LogFilter{
+				Address: "0xee",
+				Topics:  []TopicTerm{{0, "0xt0"}, {2, "0xt2"}, {3, "0xt3"}},
+				Or:      []bool{true, false},
+			}},
+			sql: "SELECT " + logReadColumns + " FROM logs FINAL WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
+				" AND block_number IN (SELECT block_number FROM address_logs FINAL WHERE chain_id = ? AND address = ?" +
+				" AND block_number BETWEEN ? AND ? AND is_canonical = 1) AND address = ?" +
+				" AND ((topic0 = ? OR topic2 = ?) AND topic3 = ?)" +
+				" AND (block_number > ? OR (block_number = ? AND log_index > ?))" +
+				" AND is_canonical = 1 ORDER BY block_number, log_index LIMIT ? OFFSET ?",
+			args: []any{"1", uint64(1), uint64(9), "1", "0xee", uint64(1), uint64(9), "0xee",
+				"0xt0", "0xt2", "0xt3", uint64(7), uint64(7), uint32(3), 10, 5},
+		},
+		{
+			name: "a transaction's logs",
+			stmt: txLogsQuery{"1", 8, 1},
+			sql: "SELECT " + logReadColumns + " FROM logs FINAL WHERE chain_id = ? AND block_number = ? AND tx_index = ?" +
+				" AND is_canonical = 1 ORDER BY log_index",
+			args: []any{"1", uint64(8), uint32(1)},
+		},
+		{
+			name: "aggregates of two heights",
+			stmt: aggregatesAtQuery{"1", []uint64{9, 20}},
+			sql: "SELECT number, argMax(block_hash, version), argMax(txs, version), argMax(logs, version)," +
+				" argMax(bytes, version) FROM aggregates WHERE chain_id = ? AND number IN (?, ?) GROUP BY number",
+			args: []any{"1", uint64(9), uint64(20)},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sql, args := tc.stmt.toSQL()
+			require.Equal(t, tc.sql, sql)
+			require.Equal(t, tc.args, args)
+			require.Equal(t, len(args), strings.Count(sql, "?"), "one argument per placeholder")
+			upper := strings.ToUpper(sql)
+			require.NotContains(t, upper, "PREWHERE", "never PREWHERE: 18.16 filters before FINAL collapses")
+			for _, banned := range []string{"DATETIME64", "UINT256", "MAP(", "JSON", "OVER (", "NEIGHBOR(", " VALUES"} {
+				require.NotContains(t, upper, banned)
+			}
+			// Main and look-up tables are read with FINAL and only canonical
+			// rows; aggregates and chain_state have no tombstones and use argMax.
+			if strings.Contains(sql, "FINAL") {
+				require.Contains(t, sql, "is_canonical = 1")
+			} else {
+				require.Contains(t, sql, "argMax(")
+			}
+		})
+	}
+}
