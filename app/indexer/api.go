@@ -37,49 +37,57 @@ serving while either is down.`,
 				return err
 			}
 			defer log.Sync() //nolint:errcheck // nothing to do about a failed flush at exit
-			ctx := cmd.Context()
-			store, err := worker.OpenStore(ctx, cfg.ClickHouse, log)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			tc, err := temporal.DialLazy(cfg.Temporal, log)
-			if err != nil {
-				return err
-			}
-			defer tc.Close()
-			reg := prometheus.NewRegistry()
-			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-			nodes := &nodeClients{log: log, m: rpc.NewMetrics(reg), clients: map[string]*nodeClient{}}
-			defer nodes.closeAll()
-			chains := &registry.Registry{Store: store, File: cfg.Chains}
-			srv, err := api.New(api.Options{
-				Config:       cfg.API,
-				Chains:       cfg.Chains,
-				ChainSource:  func(ctx context.Context) (map[string]config.Chain, error) { return servedChains(ctx, chains, log) },
-				ChainRefresh: cfg.Registry.PollInterval,
-				Store:        store,
-				Head:         nodes.head,
-				Temporal:     tc,
-				Registry:     reg,
-				Logger:       log,
-				Secrets:      []string{cfg.ClickHouse.Password},
+			return serveAPI(cmd.Context(), cfg, log, func(addr string) {
+				log.Info("query API listening", zap.String("addr", addr))
 			})
-			if err != nil {
-				return err
-			}
-			nodes.chains = srv.Chain
-			l, err := srv.Listen()
-			if err != nil {
-				return err
-			}
-			log.Info("query API listening", zap.String("addr", l.Addr().String()))
-			return srv.Serve(ctx, l)
 		},
 	}
 	cmd.Flags().String("listen", "", "api.listen: host:port to serve on")
 	_ = a.v.BindPFlag("api.listen", cmd.Flags().Lookup("listen"))
 	return cmd
+}
+
+// serveAPI serves the query API of cfg until ctx ends; listening is told
+// the address once the socket is open. The api command and the dev stack
+// both run it.
+func serveAPI(ctx context.Context, cfg *config.Config, log *zap.Logger, listening func(addr string)) error {
+	store, err := worker.OpenStore(ctx, cfg.ClickHouse, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	tc, err := temporal.DialLazy(cfg.Temporal, log)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	nodes := &nodeClients{log: log, m: rpc.NewMetrics(reg), clients: map[string]*nodeClient{}}
+	defer nodes.closeAll()
+	chains := &registry.Registry{Store: store, File: cfg.Chains}
+	srv, err := api.New(api.Options{
+		Config:       cfg.API,
+		Chains:       cfg.Chains,
+		ChainSource:  func(ctx context.Context) (map[string]config.Chain, error) { return servedChains(ctx, chains, log) },
+		ChainRefresh: cfg.Registry.PollInterval,
+		Store:        store,
+		Head:         nodes.head,
+		Temporal:     tc,
+		Registry:     reg,
+		Logger:       log,
+		Secrets:      []string{cfg.ClickHouse.Password},
+	})
+	if err != nil {
+		return err
+	}
+	nodes.chains = srv.Chain
+	l, err := srv.Listen()
+	if err != nil {
+		return err
+	}
+	listening(l.Addr().String())
+	return srv.Serve(ctx, l)
 }
 
 // servedChains are the chains of the file and the registry's that are not

@@ -126,6 +126,12 @@ func (a *app) runDev(ctx context.Context, opts devOptions) error {
 		return fmt.Errorf("writing the dev stack's configuration: %w", err)
 	}
 
+	apiURL, stopAPI, err := startDevAPI(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopAPI()
+
 	gen, err := loadgen.New(ctx, node.HTTPURL, log.Named("loadgen"), loadgen.Config{PrivateKey: localstack.AnvilDefaultKey})
 	if err != nil {
 		return err
@@ -140,12 +146,14 @@ tideline dev stack is up (state in %s):
   Prometheus        %s (alerts: %s/alerts; graph the catch-up: %s/graph?g0.expr=indexer_watermark_height)
   ClickHouse        clickhouse-client --host 127.0.0.1 --port %s --database %s
   SQL, read-only    clickhouse-client --host 127.0.0.1 --port %s --database %s --user %s   (docs/querying.md)
+  query API         %s/v1/chains/%s/status   (routes: %s/openapi.json, docs/operations.md)
   anvil JSON-RPC    %s (websocket %s)
   progress          go run ./app/indexer status --config %s --watch
 Ctrl-C stops everything.
 
 `, dir, tmp.UIURL, cfg.Metrics.Listen, prom.URL, prom.URL, prom.URL, portOf(chs.Addr), cfg.ClickHouse.Database,
-		portOf(chs.Addr), cfg.ClickHouse.Database, localstack.ReadOnlyUser, node.HTTPURL, node.WSURL, devConfig)
+		portOf(chs.Addr), cfg.ClickHouse.Database, localstack.ReadOnlyUser, apiURL, devChainID, apiURL,
+		node.HTTPURL, node.WSURL, devConfig)
 	return worker.Run(ctx, cfg, log)
 }
 
@@ -174,6 +182,12 @@ func (a *app) runDevSim(ctx context.Context, cfg *config.Config, ch config.Chain
 		return fmt.Errorf("writing the dev stack's configuration: %w", err)
 	}
 
+	apiURL, stopAPI, err := startDevAPI(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopAPI()
+
 	fmt.Printf(`
 tideline dev stack is up with the simulated chain (state in %s):
   Temporal Web UI   %s/namespaces/default/workflows
@@ -181,15 +195,49 @@ tideline dev stack is up with the simulated chain (state in %s):
   Prometheus        %s (alerts: %s/alerts; graph the catch-up: %s/graph?g0.expr=indexer_watermark_height)
   ClickHouse        clickhouse-client --host 127.0.0.1 --port %s --database %s
   SQL, read-only    clickhouse-client --host 127.0.0.1 --port %s --database %s --user %s   (docs/querying.md)
+  query API         %s/v1/chains/%s/status   (routes: %s/openapi.json, docs/operations.md)
   chain %q       %s (websocket %s), head %d, %d txs and ~%v logs/tx per block, a block every %v
   disturb it        curl -X POST '%s/admin/reorg?depth=3'   (also jump?blocks=N; GET %s/admin/stats)
   progress          go run ./app/indexer status --config %s --watch
 Ctrl-C stops everything.
 
 `, dir, uiURL, cfg.Metrics.Listen, promURL, promURL, promURL, portOf(cfg.ClickHouse.Addr), cfg.ClickHouse.Database,
-		portOf(cfg.ClickHouse.Addr), cfg.ClickHouse.Database, localstack.ReadOnlyUser, simChainID, sim.HTTPURL(), sim.WSURL(),
+		portOf(cfg.ClickHouse.Addr), cfg.ClickHouse.Database, localstack.ReadOnlyUser, apiURL, simChainID, apiURL,
+		simChainID, sim.HTTPURL(), sim.WSURL(),
 		sim.Head(), simCfg.TxsPerBlock, simCfg.LogsPerTx, simCfg.BlockTime, sim.HTTPURL(), sim.HTTPURL(), devConfig)
 	return worker.Run(ctx, cfg, log)
+}
+
+// startDevAPI serves the query API beside the worker, on api.listen
+// (127.0.0.1:8088 by default), until stop is called. It migrates the
+// schema first, so the API never answers before its tables exist (the
+// worker's own migration then finds nothing to do).
+func startDevAPI(ctx context.Context, cfg *config.Config, log *zap.Logger) (url string, stop func(), err error) {
+	store, err := worker.OpenStore(ctx, cfg.ClickHouse, log)
+	if err != nil {
+		return "", nil, err
+	}
+	err = store.Migrate(ctx)
+	_ = store.Close() // a failed close of a connection used once loses nothing
+	if err != nil {
+		return "", nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- serveAPI(ctx, cfg, log.Named("api"), func(a string) { addr <- a }) }()
+	select {
+	case a := <-addr:
+		return "http://" + a, func() {
+			cancel()
+			if err := <-done; err != nil {
+				log.Warn("query API stopped", zap.Error(err))
+			}
+		}, nil
+	case err := <-done:
+		cancel()
+		return "", nil, fmt.Errorf("query API (api.listen %s): %w", cfg.API.Listen, err)
+	}
 }
 
 // devPrometheusPort is where the dev stack's Prometheus listens: beside
