@@ -789,18 +789,29 @@ func (q *esReq) txParam() (string, bool) {
 	return h, true
 }
 
-func (q *esReq) transactionByHash() {
+// servedTxParam finds the transaction of the txhash parameter; ok is
+// false when the answer is already sent: an error, or null for a hash not
+// found (as the node's own eth_getTransactionBy* methods answer).
+func (q *esReq) servedTxParam() (tx chain.Transaction, ok bool) {
 	hash, ok := q.txParam()
 	if !ok {
-		return
+		return tx, false
 	}
 	tx, e := q.s.servedTx(q.r, q.id, q.ch, hash)
 	switch {
 	case e != nil && e.Status == http.StatusNotFound:
 		q.rpcResult(nil)
-		return
+		return tx, false
 	case e != nil:
 		q.rpcFailed(e)
+		return tx, false
+	}
+	return tx, true
+}
+
+func (q *esReq) transactionByHash() {
+	tx, ok := q.servedTxParam()
+	if !ok {
 		return
 	}
 	out, err := rpcTx(tx)
@@ -812,17 +823,8 @@ func (q *esReq) transactionByHash() {
 }
 
 func (q *esReq) transactionReceipt() {
-	hash, ok := q.txParam()
+	tx, ok := q.servedTxParam()
 	if !ok {
-		return
-	}
-	tx, e := q.s.servedTx(q.r, q.id, q.ch, hash)
-	switch {
-	case e != nil && e.Status == http.StatusNotFound:
-		q.rpcResult(nil)
-		return
-	case e != nil:
-		q.rpcFailed(e)
 		return
 	}
 	logs, err := q.s.store.TxLogs(q.r.Context(), q.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})

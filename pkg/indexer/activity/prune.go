@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -156,30 +155,4 @@ func (a *Activities) pruneTarget(ctx context.Context, chainID string, c Chain) (
 		return 0, false, "nothing above the lowest stored height is old enough", nil
 	}
 	return target, true, "", nil
-}
-
-// heartbeatWhile heartbeats details every period until stop is called (or
-// ctx ends), for an activity waiting on one long call.
-func heartbeatWhile(ctx context.Context, period time.Duration, details any) (stop func()) {
-	activity.RecordHeartbeat(ctx, details)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(period)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				activity.RecordHeartbeat(ctx, details)
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			}
-		}
-	})
-	return func() {
-		close(done)
-		wg.Wait()
-	}
 }

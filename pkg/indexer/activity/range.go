@@ -103,15 +103,6 @@ func (a *Activities) IndexRange(ctx context.Context, in types.IndexRangeInput) (
 	return res, nil
 }
 
-// heartbeatPeriod heartbeats well within the timeout (the SDK batches
-// heartbeats anyway).
-func heartbeatPeriod(timeout time.Duration) time.Duration {
-	if timeout <= 0 {
-		return 5 * time.Second
-	}
-	return max(timeout/4, 100*time.Millisecond)
-}
-
 func (s RangeSettings) withDefaults() RangeSettings {
 	if s.FetchBatch < 1 {
 		s.FetchBatch = 50
@@ -476,25 +467,9 @@ func (r *rangeRun) heartbeatEvery(ctx context.Context, period time.Duration) (st
 		r.mu.Unlock()
 		activity.RecordHeartbeat(ctx, p)
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(period)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				beat()
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			}
-		}
-	})
+	halt := tickUntil(ctx, period, beat)
 	return func() {
-		close(done)
-		wg.Wait()
+		halt()
 		beat()
 	}
 }
