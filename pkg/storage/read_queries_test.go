@@ -27,88 +27,105 @@ func TestReadStatementsToSQL(t *testing.T) {
 		{
 			name: "blocks of a range",
 			stmt: blocksRangeQuery{"1", 10, 19},
-			sql: "SELECT " + blockReadColumns + " FROM blocks FINAL WHERE chain_id = ? AND number BETWEEN ? AND ?" +
-				" AND is_canonical = 1 ORDER BY number",
+			sql: "SELECT " + blockReadColumns + " FROM (SELECT " + blockPlainColumns + ", is_canonical FROM blocks" +
+				" WHERE chain_id = ? AND number BETWEEN ? AND ? ORDER BY number, version DESC LIMIT 1 BY number)" +
+				" WHERE is_canonical = 1 ORDER BY number",
 			args: []any{"1", uint64(10), uint64(19)},
 		},
 		{
 			name: "blocks at heights",
 			stmt: blocksAtQuery{"1", []uint64{5, 9}},
-			sql: "SELECT " + blockReadColumns + " FROM blocks FINAL WHERE chain_id = ? AND number IN (?, ?)" +
-				" AND is_canonical = 1 ORDER BY number",
+			sql: "SELECT " + blockReadColumns + " FROM (SELECT " + blockPlainColumns + ", is_canonical FROM blocks" +
+				" WHERE chain_id = ? AND number IN (?, ?) ORDER BY number, version DESC LIMIT 1 BY number)" +
+				" WHERE is_canonical = 1 ORDER BY number",
 			args: []any{"1", uint64(5), uint64(9)},
 		},
 		{
 			name: "block times, no raw",
 			stmt: blockTimesQuery{"1", []uint64{5, 9}},
-			sql: "SELECT number, hash, toUInt32(timestamp) FROM blocks FINAL WHERE chain_id = ? AND number IN (?, ?)" +
-				" AND is_canonical = 1",
+			sql: "SELECT number, hash, toUInt32(timestamp) FROM (SELECT number, hash, timestamp, is_canonical FROM blocks" +
+				" WHERE chain_id = ? AND number IN (?, ?) ORDER BY number, version DESC LIMIT 1 BY number) WHERE is_canonical = 1",
 			args: []any{"1", uint64(5), uint64(9)},
 		},
 		{
 			name: "transaction fees, no raw",
 			stmt: txFeesQuery{"1", []Position{{4, 0}}},
-			sql: "SELECT block_number, tx_index, hash, gas_price, effective_gas_price, gas_used FROM transactions FINAL" +
-				" WHERE chain_id = ? AND block_number IN (?) AND (block_number, tx_index) IN ((?, ?)) AND is_canonical = 1",
+			sql: "SELECT block_number, tx_index, hash, gas_price, effective_gas_price, gas_used FROM (SELECT block_number," +
+				" tx_index, hash, gas_price, effective_gas_price, gas_used, is_canonical FROM transactions" +
+				" WHERE chain_id = ? AND block_number IN (?) AND (block_number, tx_index) IN ((?, ?))" +
+				" ORDER BY block_number, tx_index, version DESC LIMIT 1 BY block_number, tx_index) WHERE is_canonical = 1",
 			args: []any{"1", uint64(4), uint64(4), uint32(0)},
 		},
 		{
 			name: "block by hash",
 			stmt: blockHeightsByHashQuery{"1", "0xab", 0, 99},
-			sql: "SELECT number FROM block_by_hash FINAL WHERE chain_id = ? AND hash = ? AND number BETWEEN ? AND ?" +
-				" AND is_canonical = 1 ORDER BY number LIMIT 16",
+			sql: "SELECT number FROM (SELECT number, is_canonical FROM block_by_hash WHERE chain_id = ? AND hash = ?" +
+				" AND number BETWEEN ? AND ? ORDER BY number, version DESC LIMIT 1 BY number) WHERE is_canonical = 1" +
+				" ORDER BY number LIMIT 16",
 			args: []any{"1", "0xab", uint64(0), uint64(99)},
 		},
 		{
 			name: "first block at or after a time",
 			stmt: heightAtTimeQuery{chainID: "1", lo: 100, hi: 3700, min: 0, max: 50},
-			sql: "SELECT number, toUInt32(timestamp) FROM block_by_time FINAL WHERE chain_id = ?" +
-				" AND timestamp BETWEEN toDateTime(?) AND toDateTime(?) AND number BETWEEN ? AND ? AND is_canonical = 1" +
+			sql: "SELECT number, toUInt32(timestamp) FROM (SELECT number, timestamp, is_canonical FROM block_by_time" +
+				" WHERE chain_id = ? AND timestamp BETWEEN toDateTime(?) AND toDateTime(?) AND number BETWEEN ? AND ?" +
+				" ORDER BY timestamp, number, version DESC LIMIT 1 BY timestamp, number) WHERE is_canonical = 1" +
 				" ORDER BY timestamp, number LIMIT 1",
 			args: []any{"1", uint64(100), uint64(3700), uint64(0), uint64(50)},
 		},
 		{
 			name: "last block at or before a time",
 			stmt: heightAtTimeQuery{chainID: "1", lo: 0, hi: 100, min: 0, max: 50, last: true},
-			sql: "SELECT number, toUInt32(timestamp) FROM block_by_time FINAL WHERE chain_id = ?" +
-				" AND timestamp BETWEEN toDateTime(?) AND toDateTime(?) AND number BETWEEN ? AND ? AND is_canonical = 1" +
+			sql: "SELECT number, toUInt32(timestamp) FROM (SELECT number, timestamp, is_canonical FROM block_by_time" +
+				" WHERE chain_id = ? AND timestamp BETWEEN toDateTime(?) AND toDateTime(?) AND number BETWEEN ? AND ?" +
+				" ORDER BY timestamp, number, version DESC LIMIT 1 BY timestamp, number) WHERE is_canonical = 1" +
 				" ORDER BY timestamp DESC, number DESC LIMIT 1",
 			args: []any{"1", uint64(0), uint64(100), uint64(0), uint64(50)},
 		},
 		{
 			name: "transaction by hash",
 			stmt: txPositionsByHashQuery{"1", "0xcd", 1, 9},
-			sql: "SELECT block_number, tx_index FROM tx_by_hash FINAL WHERE chain_id = ? AND hash = ?" +
-				" AND block_number BETWEEN ? AND ? AND is_canonical = 1 ORDER BY block_number, tx_index LIMIT 16",
+			sql: "SELECT block_number, tx_index FROM (SELECT block_number, tx_index, is_canonical FROM tx_by_hash" +
+				" WHERE chain_id = ? AND hash = ? AND block_number BETWEEN ? AND ?" +
+				" ORDER BY block_number, tx_index, version DESC LIMIT 1 BY block_number, tx_index) WHERE is_canonical = 1" +
+				" ORDER BY block_number, tx_index LIMIT 16",
 			args: []any{"1", "0xcd", uint64(1), uint64(9)},
 		},
 		{
 			name: "transactions at positions, one IN per height",
 			stmt: transactionsAtQuery{"1", []Position{{4, 0}, {4, 2}, {6, 1}}},
-			sql: "SELECT " + txReadColumns + " FROM transactions FINAL WHERE chain_id = ? AND block_number IN (?, ?)" +
-				" AND (block_number, tx_index) IN ((?, ?), (?, ?), (?, ?)) AND is_canonical = 1 ORDER BY block_number, tx_index",
+			sql: "SELECT " + txReadColumns + " FROM (SELECT " + txReadColumns + ", is_canonical FROM transactions" +
+				" WHERE chain_id = ? AND block_number IN (?, ?) AND (block_number, tx_index) IN ((?, ?), (?, ?), (?, ?))" +
+				" ORDER BY block_number, tx_index, version DESC LIMIT 1 BY block_number, tx_index) WHERE is_canonical = 1" +
+				" ORDER BY block_number, tx_index",
 			args: []any{"1", uint64(4), uint64(6), uint64(4), uint32(0), uint64(4), uint32(2), uint64(6), uint32(1)},
 		},
 		{
 			name: "a block's transactions",
 			stmt: blockTransactionsQuery{"1", 8, 2, 50},
-			sql: "SELECT " + txReadColumns + " FROM transactions FINAL WHERE chain_id = ? AND block_number = ?" +
-				" AND tx_index >= ? AND is_canonical = 1 ORDER BY tx_index LIMIT ?",
+			sql: "SELECT " + txReadColumns + " FROM (SELECT " + txReadColumns + ", is_canonical FROM transactions" +
+				" WHERE chain_id = ? AND block_number = ? AND tx_index >= ?" +
+				" ORDER BY block_number, tx_index, version DESC LIMIT 1 BY block_number, tx_index) WHERE is_canonical = 1" +
+				" ORDER BY tx_index LIMIT ?",
 			args: []any{"1", uint64(8), uint32(2), 50},
 		},
 		{
 			name: "an address's transactions, newest first after a cursor",
 			stmt: addressTxPositionsQuery{"1", "0xaa", 0, 99, true, after, 25, 0},
-			sql: "SELECT block_number, tx_index FROM address_txs FINAL WHERE chain_id = ? AND address = ?" +
-				" AND block_number BETWEEN ? AND ? AND (block_number < ? OR (block_number = ? AND tx_index < ?))" +
-				" AND is_canonical = 1 ORDER BY block_number DESC, tx_index DESC LIMIT ?",
+			sql: "SELECT block_number, tx_index FROM (SELECT block_number, tx_index, is_canonical FROM address_txs" +
+				" WHERE chain_id = ? AND address = ? AND block_number BETWEEN ? AND ?" +
+				" AND (block_number < ? OR (block_number = ? AND tx_index < ?))" +
+				" ORDER BY block_number, tx_index, version DESC LIMIT 1 BY block_number, tx_index) WHERE is_canonical = 1" +
+				" ORDER BY block_number DESC, tx_index DESC LIMIT ?",
 			args: []any{"1", "0xaa", uint64(0), uint64(99), uint64(7), uint64(7), uint32(3), 25},
 		},
 		{
 			name: "an address's transactions, oldest first, a page by offset",
 			stmt: addressTxPositionsQuery{"1", "0xaa", 5, 99, false, nil, 10, 20},
-			sql: "SELECT block_number, tx_index FROM address_txs FINAL WHERE chain_id = ? AND address = ?" +
-				" AND block_number BETWEEN ? AND ? AND is_canonical = 1 ORDER BY block_number, tx_index LIMIT ? OFFSET ?",
+			sql: "SELECT block_number, tx_index FROM (SELECT block_number, tx_index, is_canonical FROM address_txs" +
+				" WHERE chain_id = ? AND address = ? AND block_number BETWEEN ? AND ?" +
+				" ORDER BY block_number, tx_index, version DESC LIMIT 1 BY block_number, tx_index) WHERE is_canonical = 1" +
+				" ORDER BY block_number, tx_index LIMIT ? OFFSET ?",
 			args: []any{"1", "0xaa", uint64(5), uint64(99), 10, 20},
 		},
 		{
@@ -126,8 +143,10 @@ func TestReadStatementsToSQL(t *testing.T) {
 				Or:      []bool{true, false},
 			}},
 			sql: "SELECT " + logReadColumns + " FROM logs FINAL WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
-				" AND block_number IN (SELECT block_number FROM address_logs FINAL WHERE chain_id = ? AND address = ?" +
-				" AND block_number BETWEEN ? AND ? AND is_canonical = 1) AND address = ?" +
+				" AND block_number IN (SELECT block_number FROM (SELECT block_number, log_index, is_canonical FROM address_logs" +
+				" WHERE chain_id = ? AND address = ? AND block_number BETWEEN ? AND ?" +
+				" ORDER BY block_number, log_index, version DESC LIMIT 1 BY block_number, log_index) WHERE is_canonical = 1)" +
+				" AND address = ?" +
 				" AND ((topic0 = ? OR topic2 = ?) AND topic3 = ?)" +
 				" AND (block_number > ? OR (block_number = ? AND log_index > ?))" +
 				" AND is_canonical = 1 ORDER BY block_number, log_index LIMIT ? OFFSET ?",
@@ -137,8 +156,9 @@ func TestReadStatementsToSQL(t *testing.T) {
 		{
 			name: "a transaction's logs",
 			stmt: txLogsQuery{"1", 8, 1},
-			sql: "SELECT " + logReadColumns + " FROM logs FINAL WHERE chain_id = ? AND block_number = ? AND tx_index = ?" +
-				" AND is_canonical = 1 ORDER BY log_index",
+			sql: "SELECT " + logReadColumns + " FROM (SELECT " + logReadColumns + ", is_canonical FROM logs" +
+				" WHERE chain_id = ? AND block_number = ? ORDER BY log_index, version DESC LIMIT 1 BY log_index)" +
+				" WHERE is_canonical = 1 AND tx_index = ? ORDER BY log_index",
 			args: []any{"1", uint64(8), uint32(1)},
 		},
 		{
@@ -160,11 +180,19 @@ func TestReadStatementsToSQL(t *testing.T) {
 			for _, banned := range []string{"DATETIME64", "UINT256", "MAP(", "JSON", "OVER (", "NEIGHBOR(", " VALUES"} {
 				require.NotContains(t, upper, banned)
 			}
-			// Main and look-up tables are read with FINAL and only canonical
-			// rows; aggregates and chain_state have no tombstones and use argMax.
-			if strings.Contains(sql, "FINAL") {
+			// Main and look-up tables are read with FINAL, or with the newest
+			// version per key (LIMIT 1 BY after version DESC), then only
+			// canonical rows, tested outside the subquery that picks the
+			// version; aggregates and chain_state have no tombstones and use
+			// argMax.
+			switch {
+			case strings.Contains(sql, "LIMIT 1 BY"):
+				require.Regexp(t, `version DESC LIMIT 1 BY [a-z_, ]+\) WHERE is_canonical = 1`, sql)
+				require.NotRegexp(t, `is_canonical = 1[^)]*version DESC LIMIT 1 BY`, sql,
+					"the canonical test never comes before the version is picked")
+			case strings.Contains(sql, "FINAL"):
 				require.Contains(t, sql, "is_canonical = 1")
-			} else {
+			default:
 				require.Contains(t, sql, "argMax(")
 			}
 		})
