@@ -50,6 +50,10 @@ type ClickHouseOptions struct {
 	TCPPort int
 	// Replica makes the server one replica of a one-shard cluster.
 	Replica *ClickHouseReplica
+	// MaxTableSizeToDrop, when not zero, is the server's
+	// max_table_size_to_drop in bytes: it refuses to DROP a larger table
+	// (production servers keep the 50 GB default).
+	MaxTableSizeToDrop uint64
 }
 
 // ClickHouseReplica is one host's part in a cluster whose every host is a
@@ -121,7 +125,7 @@ func StartClickHouseWith(dir string, opts ClickHouseOptions) (*ClickHouse, error
 		configPath: filepath.Join(dir, "config.xml"),
 		logPath:    filepath.Join(dir, "clickhouse-server.log"),
 	}
-	if err := c.writeConfig(tcpPort, httpPort, cluster); err != nil {
+	if err := c.writeConfig(tcpPort, httpPort, cluster, opts.MaxTableSizeToDrop); err != nil {
 		return nil, err
 	}
 	if err := c.start(); err != nil {
@@ -236,6 +240,9 @@ var clickHouseConfig = template.Must(template.New("config").Parse(`<?xml version
     <shutdown_wait_unfinished>2</shutdown_wait_unfinished>
     <mark_cache_size>268435456</mark_cache_size>
     <uncompressed_cache_size>268435456</uncompressed_cache_size>
+{{- with .MaxTableSizeToDrop}}
+    <max_table_size_to_drop>{{.}}</max_table_size_to_drop>
+{{- end}}
 {{- with .Cluster}}
     <interserver_http_host>127.0.0.1</interserver_http_host>
     <interserver_http_port>{{.InterserverPort}}</interserver_http_port>
@@ -348,7 +355,7 @@ var clickHouseUsers = fmt.Sprintf(`<?xml version="1.0"?>
 </yandex>
 `, ReadOnlyProfile, ReadOnlyUser, ReadOnlyMaxMemory, ReadOnlyMaxSeconds)
 
-func (c *ClickHouse) writeConfig(tcpPort, httpPort int, cluster *clusterConfig) error {
+func (c *ClickHouse) writeConfig(tcpPort, httpPort int, cluster *clusterConfig, maxDrop uint64) error {
 	for _, sub := range []string{"data", "tmp", "user_files", "format_schemas"} {
 		if err := os.MkdirAll(filepath.Join(c.Dir, sub), 0o755); err != nil {
 			return fmt.Errorf("clickhouse: %w", err)
@@ -360,10 +367,11 @@ func (c *ClickHouse) writeConfig(tcpPort, httpPort int, cluster *clusterConfig) 
 	}
 	var buf bytes.Buffer
 	err := clickHouseConfig.Execute(&buf, struct {
-		Dir               string
-		TCPPort, HTTPPort int
-		Cluster           *clusterConfig
-	}{escaped.String(), tcpPort, httpPort, cluster})
+		Dir                string
+		TCPPort, HTTPPort  int
+		Cluster            *clusterConfig
+		MaxTableSizeToDrop uint64
+	}{escaped.String(), tcpPort, httpPort, cluster, maxDrop})
 	if err != nil {
 		return fmt.Errorf("clickhouse: config template: %w", err)
 	}

@@ -26,6 +26,8 @@ import (
 //     other replicas by replication, so running it on every host would
 //     only repeat the work (the rows are versioned, so a repeat is
 //     harmless, but useless);
+//   - RENAME TABLE … and DROP TABLE … get ON CLUSTER <cluster> at the
+//     end (a table rebuilt under another name, then swapped in);
 //   - any other statement is refused, so a new kind of migration is
 //     thought through for clusters before it ships (TestClusterDDL runs
 //     every embedded migration through the rewrite).
@@ -57,12 +59,14 @@ func (c clusterDDL) rewrite(stmt string) (string, error) {
 	switch {
 	case insertSelectRE.MatchString(stmt):
 		return stmt, nil
+	case renameRE.MatchString(stmt), dropTableRE.MatchString(stmt):
+		return strings.TrimSuffix(stmt, ";") + " ON CLUSTER " + c.cluster, nil
 	case alterTableRE.MatchString(stmt):
 		return alterTableRE.ReplaceAllString(stmt, "${1}${2} ON CLUSTER "+c.cluster+"${3}"), nil
 	}
 	m := createObjectRE.FindStringSubmatchIndex(stmt)
 	if m == nil {
-		return "", fmt.Errorf("no rule to run this statement ON CLUSTER %s (CREATE DATABASE/TABLE/MATERIALIZED VIEW, ALTER TABLE and INSERT … SELECT have one): %.60s…", c.cluster, stmt)
+		return "", fmt.Errorf("no rule to run this statement ON CLUSTER %s (CREATE DATABASE/TABLE/MATERIALIZED VIEW, ALTER TABLE, RENAME TABLE, DROP TABLE and INSERT … SELECT have one): %.60s…", c.cluster, stmt)
 	}
 	name := stmt[m[4]:m[5]]
 	out := stmt[:m[5]] + " ON CLUSTER " + c.cluster + stmt[m[5]:]

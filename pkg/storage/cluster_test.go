@@ -53,6 +53,14 @@ func TestClusterDDL(t *testing.T) {
 		name: "an engine written replicated stays",
 		in:   "CREATE TABLE t (a UInt8) ENGINE = ReplicatedMergeTree('/x', '{replica}') ORDER BY a",
 		want: "CREATE TABLE t ON CLUSTER tl (a UInt8) ENGINE = ReplicatedMergeTree('/x', '{replica}') ORDER BY a",
+	}, {
+		name: "tables swapped",
+		in:   "RENAME TABLE\n    blocks TO blocks_g8192,\n    blocks_g256 TO blocks",
+		want: "RENAME TABLE\n    blocks TO blocks_g8192,\n    blocks_g256 TO blocks ON CLUSTER tl",
+	}, {
+		name: "a table dropped",
+		in:   "DROP TABLE IF EXISTS blocks_g8192",
+		want: "DROP TABLE IF EXISTS blocks_g8192 ON CLUSTER tl",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := c.rewrite(tc.in)
@@ -61,7 +69,7 @@ func TestClusterDDL(t *testing.T) {
 		})
 	}
 	for _, bad := range []string{
-		"DROP TABLE blocks",
+		"DROP DATABASE tideline",
 		"CREATE TABLE t (a UInt8) ENGINE = Memory",
 		"OPTIMIZE TABLE blocks FINAL",
 	} {

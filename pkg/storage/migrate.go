@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -236,9 +237,25 @@ var backfillRE = regexp.MustCompile(`(?is)^INSERT\s+INTO\s+([A-Za-z_][A-Za-z0-9_
 // defaultProgressEvery is how often a running backfill logs its progress.
 const defaultProgressEvery = 10 * time.Second
 
+// renameRE matches a migration that renames tables; renamePairRE finds
+// its "a TO b" pairs.
+var (
+	renameRE     = regexp.MustCompile(`(?is)^RENAME\s+TABLE\s`)
+	renamePairRE = regexp.MustCompile(`(?is)([A-Za-z_][A-Za-z0-9_]*)\s+TO\s+([A-Za-z_][A-Za-z0-9_]*)`)
+)
+
+// dropTableRE matches a migration that drops a table.
+var dropTableRE = regexp.MustCompile(`(?is)^DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*$`)
+
+// errTableTooBigToDrop is ClickHouse's TABLE_SIZE_EXCEEDS_MAX_DROP_SIZE_LIMIT:
+// the server refuses to drop a table over max_table_size_to_drop (50 GB by
+// default) unless its operator allows it.
+const errTableTooBigToDrop = 359
+
 // applyMigration runs one file's statement. An ADD COLUMN whose column
-// exists (a crash between the file and its record, or another process
-// migrating at the same time) counts as applied.
+// exists, or a RENAME whose new names are taken already (a crash between
+// the file and its record, or another process migrating at the same time),
+// counts as applied.
 func (c *ClickHouse) applyMigration(ctx context.Context, m migration) error {
 	if sub := backfillRE.FindStringSubmatch(m.stmt); sub != nil {
 		return c.backfill(ctx, m, sub[1])
@@ -246,6 +263,12 @@ func (c *ClickHouse) applyMigration(ctx context.Context, m migration) error {
 	stmt, err := c.ddl(m.stmt)
 	if err != nil {
 		return err
+	}
+	if renameRE.MatchString(m.stmt) {
+		return c.rename(ctx, m, stmt)
+	}
+	if sub := dropTableRE.FindStringSubmatch(m.stmt); sub != nil {
+		return c.dropTable(ctx, m, stmt, sub[1])
 	}
 	sub := addColumnRE.FindStringSubmatch(m.stmt)
 	if sub == nil {
@@ -324,6 +347,75 @@ func (c *ClickHouse) backfill(ctx context.Context, m migration, table string) er
 	}
 	log.Info("migration filled a table", zap.Uint64("rows_read", read.Load()), zap.Duration("elapsed", time.Since(start)))
 	return nil
+}
+
+// rename runs a RENAME migration unless it ran already: then every name
+// it renames to exists and every name it only renames from is gone. The
+// names it renames to are not required to exist, as a later migration
+// may have dropped one (a table renamed out of the way).
+func (c *ClickHouse) rename(ctx context.Context, m migration, stmt string) error {
+	pairs := renamePairRE.FindAllStringSubmatch(m.stmt, -1)
+	if len(pairs) == 0 {
+		return fmt.Errorf("no \"a TO b\" pair in RENAME")
+	}
+	from, to := map[string]bool{}, map[string]bool{}
+	var names []string
+	for _, p := range pairs {
+		from[p[1]], to[p[2]] = true, true
+		names = append(names, p[1], p[2])
+	}
+	exist, err := c.tablesExist(ctx, names)
+	if err != nil {
+		return err
+	}
+	done := true
+	for name := range from {
+		if to[name] != exist[name] { // a kept name must exist, a freed one must be gone
+			done = false
+		}
+	}
+	if done {
+		c.log.Info("tables already renamed; migration counted as applied", zap.String("migration", m.file))
+		return nil
+	}
+	return c.execSQL(ctx, stmt)
+}
+
+// dropTable runs a DROP TABLE migration. A server that refuses because the
+// table is over its max_table_size_to_drop does not stop the migration:
+// the table is one a previous migration put out of the way, nothing reads
+// it, and the operator is told how to drop it (docs/operations.md).
+func (c *ClickHouse) dropTable(ctx context.Context, m migration, stmt, table string) error {
+	err := c.execSQL(ctx, stmt)
+	var exc *clickhouse.Exception
+	if errors.As(err, &exc) && exc.Code == errTableTooBigToDrop {
+		c.log.Warn("table not dropped: larger than the server's max_table_size_to_drop; nothing uses it, drop it by hand",
+			zap.String("migration", m.file), zap.String("table", table), zap.String("database", c.cfg.Database),
+			zap.Error(err))
+		return nil
+	}
+	return err
+}
+
+// tablesExist says which of names are tables of the store's database.
+func (c *ClickHouse) tablesExist(ctx context.Context, names []string) (map[string]bool, error) {
+	ctx, cancel := c.queryContext(ctx)
+	defer cancel()
+	query, args := tablesExistQuery{c.cfg.Database, names}.toSQL()
+	rows, err := c.conn.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing tables: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("listing tables: %w", err)
+		}
+		out[name] = true
+	}
+	return out, rows.Err()
 }
 
 func (c *ClickHouse) columnExists(ctx context.Context, table, column string) (bool, error) {

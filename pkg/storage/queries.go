@@ -220,6 +220,21 @@ func (q columnExistsQuery) toSQL() (string, []any) {
 		[]any{q.database, q.table, q.column}
 }
 
+// tablesExistQuery lists which of some tables exist, so that Migrate can
+// tell a RENAME that already ran.
+type tablesExistQuery struct {
+	database string
+	tables   []string
+}
+
+func (q tablesExistQuery) toSQL() (string, []any) {
+	args := []any{q.database}
+	for _, t := range q.tables {
+		args = append(args, t)
+	}
+	return "SELECT name FROM system.tables WHERE database = ? AND name IN (" + placeholders(len(q.tables)) + ")", args
+}
+
 // identifierRE is what Config.Validate accepts as a database name. A name
 // that passes needs no quoting, which is what makes createDatabaseStmt safe.
 var identifierRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

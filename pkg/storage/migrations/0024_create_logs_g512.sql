@@ -1,0 +1,38 @@
+-- logs, rebuilt with index_granularity = 512 (step 1 of 4: the new
+-- table; 0029-0035 copy, 0036 swaps, 0037-0043 drop the old one).
+--
+-- Why: a point read (one block, one transaction, one hash) decompresses
+-- the whole granule holding the row, every column it selects. At the
+-- default 8,192 rows, and since a receipt's logs are read by position, a few rows of one height,
+-- that made the query API's look-ups take 100-500 ms on 18.16
+-- (docs/performance.md, "Query API under load"). Smaller granules cost a
+-- larger primary index and more marks (one per 512 rows per column), which
+-- is little beside the rows themselves. index_granularity cannot be changed
+-- on an existing table, hence the copy.
+--
+-- Same columns, in the same order, as the table it replaces (its creating
+-- migration and the ADD COLUMN of is_canonical), same engine, partitioning
+-- and key: every rule of the old table holds for the new one.
+CREATE TABLE IF NOT EXISTS logs_g512
+(
+    chain_id     String,
+    block_number UInt64,
+    block_hash   String,
+    tx_hash      String,
+    tx_index     UInt32,
+    log_index    UInt32,
+    address      String,
+    topic0       String,
+    topic1       String,
+    topic2       String,
+    topic3       String,
+    topic_count  UInt8,
+    data         String,
+    raw          String,
+    version      UInt64,
+    is_canonical UInt8 DEFAULT 1
+)
+ENGINE = ReplacingMergeTree(version)
+PARTITION BY intDiv(block_number, 1000000)
+ORDER BY (chain_id, block_number, log_index)
+SETTINGS index_granularity = 512;

@@ -1,0 +1,3 @@
+-- logs rebuilt (step 4 of 4): the old table, renamed logs_g8192 by
+-- 0036, goes; logs now holds every row of it (0029-0035).
+DROP TABLE IF EXISTS logs_g8192;

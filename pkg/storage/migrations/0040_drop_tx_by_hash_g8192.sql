@@ -1,0 +1,3 @@
+-- tx_by_hash rebuilt (step 4 of 4): the old table, renamed tx_by_hash_g8192 by
+-- 0036, goes; tx_by_hash now holds every row of it (0029-0035).
+DROP TABLE IF EXISTS tx_by_hash_g8192;
