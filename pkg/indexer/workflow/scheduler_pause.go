@@ -15,7 +15,11 @@ import (
 // (`indexer chain resume`). What it started before goes on: those are
 // workflows of their own, and they finish. The pause is part of its state,
 // so it carries over ContinueAsNew, and its `paused` query
-// (temporal.SchedulerPausedQuery) and progress say it.
+// (temporal.SchedulerPausedQuery) and progress say it as soon as the
+// signal is in: a goroutine applies each signal when it arrives, while the
+// main loop only acts on the state before it starts something. Both read
+// one channel in order and write what they read, and neither adds a
+// command, so histories recorded before the goroutine replay unchanged.
 
 // pauseChange versions the pause: a scheduler whose run was recorded
 // before it ignores the signal (it had no channel for it), so its history
@@ -35,26 +39,16 @@ func (s *schedulerRun) holdWhilePaused(ctx workflow.Context) error {
 	log := workflow.GetLogger(ctx)
 	log.Info("scheduler paused; starting nothing until resumed", "chain_id", s.chainID,
 		"scheduled", s.state.Scheduled, "in_flight", s.state.InFlight)
-	for s.state.Paused {
-		sel := workflow.NewSelector(ctx)
-		sel.AddReceive(s.pauseSignal, func(c workflow.ReceiveChannel, _ bool) {
-			var paused bool
-			c.Receive(ctx, &paused)
-			s.state.Paused = paused
-		})
-		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
-		sel.Select(ctx)
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		s.takePauseSignals()
+	if err := workflow.Await(ctx, func() bool { return !s.state.Paused }); err != nil {
+		return err
 	}
 	log.Info("scheduler resumed", "chain_id", s.chainID)
 	return nil
 }
 
-// takePauseSignals applies the pause signals received so far, in order:
-// the last one says.
+// takePauseSignals applies the pause signals received so far that the
+// goroutine of listenForPause has not taken yet (it runs only when the
+// main loop blocks), in order: the last one says.
 func (s *schedulerRun) takePauseSignals() {
 	if s.pauseSignal == nil {
 		return
@@ -69,9 +63,16 @@ func (s *schedulerRun) takePauseSignals() {
 func (s *schedulerRun) pausedQuery() (bool, error) { return s.state.Paused, nil }
 
 // listenForPause opens the pause signal's channel for a run recorded with
-// the pause (pauseChange).
+// the pause (pauseChange), and applies each signal as it arrives.
 func (s *schedulerRun) listenForPause(ctx workflow.Context) {
-	if workflow.GetVersion(ctx, pauseChange, workflow.DefaultVersion, 1) == 1 {
-		s.pauseSignal = workflow.GetSignalChannel(ctx, temporal.SchedulerPauseSignal)
+	if workflow.GetVersion(ctx, pauseChange, workflow.DefaultVersion, 1) != 1 {
+		return
 	}
+	s.pauseSignal = workflow.GetSignalChannel(ctx, temporal.SchedulerPauseSignal)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		var paused bool
+		for s.pauseSignal.Receive(ctx, &paused) {
+			s.state.Paused = paused
+		}
+	})
 }

@@ -122,3 +122,31 @@ func TestSchedulerPauseCarriesOverContinueAsNew(t *testing.T) {
 	require.NotEmpty(t, calls)
 	require.False(t, calls[0].At.Before(t0.Add(time.Hour)), "the first start waited for the resume: %v", calls[0].At)
 }
+
+// The queries say paused as soon as the signal is in, while the scheduler
+// still waits for its rate or window (it checks for a pause only before it
+// starts something): `indexer chain pause` followed by `status` shows the
+// pause at once.
+func TestSchedulerPausedQueryAnswersAtOnce(t *testing.T) {
+	wfs := newWorkflows(chainConfig(func(c *config.Chain) { c.Scheduler.ContinueAsNewAfter = 1_000_000 }))
+	r := orderedRecorder(5000)
+	env := newEnv(wfs, t0)
+	mockStarts(env, r, nil)
+	pauseAt := 10*time.Second + 250*time.Millisecond // between two batches
+	var paused, pausedLater bool
+	var progress types.SchedulerProgress
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(temporal.SchedulerPauseSignal, true) }, pauseAt)
+	env.RegisterDelayedCallback(func() { paused, progress = queryPaused(t, env) }, pauseAt+time.Millisecond)
+	env.RegisterDelayedCallback(func() { pausedLater, _ = queryPaused(t, env) }, pauseAt+time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(temporal.SchedulerPauseSignal, false) }, pauseAt+2*time.Minute)
+	env.ExecuteWorkflow(temporal.SchedulerWorkflow, schedIn(5000, chain.HeightRange{From: 1, To: 5000}))
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, r.err)
+	require.True(t, paused, "the paused query a millisecond after the signal")
+	require.True(t, progress.Paused, "the progress query a millisecond after the signal")
+	require.True(t, pausedLater)
+	var res types.SchedulerResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, uint64(5000), res.Scheduled, "every height started once after the resume")
+}
