@@ -1,13 +1,17 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/big"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
@@ -332,14 +336,23 @@ func (q *esReq) txlist() {
 		q.failed(fromStore(err))
 		return
 	}
-	txs, err := q.s.store.TransactionsAt(ctx, q.id, ps)
-	if err != nil {
+	// The transactions and their blocks' times are two reads of the same
+	// positions: sent together, an answer waits for the slower one only.
+	var (
+		txs   []chain.Transaction
+		times map[uint64]uint64
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		txs, err = q.s.store.TransactionsAt(gctx, q.id, ps)
+		return err
+	})
+	g.Go(func() (err error) {
+		times, err = q.s.blockTimes(gctx, q.id, heightsOfPositions(ps))
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		q.failed(fromStore(err))
-		return
-	}
-	times, e := q.s.blockTimes(q.r, q.id, heightsOfTxs(txs))
-	if e != nil {
-		q.failed(e)
 		return
 	}
 	out := make([]esTx, 0, len(txs))
@@ -361,22 +374,22 @@ func (q *esReq) txlist() {
 	q.ok(out)
 }
 
-func heightsOfTxs(txs []chain.Transaction) []uint64 {
-	var hs []uint64
-	for i, tx := range txs {
-		if i == 0 || txs[i-1].BlockNumber != tx.BlockNumber {
-			hs = append(hs, tx.BlockNumber)
-		}
+// heightsOfPositions lists the distinct heights of positions.
+func heightsOfPositions(ps []storage.Position) []uint64 {
+	hs := make([]uint64, 0, len(ps))
+	for _, p := range ps {
+		hs = append(hs, p.Block)
 	}
-	return hs
+	slices.Sort(hs)
+	return slices.Compact(hs)
 }
 
 // blockTimes reads the timestamps of a few heights (not the blocks' raw
 // JSON).
-func (s *Server) blockTimes(r *http.Request, id string, heights []uint64) (map[uint64]uint64, *apiError) {
-	bts, err := s.store.BlockTimes(r.Context(), id, heights)
+func (s *Server) blockTimes(ctx context.Context, id string, heights []uint64) (map[uint64]uint64, error) {
+	bts, err := s.store.BlockTimes(ctx, id, heights)
 	if err != nil {
-		return nil, fromStore(err)
+		return nil, err
 	}
 	out := make(map[uint64]uint64, len(bts))
 	for n, bt := range bts {
@@ -607,13 +620,21 @@ func (q *esReq) getLogs() {
 			ps = append(ps, storage.Position{Block: l.BlockNumber, Index: l.TxIndex})
 		}
 	}
-	times, e := q.s.blockTimes(q.r, q.id, heights)
-	if e != nil {
-		q.failed(e)
-		return
-	}
-	fees, err := q.s.store.TransactionFees(ctx, q.id, ps)
-	if err != nil {
+	// Times and fees are two independent reads: sent together.
+	var (
+		times map[uint64]uint64
+		fees  map[storage.Position]storage.TxFee
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		times, err = q.s.blockTimes(gctx, q.id, heights)
+		return err
+	})
+	g.Go(func() (err error) {
+		fees, err = q.s.store.TransactionFees(gctx, q.id, ps)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		q.failed(fromStore(err))
 		return
 	}
@@ -671,9 +692,9 @@ func (q *esReq) blockByTime() {
 		return
 	}
 	// block_by_time says where; the block row must still have that time.
-	times, e := q.s.blockTimes(q.r, q.id, []uint64{h})
-	if e != nil {
-		q.failed(e)
+	times, err := q.s.blockTimes(q.r.Context(), q.id, []uint64{h})
+	if err != nil {
+		q.failed(fromStore(err))
 		return
 	}
 	if got, ok := times[h]; !ok || got != bt {
