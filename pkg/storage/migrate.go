@@ -349,10 +349,12 @@ func (c *ClickHouse) backfill(ctx context.Context, m migration, table string) er
 	return nil
 }
 
-// rename runs a RENAME migration unless it ran already: then every name
-// it renames to exists and every name it only renames from is gone. The
-// names it renames to are not required to exist, as a later migration
-// may have dropped one (a table renamed out of the way).
+// rename runs a RENAME migration unless it ran already: then the names it
+// both frees and takes (a swap's table names) exist and the names it only
+// frees (a swap's new tables) are gone. The names it only takes are not
+// looked at: a later migration may have dropped one (an old table renamed
+// out of the way), and another process migrating at the same time may
+// have got that far.
 func (c *ClickHouse) rename(ctx context.Context, m migration, stmt string) error {
 	pairs := renamePairRE.FindAllStringSubmatch(m.stmt, -1)
 	if len(pairs) == 0 {
