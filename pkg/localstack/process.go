@@ -8,10 +8,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -62,14 +64,56 @@ func ToolPath(name string) (string, error) {
 	return "", fmt.Errorf("%s: %w", name, ErrToolMissing)
 }
 
-// FreePort asks the kernel for a free TCP port on 127.0.0.1.
+// FreePort returns a TCP port on 127.0.0.1 that nothing listens on now.
+//
+// The port is chosen outside the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range), where the kernel picks the local end of
+// every outgoing connection: a server restarted on its port (ClickHouse or
+// Temporal restarted mid-test) would otherwise find, now and then, that an
+// unrelated connection took it while the server was down, and fail to
+// bind.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	lo, hi := listenPorts()
+	for range 200 {
+		p := lo + rand.IntN(hi-lo+1)
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			continue // taken; try another
+		}
+		l.Close()
+		return p, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("no free loopback port in [%d, %d]", lo, hi)
+}
+
+// Listening ports are taken from [listenPortsLow, the ephemeral range's
+// start) or, when that is too small, above the ephemeral range.
+const (
+	listenPortsLow  = 10000
+	listenPortsHigh = 65535
+	minListenPorts  = 1000
+)
+
+// listenPorts returns the range FreePort picks from.
+func listenPorts() (lo, hi int) {
+	ephLo, ephHi := 32768, 60999 // Linux's default
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			l, err1 := strconv.Atoi(f[0])
+			h, err2 := strconv.Atoi(f[1])
+			if err1 == nil && err2 == nil && l <= h {
+				ephLo, ephHi = l, h
+			}
+		}
+	}
+	switch {
+	case ephLo-listenPortsLow >= minListenPorts:
+		return listenPortsLow, ephLo - 1
+	case listenPortsHigh-ephHi >= minListenPorts:
+		return ephHi + 1, listenPortsHigh
+	default: // the ephemeral range is nearly everything: share it
+		return listenPortsLow, listenPortsHigh
+	}
 }
 
 // WaitTCP waits until addr accepts connections or ctx ends.
