@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"go.uber.org/zap"
 )
 
@@ -401,23 +402,16 @@ func (c *ClickHouse) dropTable(ctx context.Context, m migration, stmt, table str
 
 // tablesExist says which of names are tables of the store's database.
 func (c *ClickHouse) tablesExist(ctx context.Context, names []string) (map[string]bool, error) {
-	ctx, cancel := c.queryContext(ctx)
-	defer cancel()
-	query, args := tablesExistQuery{c.cfg.Database, names}.toSQL()
-	rows, err := c.conn.Query(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("listing tables: %w", err)
-	}
-	defer rows.Close()
 	out := map[string]bool{}
-	for rows.Next() {
+	err := c.query(ctx, "listing tables", tablesExistQuery{c.cfg.Database, names}, func(r driver.Rows) error {
 		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, fmt.Errorf("listing tables: %w", err)
+		if err := r.Scan(&name); err != nil {
+			return err
 		}
 		out[name] = true
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }
 
 func (c *ClickHouse) columnExists(ctx context.Context, table, column string) (bool, error) {

@@ -44,8 +44,9 @@ const blockPlainColumns = "number, hash, parent_hash, timestamp, miner, gas_used
 	" base_fee_per_gas, size, tx_count, log_count, raw"
 
 // newestCanonical reads, of the rows of table that where selects, the
-// newest version of each key (key is the table's sorting key after
-// chain_id, which where fixes), and of those only canonical rows. where
+// newest version of each key (key is the part of the table's sorting key
+// that where does not fix: after chain_id, and after the hash or address
+// of a look-up table), and of those only canonical rows. where
 // must test key columns only: a test of another column inside would pick
 // among versions instead of looking at the newest. inner lists the plain
 // columns outer is computed from. Ties of version (one write's rows) do not
