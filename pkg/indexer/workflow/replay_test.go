@@ -37,9 +37,25 @@ func replayWorkflows() *indexwf.Workflows {
 	ch.Scheduler.RateLimit = 50
 	ch.Scheduler.MaxInFlight = 20
 	ch.Scheduler.ContinueAsNewAfter = 30
+	ranges := replayRangeChain(ch)
 	return &indexwf.Workflows{Chains: map[string]indexwf.Chain{
 		chainID: indexwf.NewChain(temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch),
+		"replay-range": indexwf.NewChain(temporal.NewOptions("replay-range", ranges.Index.ActivityTimeout), ranges),
 	}}
+}
+
+// replayRangeChain is the chain replay-range of the range, aggregate,
+// prune and mid-run pause histories: recordRangeSettings in
+// test/integration/record_ranges_test.go, applied to the replay chain's
+// settings (ch) as there.
+func replayRangeChain(ch config.Chain) config.Chain {
+	ch.ConfirmationDepth = 4
+	ch.Scheduler.RangeSize = 10
+	ch.Scheduler.SingleHeights = 4
+	ch.Scheduler.MaxInFlight = 40
+	ch.Scheduler.ContinueAsNewAfter = 200
+	ch.Scheduler.HeightsPerSecond = 20
+	return ch
 }
 
 // replayDir holds histories recorded from the real dev server (see its
@@ -69,6 +85,13 @@ var recordedHistories = []string{
 	"scheduler-finish-pre-scheduler-pause",
 	"scheduler-pause-resume",
 	"scheduler-pause-resume-pre-scheduler-pause",
+	"scheduler-ranges",
+	"scheduler-pause-midrun",
+	"indexrange-range",
+	"indexrange-handoff",
+	"indexblock-handed-off",
+	"aggregate-catchup",
+	"prune-pruned",
 }
 
 // Every recorded history replays on today's workflows without a
