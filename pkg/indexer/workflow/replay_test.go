@@ -39,7 +39,7 @@ func replayWorkflows() *indexwf.Workflows {
 	ch.Scheduler.ContinueAsNewAfter = 30
 	ranges := replayRangeChain(ch)
 	return &indexwf.Workflows{Chains: map[string]indexwf.Chain{
-		chainID: indexwf.NewChain(temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch),
+		chainID:        indexwf.NewChain(temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch),
 		"replay-range": indexwf.NewChain(temporal.NewOptions("replay-range", ranges.Index.ActivityTimeout), ranges),
 	}}
 }
