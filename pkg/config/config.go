@@ -137,6 +137,9 @@ type Chain struct {
 	Aggregator Aggregator `mapstructure:"aggregator"`
 	// Retention removes old detailed rows; off unless a limit is set.
 	Retention Retention `mapstructure:"retention"`
+	// Retry is the Temporal retry policy of each kind of the chain's
+	// activities (retry.go).
+	Retry Retries `mapstructure:"retry"`
 }
 
 // Aggregator tunes the chain's aggregator: the Aggregate workflow, run by
@@ -222,6 +225,16 @@ type RPC struct {
 	// trusted for requests that do not carry their own (see pkg/rpc
 	// chain_check.go); 0 takes the client's default of one minute.
 	ChainRecheck time.Duration `mapstructure:"chain_recheck"`
+	// FetchBatch is how many heights one JSON-RPC batch request of a range
+	// asks for (each height: its block and its receipts). It was
+	// index.fetch_batch, which is still read (movedKeys).
+	FetchBatch int `mapstructure:"fetch_batch"`
+	// FetchConcurrency bounds the batch requests in flight per range
+	// activity (was index.fetch_concurrency).
+	FetchConcurrency int `mapstructure:"fetch_concurrency"`
+	// ReceiptsBatch caps the calls of one batch of the per-transaction
+	// receipts fallback, for a node without eth_getBlockReceipts.
+	ReceiptsBatch int `mapstructure:"receipts_batch"`
 }
 
 // HeadScan tunes the periodic head check.
@@ -288,12 +301,6 @@ type Index struct {
 	// runs at once, on the chain's range queue: they never take a slot of
 	// the index queue, where live blocks are.
 	RangeConcurrency int `mapstructure:"range_concurrency"`
-	// FetchBatch is how many heights one JSON-RPC batch request asks for
-	// (each height: its block and its receipts).
-	FetchBatch int `mapstructure:"fetch_batch"`
-	// FetchConcurrency bounds the batch requests in flight per range
-	// activity.
-	FetchConcurrency int `mapstructure:"fetch_concurrency"`
 	// WriteBatch is how many heights a range activity writes per call of
 	// the bulk write (one insert per table, the indexed marks last).
 	WriteBatch int `mapstructure:"write_batch"`

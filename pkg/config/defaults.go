@@ -47,6 +47,11 @@ func DefaultChain() Chain {
 			BackoffMax:     5 * time.Second,
 			RateLimit:      50,
 			Burst:          20,
+			// 50 heights of a range per request, 4 in flight: 100 calls
+			// per request, well under what providers accept.
+			FetchBatch:       50,
+			FetchConcurrency: 4,
+			ReceiptsBatch:    100,
 		},
 		HeadScan: HeadScan{
 			Interval:         10 * time.Second,
@@ -66,8 +71,6 @@ func DefaultChain() Chain {
 			ActivityTimeout:   2 * time.Minute,
 			WorkerConcurrency: 16,
 			RangeConcurrency:  2,
-			FetchBatch:        50,
-			FetchConcurrency:  4,
 			WriteBatch:        250,
 			RangeTimeout:      5 * time.Minute,
 			RangeHeartbeat:    30 * time.Second,
@@ -75,6 +78,7 @@ func DefaultChain() Chain {
 		Push:       Push{LagThreshold: 2},
 		Aggregator: Aggregator{Interval: 10 * time.Second, Chunk: 10_000},
 		Retention:  Retention{Interval: time.Hour},
+		Retry:      DefaultRetries(),
 	}
 }
 

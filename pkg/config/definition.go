@@ -18,7 +18,11 @@ func DecodeChain(id string, settings map[string]any) (Chain, error) {
 		return Chain{}, &KeyError{Key: "chains", Reason: "empty chain ID"}
 	}
 	c := DefaultChain()
-	if err := decode(lowerKeys(settings), &c); err != nil {
+	settings = lowerKeys(settings)
+	if err := moveKeys(prefix, settings); err != nil {
+		return Chain{}, err
+	}
+	if err := decode(settings, &c); err != nil {
 		return Chain{}, fmt.Errorf("config: %s: %w", prefix, err)
 	}
 	if err := ValidateChain(prefix, id, c); err != nil {

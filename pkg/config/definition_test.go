@@ -27,6 +27,20 @@ func TestDecodeChainLaysSettingsOverDefaults(t *testing.T) {
 	require.Equal(t, "https://rpc.example.invalid/v3/${SEPOLIA_KEY}", ch.Endpoints["primary"], "endpoint names are lower-cased as in the file; the reference stays")
 }
 
+// A chain stored in the registry before index.fetch_batch and
+// index.fetch_concurrency moved to rpc still decodes, with their values
+// in the new place.
+func TestDecodeChainReadsMovedKeys(t *testing.T) {
+	ch, err := config.DecodeChain("old", map[string]any{
+		"endpoints": map[string]any{"a": "http://127.0.0.1:1"},
+		"index":     map[string]any{"fetch_batch": 20, "fetch_concurrency": "2", "write_batch": 100},
+	})
+	require.NoError(t, err)
+	require.Equal(t, 20, ch.RPC.FetchBatch)
+	require.Equal(t, 2, ch.RPC.FetchConcurrency)
+	require.Equal(t, 100, ch.Index.WriteBatch)
+}
+
 func TestDecodeChainNamesTheBadKey(t *testing.T) {
 	for _, tc := range []struct {
 		name     string

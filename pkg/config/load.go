@@ -45,6 +45,11 @@ func Decode(v *viper.Viper) (*Config, error) {
 	cfg.Chains = map[string]Chain{}
 	for id, raw := range chains {
 		c := DefaultChain()
+		if settings, ok := raw.(map[string]any); ok {
+			if err := moveKeys("chains."+id, settings); err != nil {
+				return nil, err
+			}
+		}
 		if err := decode(raw, &c); err != nil {
 			return nil, fmt.Errorf("config: chains.%s: %w", id, err)
 		}

@@ -217,12 +217,16 @@ func (ch Chain) validate(prefix, id string) []error {
 	if ch.Index.RangeConcurrency < 1 {
 		bad(".index.range_concurrency", "must be at least 1")
 	}
-	if ch.Index.FetchBatch < 1 {
-		bad(".index.fetch_batch", "must be at least 1")
+	if ch.RPC.FetchBatch < 1 {
+		bad(".rpc.fetch_batch", "must be at least 1")
 	}
-	if ch.Index.FetchConcurrency < 1 {
-		bad(".index.fetch_concurrency", "must be at least 1")
+	if ch.RPC.FetchConcurrency < 1 {
+		bad(".rpc.fetch_concurrency", "must be at least 1")
 	}
+	if ch.RPC.ReceiptsBatch < 1 {
+		bad(".rpc.receipts_batch", "must be at least 1")
+	}
+	validateRetries(ch.Retry, bad)
 	if ch.Index.WriteBatch < 1 {
 		bad(".index.write_batch", "must be at least 1")
 	}

@@ -91,7 +91,7 @@ func (e *Ethereum) checkChainShared(ctx context.Context) error {
 // checkChain asks eth_chainId and records the outcome.
 func (e *Ethereum) checkChain(ctx context.Context) error {
 	var raw json.RawMessage
-	err := e.attempts(ctx, methodChainID, 0, 1, false, func(ctx context.Context) error {
+	_, err := e.attempts(ctx, methodChainID, 0, 1, false, e.cfg.MaxAttempts, func(ctx context.Context) error {
 		raw = nil
 		return e.client.CallContext(ctx, &raw, methodChainID)
 	})

@@ -35,12 +35,16 @@ type EthereumConfig struct {
 	BackoffMax     time.Duration
 	RateLimit      float64 // requests per second over all methods; 0 = unlimited
 	Burst          int     // default: RateLimit rounded up, at least 1
-	// BatchSize caps the calls sent in one JSON-RPC batch (the per-receipt
-	// fallback); providers reject large batches. Default 100.
-	BatchSize int
-	// BatchConcurrency caps the batch requests FetchBlocks has in flight
-	// at once (BatchSize/2 heights each). Default 4.
-	BatchConcurrency int
+	// FetchBatch is how many heights one FetchBlocks request asks for
+	// (each height two calls: its block and its receipts). Default 50.
+	FetchBatch int
+	// FetchConcurrency caps the FetchBlocks requests in flight at once, per
+	// call. Default 4.
+	FetchConcurrency int
+	// ReceiptsBatch caps the calls of one batch of the per-transaction
+	// receipts fallback (a node without eth_getBlockReceipts); providers
+	// reject large batches. Default 100.
+	ReceiptsBatch int
 	// MaxResponseBytes caps one answer: a node (or a proxy in front of it)
 	// that streams an endless or absurd body is refused with a malformed
 	// error instead of exhausting memory. Default 256 MiB, far above any
@@ -73,11 +77,14 @@ func (c *EthereumConfig) setDefaults() {
 	if c.RateLimit > 0 && c.Burst <= 0 {
 		c.Burst = max(1, int(c.RateLimit+0.999))
 	}
-	if c.BatchSize <= 0 {
-		c.BatchSize = 100
+	if c.FetchBatch <= 0 {
+		c.FetchBatch = 50
 	}
-	if c.BatchConcurrency <= 0 {
-		c.BatchConcurrency = 4
+	if c.FetchConcurrency <= 0 {
+		c.FetchConcurrency = 4
+	}
+	if c.ReceiptsBatch <= 0 {
+		c.ReceiptsBatch = 100
 	}
 	if c.MaxResponseBytes <= 0 {
 		c.MaxResponseBytes = 256 << 20
@@ -190,7 +197,7 @@ func (e *Ethereum) callChecked(ctx context.Context, method string, height uint64
 	if args == nil {
 		args = []any{}
 	}
-	results, errs, err := e.batchCalls(ctx, height, []string{methodChainID, method}, [][]any{{}, args})
+	_, results, errs, err := e.batchCalls(ctx, height, e.cfg.MaxAttempts, []string{methodChainID, method}, [][]any{{}, args})
 	if err != nil {
 		return nil, err
 	}
@@ -264,8 +271,8 @@ func (e *Ethereum) txReceipts(ctx context.Context, data *chain.BlockData) error 
 	const method = "eth_getTransactionReceipt"
 	height := data.Block.Number
 	receipts := make([]json.RawMessage, 0, len(data.Transactions))
-	for start := 0; start < len(data.Transactions); start += e.cfg.BatchSize {
-		end := min(start+e.cfg.BatchSize, len(data.Transactions))
+	for start := 0; start < len(data.Transactions); start += e.cfg.ReceiptsBatch {
+		end := min(start+e.cfg.ReceiptsBatch, len(data.Transactions))
 		args := make([][]any, 0, end-start)
 		for _, tx := range data.Transactions[start:end] {
 			args = append(args, []any{tx.Hash})

@@ -438,7 +438,7 @@ func TestReceiptsFallback(t *testing.T) {
 			return nil
 		})
 		cfg := fastConfig(n.srv.URL)
-		cfg.BatchSize = 1
+		cfg.ReceiptsBatch = 1
 		c := newClient(t, cfg, nil)
 		_, err := rpc.FetchBlock(t.Context(), c, fakeHeight)
 		require.NoError(t, err)

@@ -15,6 +15,8 @@ import (
 
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"go.uber.org/zap"
+
+	"github.com/tideline-dev/tideline/internal/wait"
 )
 
 // failure is one failed attempt, classified.
@@ -28,25 +30,28 @@ type failure struct {
 
 // do runs attempt once the endpoint is known to serve the expected chain
 // (chain_check.go), with the rate limiter, a per-attempt timeout, metrics
-// and retries of transient failures.
+// and retries of transient failures: at most MaxAttempts attempts, the
+// retry budget of every request (README: "One retry budget").
 func (e *Ethereum) do(ctx context.Context, method string, height uint64, n int, attempt func(context.Context) error) error {
-	return e.attempts(ctx, method, height, n, true, attempt)
+	_, err := e.attempts(ctx, method, height, n, true, e.cfg.MaxAttempts, attempt)
+	return err
 }
 
-// attempts is do; checkChain false leaves out the chain check (for the
-// check's own request).
-func (e *Ethereum) attempts(ctx context.Context, method string, height uint64, n int, checkChain bool, attempt func(context.Context) error) error {
+// attempts is do with at most budget attempts; it returns how many it
+// made. checkChain false leaves out the chain check (for the check's own
+// request).
+func (e *Ethereum) attempts(ctx context.Context, method string, height uint64, n int, checkChain bool, budget int, attempt func(context.Context) error) (int, error) {
 	var last failure
 	for i := 1; ; i++ {
 		if checkChain {
 			// Before a retry too: a failed attempt makes the check run
 			// again (forgetChain below).
 			if err := e.ensureChain(ctx); err != nil {
-				return err
+				return i - 1, err
 			}
 		}
 		if err := e.wait(ctx, n); err != nil {
-			return e.giveUp(ctx, method, i-1, last, err)
+			return i - 1, e.giveUp(ctx, method, i-1, last, err)
 		}
 		actx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 		start := time.Now()
@@ -54,35 +59,31 @@ func (e *Ethereum) attempts(ctx context.Context, method string, height uint64, n
 		cancel()
 		e.metrics.request(e.cfg.ChainID, e.cfg.EndpointName, method, n, time.Since(start))
 		if err == nil {
-			return nil
+			return i, nil
 		}
 		last = e.classify(ctx, err)
 		// Whatever failed, the endpoint may not be what it was.
 		e.forgetChain()
 		if ctx.Err() != nil {
 			// The caller gave up; not the endpoint's fault, so not counted.
-			return e.giveUp(ctx, method, i, last, nil)
+			return i, e.giveUp(ctx, method, i, last, nil)
 		}
 		switch {
 		case last.malformed != "":
-			return e.fail(method, decoder{method, e.cfg.EndpointName, height}.malformed(last.malformed, "%v", last.err))
+			return i, e.fail(method, decoder{method, e.cfg.EndpointName, height}.malformed(last.malformed, "%v", last.err))
 		case !last.transient:
 			e.metrics.failure(e.cfg.ChainID, e.cfg.EndpointName, method, KindOther)
-			return &RequestError{Method: method, Endpoint: e.cfg.EndpointName, Code: last.code, HTTPStatus: last.status, Err: last.err}
+			return i, &RequestError{Method: method, Endpoint: e.cfg.EndpointName, Code: last.code, HTTPStatus: last.status, Err: last.err}
 		}
 		e.metrics.failure(e.cfg.ChainID, e.cfg.EndpointName, method, KindTransient)
-		if i >= e.cfg.MaxAttempts {
-			return e.giveUp(ctx, method, i, last, nil)
+		if i >= budget {
+			return i, e.giveUp(ctx, method, i, last, nil)
 		}
-		wait := e.backoff(i)
+		backoff := e.backoff(i)
 		e.log.Debug("retrying rpc request", zap.String("method", method), zap.Uint64("height", height),
-			zap.Int("attempt", i), zap.Duration("wait", wait), zap.Error(last.err))
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return e.giveUp(ctx, method, i, last, ctx.Err())
-		case <-t.C:
+			zap.Int("attempt", i), zap.Duration("wait", backoff), zap.Error(last.err))
+		if err := wait.For(ctx, backoff); err != nil {
+			return i, e.giveUp(ctx, method, i, last, err)
 		}
 	}
 }

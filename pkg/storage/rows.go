@@ -103,9 +103,11 @@ func buildRows(chainID string, blocks []*chain.BlockData, stale map[uint64]store
 		nBlocks++
 	}
 	// In the tables' key order (height, then position): ClickHouse sorts
-	// an insert block by the key unless it already is, and a range comes
-	// newest first. Sorting 1,000 pointers here spares the server copying
-	// every string column of the insert into the sorted order.
+	// an insert block by the key unless it already is. Ranges write their
+	// chunks ascending, so this is a check; a caller that passes heights
+	// in another order (WriteBlocks takes any) costs a sort of pointers
+	// here, which spares the server copying every string column of the
+	// insert into the sorted order.
 	if !slices.IsSortedFunc(blocks, byHeight) {
 		blocks = slices.SortedFunc(slices.Values(blocks), byHeight)
 	}

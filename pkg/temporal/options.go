@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/config"
 )
 
 // Options builds every workflow, activity and start option of one chain, so
@@ -29,12 +30,33 @@ type Options struct {
 	// that sets an unregistered one. Memos and summaries need no
 	// registration and are always set.
 	SearchAttributes bool
+	// Retry holds the retry policy of each kind of activity (the chain's
+	// retry.* settings).
+	Retry config.Retries
 }
 
 // NewOptions returns the option builder of one chain, with search
-// attributes on.
+// attributes on and the default retry policies.
 func NewOptions(chainID string, indexTimeout time.Duration) Options {
-	return Options{ChainID: chainID, IndexTimeout: indexTimeout, SearchAttributes: true}
+	return Options{ChainID: chainID, IndexTimeout: indexTimeout, SearchAttributes: true, Retry: config.DefaultRetries()}
+}
+
+// ChainOptions is the option builder of a configured chain: its
+// index.activity_timeout and its retry.* policies.
+func ChainOptions(chainID string, ch config.Chain) Options {
+	o := NewOptions(chainID, ch.Index.ActivityTimeout)
+	o.Retry = ch.Retry
+	return o
+}
+
+// retryPolicy is Temporal's form of a configured policy.
+func retryPolicy(p config.RetryPolicy) *sdktemporal.RetryPolicy {
+	return &sdktemporal.RetryPolicy{
+		InitialInterval:    p.InitialInterval,
+		BackoffCoefficient: p.BackoffCoefficient,
+		MaximumInterval:    p.MaximumInterval,
+		MaximumAttempts:    int32(p.MaximumAttempts),
+	}
 }
 
 // SummaryMemo is the memo key of the one-line description every workflow
@@ -70,16 +92,12 @@ func (o Options) describe(mode string, heights *chain.HeightRange, priorityKey i
 }
 
 // LocalActivity is for the fast calls a scan makes (head, watermark, starts):
-// the seed's 20 s schedule-to-close, 5 attempts, backoff 0.5 s → 5 s.
+// the seed's 20 s schedule-to-close; retry.local (by default 5 attempts,
+// backoff 0.5 s → 5 s).
 func (o Options) LocalActivity() workflow.LocalActivityOptions {
 	return workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: 20 * time.Second,
-		RetryPolicy: &sdktemporal.RetryPolicy{
-			InitialInterval:    500 * time.Millisecond,
-			BackoffCoefficient: 2,
-			MaximumInterval:    5 * time.Second,
-			MaximumAttempts:    5,
-		},
+		RetryPolicy:            retryPolicy(o.Retry.Local),
 	}
 }
 
@@ -89,12 +107,7 @@ func (o Options) AdminActivity() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		TaskQueue:           AdminQueue(o.ChainID),
 		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy: &sdktemporal.RetryPolicy{
-			InitialInterval:    500 * time.Millisecond,
-			BackoffCoefficient: 2,
-			MaximumInterval:    10 * time.Second,
-			MaximumAttempts:    5,
-		},
+		RetryPolicy:         retryPolicy(o.Retry.Admin),
 	}
 }
 
@@ -105,11 +118,7 @@ func (o Options) IndexActivity() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		TaskQueue:           IndexQueue(o.ChainID),
 		StartToCloseTimeout: o.IndexTimeout,
-		RetryPolicy: &sdktemporal.RetryPolicy{
-			InitialInterval:    time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    time.Minute,
-		},
+		RetryPolicy:         retryPolicy(o.Retry.Index),
 	}
 }
 
@@ -169,11 +178,7 @@ func (o Options) RangeActivity(timeout, heartbeat time.Duration) workflow.Activi
 		TaskQueue:           RangeQueue(o.ChainID),
 		StartToCloseTimeout: timeout,
 		HeartbeatTimeout:    heartbeat,
-		RetryPolicy: &sdktemporal.RetryPolicy{
-			InitialInterval:    time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    time.Minute,
-		},
+		RetryPolicy:         retryPolicy(o.Retry.Range),
 	}
 }
 
@@ -283,11 +288,7 @@ func (o Options) AggregateActivity() workflow.ActivityOptions {
 		TaskQueue:           AdminQueue(o.ChainID),
 		StartToCloseTimeout: 2 * AggregateBudget,
 		HeartbeatTimeout:    30 * time.Second,
-		RetryPolicy: &sdktemporal.RetryPolicy{
-			InitialInterval:    time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    30 * time.Second,
-		},
+		RetryPolicy:         retryPolicy(o.Retry.Aggregate),
 	}
 }
 
@@ -304,11 +305,7 @@ func (o Options) PruneActivity() workflow.ActivityOptions {
 		TaskQueue:           AdminQueue(o.ChainID),
 		StartToCloseTimeout: 5 * time.Minute,
 		HeartbeatTimeout:    time.Minute,
-		RetryPolicy: &sdktemporal.RetryPolicy{
-			InitialInterval:    5 * time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    time.Minute,
-		},
+		RetryPolicy:         retryPolicy(o.Retry.Prune),
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	sdktemporal "go.temporal.io/sdk/temporal"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -160,4 +161,21 @@ func TestIndexActivityTakesTheTimeoutGiven(t *testing.T) {
 	require.Equal(t, 90*time.Second, ao.StartToCloseTimeout)
 	require.Equal(t, "index:eth", ao.TaskQueue)
 	require.Zero(t, ao.RetryPolicy.MaximumAttempts, "a height is never given up")
+}
+
+// A chain's retry.* settings reach the activity options of each kind;
+// unset ones keep the defaults.
+func TestChainOptionsTakeTheConfiguredRetryPolicies(t *testing.T) {
+	ch := config.DefaultChain()
+	ch.Retry.Range = config.RetryPolicy{InitialInterval: 3 * time.Second, BackoffCoefficient: 1.5, MaximumInterval: 2 * time.Minute}
+	ch.Retry.Admin.MaximumAttempts = 9
+	o := temporal.ChainOptions("eth", ch)
+	ro := o.RangeActivity(time.Minute, time.Second)
+	require.Equal(t, 3*time.Second, ro.RetryPolicy.InitialInterval)
+	require.Equal(t, 1.5, ro.RetryPolicy.BackoffCoefficient)
+	require.Equal(t, 2*time.Minute, ro.RetryPolicy.MaximumInterval)
+	require.Zero(t, ro.RetryPolicy.MaximumAttempts)
+	require.Equal(t, int32(9), o.AdminActivity().RetryPolicy.MaximumAttempts)
+	require.Equal(t, int32(5), o.LocalActivity().RetryPolicy.MaximumAttempts, "the default")
+	require.Equal(t, ch.Index.ActivityTimeout, o.IndexActivity().StartToCloseTimeout)
 }

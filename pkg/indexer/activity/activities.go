@@ -1,7 +1,9 @@
 // Package activity holds the indexer's activities: every piece of I/O a
 // workflow needs (node, database, Temporal API). Activities are methods on
-// one struct whose dependencies are filled in by app/indexer; workflows call
-// them through a nil *Activities so references are type-checked.
+// one struct per chain, built by the worker with that chain's client,
+// options and settings and registered on that chain's task queues only;
+// workflows call them through a nil *Activities so references are
+// type-checked.
 package activity
 
 import (
@@ -11,13 +13,13 @@ import (
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/rpc"
-	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
-// Chain is what the activities need of one followed chain: its client,
+// Chain is what the activities need of their chain: its ID, its client,
 // its Temporal options, and the settings the activities read.
 type Chain struct {
+	ID          string
 	RPC         rpc.Client
 	Options     temporal.Options
 	StartHeight uint64
@@ -26,8 +28,8 @@ type Chain struct {
 	ConfirmationDepth int
 	// PushLagThreshold is push.lag_threshold (see types.PushStatus).
 	PushLagThreshold uint64
-	// Range tunes the IndexRange activity.
-	Range RangeSettings
+	// WriteBatch is index.write_batch: heights per bulk write of a range.
+	WriteBatch int
 	// AggregatorChunk is aggregator.chunk: heights per read and insert.
 	AggregatorChunk int
 	// Retention is the chain's retention (retention.*), and
@@ -37,46 +39,38 @@ type Chain struct {
 	RetentionMargin uint64
 }
 
-// NewChain is the Chain of a configured chain, with its Temporal options
-// (built once by the worker).
-func NewChain(client rpc.Client, o temporal.Options, ch config.Chain) Chain {
+// NewChain is the Chain of a configured chain, with its client and its
+// Temporal options (both built once by the worker).
+func NewChain(id string, client rpc.Client, o temporal.Options, ch config.Chain) Chain {
 	return Chain{
-		RPC: client, Options: o, StartHeight: ch.StartHeight,
+		ID: id, RPC: client, Options: o, StartHeight: ch.StartHeight,
 		ConfirmationDepth: ch.ConfirmationDepth, PushLagThreshold: ch.Push.LagThreshold,
-		Range: RangeSettings{
-			FetchBatch: ch.Index.FetchBatch, FetchConcurrency: ch.Index.FetchConcurrency, WriteBatch: ch.Index.WriteBatch,
-		},
+		WriteBatch:      ch.Index.WriteBatch,
 		AggregatorChunk: ch.Aggregator.Chunk,
 		Retention:       ch.Retention, RetentionMargin: ch.RetentionMargin(),
 	}
 }
 
-// Activities is the set of the indexer's activities.
+// Activities are the activities of one chain. Every activity serves this
+// chain: the chain ID its input carries (kept so that the histories and
+// the Web UI name the chain) is the worker's, because the chain's task
+// queues are polled by its own Activities only.
 type Activities struct {
-	Chains   map[string]Chain
-	Store    storage.Store
+	Chain    Chain
+	Store    Store
 	Temporal client.Client
 	Metrics  *metrics.Metrics
 	Log      *zap.Logger
-	// Push holds the push source of each chain that has one in this
-	// process; nil or absent means pull only. Set before the workers
-	// start, read-only afterwards.
-	Push map[string]PushSource
+	// Push is the chain's push source in this process; nil means pull
+	// only. Set before the workers start, read-only afterwards.
+	Push PushSource
 
-	reorg reorgTracker
-	heads headGuard
-	held  holds
-}
-
-func (a *Activities) chain(chainID string) (Chain, error) {
-	c, ok := a.Chains[chainID]
-	if !ok {
-		return Chain{}, UnknownChain(chainID)
-	}
-	return c, nil
+	heads   headCache   // the head, shared by the scans and the reorg check (head.go)
+	repairs repairTurns // one reorg repair at a time (reorg.go)
+	held    holds       // writes held after a deep reorganisation (halt.go)
 }
 
 // logger returns the activity logger with the chain named.
-func (a *Activities) logger(chainID string) *zap.Logger {
-	return a.Log.With(zap.String("chain_id", chainID))
+func (a *Activities) logger() *zap.Logger {
+	return a.Log.With(zap.String("chain_id", a.Chain.ID))
 }

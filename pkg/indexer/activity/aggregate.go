@@ -51,11 +51,7 @@ const ErrTypeAggregatesPruned = "AggregatesPruned"
 // height up to the watermark, for at most temporal.AggregateBudget (the
 // next run of its Schedule goes on), heartbeating after every chunk.
 func (a *Activities) Aggregate(ctx context.Context, in types.AggregateInput) (types.AggregateResult, error) {
-	c, err := a.chain(in.ChainID)
-	if err != nil {
-		return types.AggregateResult{}, err
-	}
-	g := &aggregator{a: a, chainID: in.ChainID, c: c, log: a.logger(in.ChainID), deadline: time.Now().Add(temporal.AggregateBudget)}
+	g := &aggregator{a: a, chainID: a.Chain.ID, c: a.Chain, log: a.logger(), deadline: time.Now().Add(temporal.AggregateBudget)}
 	if d, ok := ctx.Deadline(); ok && d.Before(g.deadline) {
 		g.deadline = d
 	}
@@ -297,8 +293,9 @@ func (g *aggregator) save(ctx context.Context, h uint64) error {
 // so the rewind shows at once. The aggregator's own check (above) would
 // find it at its next chunk anyway, also when this save loses a race with
 // a chunk being saved; so a failure here is only logged.
-func (a *Activities) rewindAggregator(ctx context.Context, chainID string, c Chain, fork uint64, log *zap.Logger) {
-	if fork < c.StartHeight {
+func (a *Activities) rewindAggregator(ctx context.Context, fork uint64, log *zap.Logger) {
+	chainID := a.Chain.ID
+	if fork < a.Chain.StartHeight {
 		return
 	}
 	h, ok, err := a.Store.LoadState(ctx, chainID, storage.StateAggregatorHeight)

@@ -62,8 +62,8 @@ func BenchmarkAggregateCatchUp(b *testing.B) {
 			require.NoError(b, conn.Exec(ctx, q, chainID, heights))
 		}
 		acts := &activity.Activities{
-			Chains: map[string]activity.Chain{chainID: activity.NewChain(nil, temporal.NewOptions(chainID, time.Minute), ch)},
-			Store:  store, Metrics: metrics.New(prometheus.NewRegistry()), Log: zap.NewNop(),
+			Chain: activity.NewChain(chainID, nil, temporal.NewOptions(chainID, time.Minute), ch),
+			Store: store, Metrics: metrics.New(prometheus.NewRegistry()), Log: zap.NewNop(),
 		}
 		var suite testsuite.WorkflowTestSuite
 		env := suite.NewTestActivityEnvironment()

@@ -21,9 +21,7 @@ import (
 func newAggregateFixture(t *testing.T, depth, chunk int) *reorgFixture {
 	t.Helper()
 	f := newReorgFixture(t, depth)
-	c := f.acts.Chains[f.chainID]
-	c.AggregatorChunk = chunk
-	f.acts.Chains[f.chainID] = c
+	f.acts.Chain.AggregatorChunk = chunk
 	return f
 }
 
@@ -230,8 +228,8 @@ func TestAggregateResumesFromItsLastRow(t *testing.T) {
 func newAggregateActivities(t *testing.T, f *reorgFixture) (*activity.Activities, *reorgFixture) {
 	t.Helper()
 	other := &activity.Activities{
-		Chains: map[string]activity.Chain{f.chainID: f.acts.Chains[f.chainID]},
-		Store:  f.store, Metrics: f.acts.Metrics, Log: f.acts.Log,
+		Chain: f.acts.Chain,
+		Store: f.store, Metrics: f.acts.Metrics, Log: f.acts.Log,
 	}
 	f.env.RegisterActivity(other)
 	return other, f

@@ -2,7 +2,6 @@ package activity
 
 import (
 	"errors"
-	"fmt"
 
 	sdktemporal "go.temporal.io/sdk/temporal"
 
@@ -39,38 +38,6 @@ func writeFailure(msg string, err error) error {
 		return sdktemporal.NewApplicationErrorWithCause(msg, ErrTypeChainHalted, err)
 	}
 	return sdktemporal.NewApplicationErrorWithCause(msg, ErrTypeStorage, err)
-}
-
-// ErrTypeUnknownChain is the application error type of a chain ID this
-// worker has no settings for. Workflows and activities fail with it alike,
-// non-retryable: no retry can configure the chain (see UnknownChain).
-const ErrTypeUnknownChain = "UnknownChain"
-
-// UnknownChainError names a chain ID this worker is not configured for.
-type UnknownChainError struct{ ChainID string }
-
-func (e *UnknownChainError) Error() string {
-	return fmt.Sprintf("chain %q is not configured on this worker", e.ChainID)
-}
-
-// UnknownChain is the one error for an unknown chain, in workflows and
-// activities: a non-retryable application error of type
-// ErrTypeUnknownChain whose cause is *UnknownChainError, so that
-// errors.As finds either in this process, and the type survives Temporal.
-func UnknownChain(chainID string) error {
-	cause := &UnknownChainError{ChainID: chainID}
-	return sdktemporal.NewNonRetryableApplicationError(cause.Error(), ErrTypeUnknownChain, cause)
-}
-
-// IsUnknownChain reports whether err is (or wraps) the unknown-chain error,
-// also after a round trip through Temporal, where only the type remains.
-func IsUnknownChain(err error) bool {
-	var u *UnknownChainError
-	if errors.As(err, &u) {
-		return true
-	}
-	var app *sdktemporal.ApplicationError
-	return errors.As(err, &app) && app.Type() == ErrTypeUnknownChain
 }
 
 // Stages of a failed write, for the index errors metric and the error type.

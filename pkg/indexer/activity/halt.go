@@ -63,15 +63,11 @@ func (e *DeepReorgError) Error() string {
 		e.ChainID, e.Height, e.Lowest, e.ConfirmationDepth)
 }
 
-// holds is the per-process state of held chains.
+// holds is whether the chain's writes are held in this process, and why.
 type holds struct {
-	mu     sync.Mutex
-	chains map[string]*hold
-}
-
-type hold struct {
-	cause   *DeepReorgError
-	checked time.Time
+	mu      sync.Mutex
+	cause   *DeepReorgError // nil: not held
+	checked time.Time       // when the node was last asked
 }
 
 // holdWrites holds the chain's writes for cause; a chain held already
@@ -79,16 +75,13 @@ type hold struct {
 func (a *Activities) holdWrites(cause *DeepReorgError) {
 	a.held.mu.Lock()
 	defer a.held.mu.Unlock()
-	if a.held.chains == nil {
-		a.held.chains = map[string]*hold{}
-	}
-	if _, ok := a.held.chains[cause.ChainID]; ok {
+	if a.held.cause != nil {
 		return
 	}
-	a.held.chains[cause.ChainID] = &hold{cause: cause, checked: time.Now()}
-	a.Metrics.DeepReorgs.WithLabelValues(cause.ChainID).Inc()
-	a.Metrics.ChainHalted.WithLabelValues(cause.ChainID).Set(1)
-	a.logger(cause.ChainID).Error("chain's writes held: the node's chain differs from the stored one deeper than confirmation_depth; stored data left as it was (runbook: Chain halted)",
+	a.held.cause, a.held.checked = cause, time.Now()
+	a.Metrics.DeepReorgs.WithLabelValues(a.Chain.ID).Inc()
+	a.Metrics.ChainHalted.WithLabelValues(a.Chain.ID).Set(1)
+	a.logger().Error("chain's writes held: the node's chain differs from the stored one deeper than confirmation_depth; stored data left as it was (runbook: Chain halted)",
 		zap.Uint64("height", cause.Height), zap.Uint64("lowest_differing", cause.Lowest),
 		zap.String("stored_hash", cause.Stored.Hash), zap.Uint64("confirmation_depth", cause.ConfirmationDepth))
 }
@@ -97,30 +90,30 @@ func (a *Activities) holdWrites(cause *DeepReorgError) {
 // nil otherwise. At most every holdRecheck it asks the node for its block
 // at the lowest differing height: when that is the stored block again,
 // the hold ends.
-func (a *Activities) heldWrites(ctx context.Context, chainID string, c Chain) error {
+func (a *Activities) heldWrites(ctx context.Context) error {
 	a.held.mu.Lock()
-	h, ok := a.held.chains[chainID]
-	due := ok && time.Since(h.checked) >= holdRecheck
+	cause := a.held.cause
+	due := cause != nil && time.Since(a.held.checked) >= holdRecheck
 	if due {
-		h.checked = time.Now()
+		a.held.checked = time.Now()
 	}
 	a.held.mu.Unlock()
-	if !ok {
+	if cause == nil {
 		return nil
 	}
 	if due {
-		d, err := c.RPC.BlockByHeight(ctx, h.cause.Lowest)
-		if err == nil && d.Block.Hash == h.cause.Stored.Hash {
+		d, err := a.Chain.RPC.BlockByHeight(ctx, cause.Lowest)
+		if err == nil && d.Block.Hash == cause.Stored.Hash {
 			a.held.mu.Lock()
-			delete(a.held.chains, chainID)
+			a.held.cause = nil
 			a.held.mu.Unlock()
-			a.Metrics.ChainHalted.WithLabelValues(chainID).Set(0)
-			a.logger(chainID).Warn("the node agrees with the stored chain again; the chain's writes resume",
-				zap.Uint64("height", h.cause.Lowest), zap.String("hash", h.cause.Stored.Hash))
+			a.Metrics.ChainHalted.WithLabelValues(a.Chain.ID).Set(0)
+			a.logger().Warn("the node agrees with the stored chain again; the chain's writes resume",
+				zap.Uint64("height", cause.Lowest), zap.String("hash", cause.Stored.Hash))
 			return nil
 		}
 	}
-	return h.cause
+	return cause
 }
 
 // isHeld tells whether err is a held chain's refusal.

@@ -19,19 +19,17 @@ import (
 // run (push for a live run, pull for any other; an earlier run, or a
 // range, indexed it first): counted, and the workflow ends.
 func (a *Activities) IsIndexed(ctx context.Context, in types.IndexBlockInput) (bool, error) {
-	if _, err := a.chain(in.ChainID); err != nil {
-		return false, err
-	}
-	ok, err := a.Store.IsIndexed(ctx, in.ChainID, in.Height)
+	id := a.Chain.ID
+	ok, err := a.Store.IsIndexed(ctx, id, in.Height)
 	if err != nil {
-		return false, fmt.Errorf("chain %s height %d: is indexed: %w", in.ChainID, in.Height, err)
+		return false, fmt.Errorf("chain %s height %d: is indexed: %w", id, in.Height, err)
 	}
 	if ok {
 		source := metrics.SourcePull
 		if in.Mode == types.IndexModeLive {
 			source = metrics.SourcePush
 		}
-		a.Metrics.DuplicateDeliveries.WithLabelValues(in.ChainID, source).Inc()
+		a.Metrics.DuplicateDeliveries.WithLabelValues(id, source).Inc()
 	}
 	return ok, nil
 }
@@ -51,28 +49,25 @@ const poisonAttempts = 10
 // of fetching, so each height is fetched once however many workers
 // follow the chain.
 func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (types.IndexBlockResult, error) {
-	c, err := a.chain(in.ChainID)
-	if err != nil {
-		return types.IndexBlockResult{}, err
-	}
+	id := a.Chain.ID
 	attempt := activity.GetInfo(ctx).Attempt
-	log := a.logger(in.ChainID).With(zap.Uint64("height", in.Height), zap.Int32("attempt", attempt))
+	log := a.logger().With(zap.Uint64("height", in.Height), zap.Int32("attempt", attempt))
 	fail := func(stage string, err error, typed func(string, error) error) error {
-		a.Metrics.IndexErrors.WithLabelValues(in.ChainID, stage).Inc()
+		a.Metrics.IndexErrors.WithLabelValues(id, stage).Inc()
 		if attempt >= poisonAttempts {
-			a.Metrics.PoisonedAttempts.WithLabelValues(in.ChainID).Inc()
+			a.Metrics.PoisonedAttempts.WithLabelValues(id).Inc()
 			log.Error("height keeps failing; still retrying, other heights go on", zap.String("stage", stage), zap.Error(err))
 		} else {
 			log.Warn(stage+" failed; will retry", zap.Error(err))
 		}
-		return typed(fmt.Sprintf("chain %s height %d: %s: %v", in.ChainID, in.Height, stage, err), err)
+		return typed(fmt.Sprintf("chain %s height %d: %s: %v", id, in.Height, stage, err), err)
 	}
-	res, err := a.deliver(ctx, in.ChainID, c, in.Height, in.Mode, log)
+	res, err := a.deliver(ctx, in.Height, in.Mode, log)
 	if err != nil {
 		var se *stageError
 		if errors.As(err, &se) && se.stage == stageFetch {
-			if head, ok := a.notProduced(ctx, in.ChainID, c, in.Height, se.err); ok {
-				a.Metrics.NotProduced.WithLabelValues(in.ChainID).Inc()
+			if head, ok := a.notProduced(ctx, in.Height, se.err); ok {
+				a.Metrics.NotProduced.WithLabelValues(id).Inc()
 				log.Warn("no block at this height and the node's head is below it: ending without indexing; later scans start it again",
 					zap.Uint64("node_head", head))
 				return types.IndexBlockResult{NotProduced: true}, nil
@@ -97,18 +92,18 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 // again. A height at or below any of those is missing on a node that
 // should have it (a lagging replica behind a load balancer answers a low
 // head and no block): that is retried.
-func (a *Activities) notProduced(ctx context.Context, chainID string, c Chain, height uint64, err error) (head uint64, ok bool) {
+func (a *Activities) notProduced(ctx context.Context, height uint64, err error) (head uint64, ok bool) {
 	if !errors.Is(err, rpc.ErrBlockNotFound) {
 		return 0, false
 	}
-	head, herr := c.RPC.HeadHeight(ctx)
+	head, herr := a.Chain.RPC.HeadHeight(ctx)
 	if herr != nil || height <= head {
 		return head, false
 	}
-	if confirmed, _ := a.heads.confirmed(chainID); height <= confirmed {
+	if confirmed, _ := a.heads.get(); height <= confirmed {
 		return head, false
 	}
-	last, found, serr := a.Store.LastIndexed(ctx, chainID)
+	last, found, serr := a.Store.LastIndexed(ctx, a.Chain.ID)
 	return head, serr == nil && (!found || height > last)
 }
 
@@ -120,16 +115,17 @@ func (a *Activities) notProduced(ctx context.Context, chainID string, c Chain, h
 //
 // Errors are *stageError (fetch) or storage errors. The height is counted
 // in indexer_heights_indexed_total under the mode that started its run.
-func (a *Activities) deliver(ctx context.Context, chainID string, c Chain, height uint64, mode types.IndexMode, log *zap.Logger) (types.IndexBlockResult, error) {
+func (a *Activities) deliver(ctx context.Context, height uint64, mode types.IndexMode, log *zap.Logger) (types.IndexBlockResult, error) {
+	chainID := a.Chain.ID
 	began := time.Now()
-	if err := a.heldWrites(ctx, chainID, c); err != nil {
+	if err := a.heldWrites(ctx); err != nil {
 		return types.IndexBlockResult{}, writeErr(err)
 	}
-	data, err := rpc.FetchBlock(ctx, c.RPC, height)
+	data, err := rpc.FetchBlock(ctx, a.Chain.RPC, height)
 	if err != nil {
 		return types.IndexBlockResult{}, fetchErr(err)
 	}
-	reorg, err := a.writeChecked(ctx, chainID, c, data, log)
+	reorg, err := a.writeChecked(ctx, data, log)
 	if err != nil {
 		return types.IndexBlockResult{}, err
 	}

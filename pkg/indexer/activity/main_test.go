@@ -34,7 +34,7 @@ func newActivities(t *testing.T, chainID string, start uint64) (*activity.Activi
 	require.NoError(t, store.Migrate(ctx))
 	t.Cleanup(func() { store.Close() })
 	return &activity.Activities{
-		Chains:  map[string]activity.Chain{chainID: {StartHeight: start}},
+		Chain:   activity.Chain{ID: chainID, StartHeight: start},
 		Store:   store,
 		Metrics: metrics.New(prometheus.NewRegistry()),
 		Log:     zap.NewNop(),

@@ -41,19 +41,16 @@ import (
 
 // Prune applies the chain's retention once.
 func (a *Activities) Prune(ctx context.Context, in types.PruneInput) (types.PruneResult, error) {
-	c, err := a.chain(in.ChainID)
-	if err != nil {
-		return types.PruneResult{}, err
-	}
-	log := a.logger(in.ChainID)
+	c, chainID := a.Chain, a.Chain.ID
+	log := a.logger()
 	var res types.PruneResult
 	if !c.Retention.Enabled() {
 		res.Skipped = "retention is off for this chain"
 		return res, nil
 	}
-	pruned, has, err := a.Store.LoadState(ctx, in.ChainID, storage.StatePrunedHeight)
+	pruned, has, err := a.Store.LoadState(ctx, chainID, storage.StatePrunedHeight)
 	if err != nil {
-		return res, fmt.Errorf("chain %s: read %s: %w", in.ChainID, storage.StatePrunedHeight, err)
+		return res, fmt.Errorf("chain %s: read %s: %w", chainID, storage.StatePrunedHeight, err)
 	}
 	res.PrunedHeight, res.HasPruned = pruned, has
 	pending, err := a.Store.PendingMutations(ctx)
@@ -65,14 +62,14 @@ func (a *Activities) Prune(ctx context.Context, in types.PruneInput) (types.Prun
 		log.Info("retention waits for running mutations", zap.Uint64("pending", pending))
 		return res, nil
 	}
-	target, ok, why, err := a.pruneTarget(ctx, in.ChainID, c)
+	target, ok, why, err := a.pruneTarget(ctx)
 	if err != nil {
 		return res, err
 	}
 	res.Target = target
 	if ok && (!has || target > pruned) {
-		if err := a.Store.SaveState(ctx, in.ChainID, storage.StatePrunedHeight, target); err != nil {
-			return res, fmt.Errorf("chain %s: save %s %d: %w", in.ChainID, storage.StatePrunedHeight, target, err)
+		if err := a.Store.SaveState(ctx, chainID, storage.StatePrunedHeight, target); err != nil {
+			return res, fmt.Errorf("chain %s: save %s %d: %w", chainID, storage.StatePrunedHeight, target, err)
 		}
 		pruned, has, res.Raised = target, true, true
 		res.PrunedHeight, res.HasPruned = pruned, has
@@ -82,20 +79,20 @@ func (a *Activities) Prune(ctx context.Context, in types.PruneInput) (types.Prun
 		res.Skipped = why
 		return res, nil
 	}
-	a.Metrics.PrunedHeight.WithLabelValues(in.ChainID).Set(float64(pruned))
+	a.Metrics.PrunedHeight.WithLabelValues(chainID).Set(float64(pruned))
 	// Finding what is left and starting the deletions reads each table's
 	// range of the chain: on a long chain's first run that may take longer
 	// than the heartbeat timeout, so heartbeats go on meanwhile.
 	stop := heartbeatWhile(ctx, heartbeatPeriod(activity.GetInfo(ctx).HeartbeatTimeout), res)
-	done, err := a.Store.PruneRows(ctx, in.ChainID, pruned)
+	done, err := a.Store.PruneRows(ctx, chainID, pruned)
 	stop()
 	res.Dropped, res.Mutated, res.Reindex = done.Dropped, done.Mutated, done.Reindex
 	for _, d := range done.Dropped {
 		table, _, _ := strings.Cut(d, "/")
-		a.Metrics.PruneDeletions.WithLabelValues(in.ChainID, table, "partition").Inc()
+		a.Metrics.PruneDeletions.WithLabelValues(chainID, table, "partition").Inc()
 	}
 	for _, table := range done.Mutated {
-		a.Metrics.PruneDeletions.WithLabelValues(in.ChainID, table, "mutation").Inc()
+		a.Metrics.PruneDeletions.WithLabelValues(chainID, table, "mutation").Inc()
 	}
 	if len(done.Reindex) > 0 {
 		log.Error("another chain wrote into a partition while retention dropped it; its marks there were deleted so that its scans index those heights again",
@@ -113,7 +110,8 @@ func (a *Activities) Prune(ctx context.Context, in types.PruneInput) (types.Prun
 
 // pruneTarget is the height retention allows pruning up to now (see the
 // list above); ok is false, with the reason, when nothing may be pruned.
-func (a *Activities) pruneTarget(ctx context.Context, chainID string, c Chain) (target uint64, ok bool, why string, err error) {
+func (a *Activities) pruneTarget(ctx context.Context) (target uint64, ok bool, why string, err error) {
+	c, chainID := a.Chain, a.Chain.ID
 	wm, err := a.Watermark(ctx, chainID)
 	if err != nil {
 		return 0, false, "", err

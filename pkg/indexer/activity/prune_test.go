@@ -18,9 +18,7 @@ import (
 func newPruneFixture(t *testing.T, r config.Retention, margin uint64) *reorgFixture {
 	t.Helper()
 	f := newAggregateFixture(t, 0, 1000)
-	c := f.acts.Chains[f.chainID]
-	c.Retention, c.RetentionMargin = r, margin
-	f.acts.Chains[f.chainID] = c
+	f.acts.Chain.Retention, f.acts.Chain.RetentionMargin = r, margin
 	f.node.grow('a', 300, func(h uint64) int { return int(h%3) + 1 })
 	return f
 }

@@ -18,24 +18,18 @@ type PushSource interface {
 // PushStatus is the local activity by which HeadScan learns how far the
 // push source of this process is, so that it leaves to push the heights
 // push is about to start. A chain without a push source answers Enabled
-// false (also for a chain this worker does not follow: pull then behaves
-// as it always did). Every worker process runs a follower of the chain,
-// all on the same stream, so the one in the process running the scan
-// speaks for push.
-func (a *Activities) PushStatus(ctx context.Context, chainID string) (types.PushStatus, error) {
-	p := a.Push[chainID]
-	if p == nil {
+// false (pull then behaves as it always did). Every worker process runs a
+// follower of the chain, all on the same stream, so the one in the
+// process running the scan speaks for push.
+func (a *Activities) PushStatus(_ context.Context, _ string) (types.PushStatus, error) {
+	if a.Push == nil {
 		return types.PushStatus{}, nil
 	}
-	c, err := a.chain(chainID)
-	if err != nil {
-		return types.PushStatus{}, err
-	}
-	latest, healthy := p.Status()
+	latest, healthy := a.Push.Status()
 	return types.PushStatus{
 		Enabled:      true,
 		Healthy:      healthy,
 		Latest:       latest,
-		LagThreshold: c.PushLagThreshold,
+		LagThreshold: a.Chain.PushLagThreshold,
 	}, nil
 }

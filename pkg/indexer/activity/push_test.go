@@ -38,11 +38,11 @@ func newPushActivities(t *testing.T, head uint64) (*activity.Activities, *fakeCh
 	ch.ConfirmationDepth = 0
 	ch.Push = config.Push{Endpoint: "ws", LagThreshold: 2}
 	acts := &activity.Activities{
-		Chains:  map[string]activity.Chain{chainID: activity.NewChain(node, temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch)},
+		Chain:   activity.NewChain(chainID, node, temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch),
 		Store:   store,
 		Metrics: metrics.New(prometheus.NewRegistry()),
 		Log:     zap.NewNop(),
-		Push:    map[string]activity.PushSource{chainID: staticPush{latest: 7, healthy: true}},
+		Push:    staticPush{latest: 7, healthy: true},
 	}
 	return acts, node, chainID
 }
@@ -117,13 +117,14 @@ func TestModesLabelWritesAndDuplicates(t *testing.T) {
 func TestPushStatus(t *testing.T) {
 	acts, _, chainID := newPushActivities(t, 1)
 	env := pullEnv(acts)
-	status := func(id string) types.PushStatus {
-		v, err := env.ExecuteLocalActivity(acts.PushStatus, id)
+	status := func(env *testsuite.TestActivityEnvironment, a *activity.Activities) types.PushStatus {
+		v, err := env.ExecuteLocalActivity(a.PushStatus, chainID)
 		require.NoError(t, err)
 		var ps types.PushStatus
 		require.NoError(t, v.Get(&ps))
 		return ps
 	}
-	require.Equal(t, types.PushStatus{Enabled: true, Healthy: true, Latest: 7, LagThreshold: 2}, status(chainID))
-	require.Equal(t, types.PushStatus{}, status("no-push-here"), "a chain without push: disabled, no error")
+	require.Equal(t, types.PushStatus{Enabled: true, Healthy: true, Latest: 7, LagThreshold: 2}, status(env, acts))
+	pull := &activity.Activities{Chain: acts.Chain, Store: acts.Store, Metrics: acts.Metrics, Log: acts.Log}
+	require.Equal(t, types.PushStatus{}, status(pullEnv(pull), pull), "a chain without push: disabled, no error")
 }

@@ -12,77 +12,61 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/tideline-dev/tideline/internal/wait"
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
 
-// rangeFetcher reads many heights with one request (a JSON-RPC batch of
-// each height's block and receipts): rpc.FetchBlocks on the chain's client.
-// Every asked height gets a result, with its own error; one failing height
-// does not fail the others.
-type rangeFetcher func(ctx context.Context, heights []uint64) []rpc.BlockResult
-
-// fetcherFor is the chain's batch fetch (rpc.FetchBlocks: the client's
-// batch method, or FetchBlock per height for a client without one).
-func fetcherFor(c Chain) rangeFetcher {
-	return func(ctx context.Context, heights []uint64) []rpc.BlockResult {
-		return rpc.FetchBlocks(ctx, c.RPC, heights)
-	}
-}
-
-// RangeSettings tune the range activity (config index.*).
-type RangeSettings struct {
-	FetchBatch       int // heights per batch request (index.fetch_batch)
-	FetchConcurrency int // batch requests in flight per activity (index.fetch_concurrency)
-	WriteBatch       int // heights per bulk write (index.write_batch)
-}
-
-// How a range treats heights that fail. Within one attempt a height is
-// tried heightTries times (short backoff from triesBackoff). What still
-// fails is handed to its own IndexBlockWorkflow when it is plainly the
-// height's fault: a malformed answer, a block the node does not have, or
-// a write that fails while the other heights of its chunk are written.
-// Failures the activity cannot tell from an outage (transport errors,
-// a whole chunk's write) fail the attempt instead, and Temporal retries
-// the range: a node or database outage must not turn one range into a
-// thousand single-height workflows. Two bounds keep a range from retrying
-// forever on a few bad heights: up to handoffCap failures are always
-// handed off, and from attempt handoffAttempt on, so are any number of
-// height-specific ones once other heights of the range are indexed.
+// How a range treats heights that fail. The fetch is pkg/rpc's alone: it
+// batches, retries transient failures (rpc.max_attempts attempts on each
+// endpoint, the endpoints in turn) and checks every answer, so a height
+// that comes back failed has had its retries. What still fails is handed
+// to its own IndexBlockWorkflow when it is plainly the height's fault: a
+// malformed answer, a block the node does not have, or a write that fails
+// while the other heights of its chunk are written. Failures the activity
+// cannot tell from an outage (transport errors, a whole chunk's write)
+// fail the attempt instead, and Temporal retries the range: a node or
+// database outage must not turn one range into a thousand single-height
+// workflows. Two bounds keep a range from retrying forever on a few bad
+// heights: up to handoffCap failures are always handed off, and from
+// attempt handoffAttempt on, so are any number of height-specific ones
+// once other heights of the range are indexed.
+//
+// A chunk's write is tried writeTries times (backoff from writeBackoff)
+// before it is bisected, so that a brief refusal of the database does not
+// throw a fetched chunk away; the database client has no retries of its
+// own.
 const (
-	heightTries    = 3
-	triesBackoff   = 250 * time.Millisecond
 	handoffCap     = 8
 	handoffAttempt = 3
+	writeTries     = 3
+	writeBackoff   = 250 * time.Millisecond
 )
 
 // IndexRange indexes the heights of a range that are not indexed yet. It
-// asks the database which those are, fetches them newest first in batch
-// requests (index.fetch_batch heights each, index.fetch_concurrency in
-// flight), and writes them in chunks of index.write_batch heights, one
-// bulk write each, fetching the next chunk while one is written. It
-// heartbeats its progress, so a retry (the database is asked again)
-// resumes where it was and counts what earlier attempts wrote. Heights
-// that keep failing come back in the result's Failed (see handoffCap).
+// asks the database which those are and goes through them in ascending
+// chunks of index.write_batch heights: each chunk is fetched with one
+// rpc.FetchBlocks call (pkg/rpc batches it: rpc.fetch_batch heights per
+// request, rpc.fetch_concurrency in flight) and written with one bulk
+// write, the next chunk fetched while one is written. It heartbeats its
+// progress, so a retry (the database is asked again) resumes where it was
+// and counts what earlier attempts wrote. Heights that keep failing come
+// back in the result's Failed (see handoffCap).
 //
 // Ranges cover only heights at least scheduler.single_heights below the
 // head, which config validation keeps at or above the confirmation depth:
 // no reorganisation reaches them, so no reorg check is made here.
 func (a *Activities) IndexRange(ctx context.Context, in types.IndexRangeInput) (types.IndexRangeResult, error) {
-	c, err := a.chain(in.ChainID)
-	if err != nil {
-		return types.IndexRangeResult{}, err
-	}
+	chainID := a.Chain.ID
 	if in.Range.From > in.Range.To {
-		return types.IndexRangeResult{}, fmt.Errorf("chain %s: range [%d, %d] is empty", in.ChainID, in.Range.From, in.Range.To)
+		return types.IndexRangeResult{}, fmt.Errorf("chain %s: range [%d, %d] is empty", chainID, in.Range.From, in.Range.To)
 	}
 	began := time.Now()
 	info := activity.GetInfo(ctx)
 	r := &rangeRun{
-		a: a, ch: c, chainID: in.ChainID, rg: in.Range, set: c.Range.withDefaults(),
-		fetch: fetcherFor(c),
-		log: a.logger(in.ChainID).With(zap.Uint64("from", in.Range.From), zap.Uint64("to", in.Range.To),
+		a: a, chainID: chainID, rg: in.Range, writeBatch: max(a.Chain.WriteBatch, 1),
+		log: a.logger().With(zap.Uint64("from", in.Range.From), zap.Uint64("to", in.Range.To),
 			zap.Int32("attempt", info.Attempt)),
 		failed: map[uint64]heightFailure{},
 	}
@@ -93,7 +77,7 @@ func (a *Activities) IndexRange(ctx context.Context, in types.IndexRangeInput) (
 	stop := r.heartbeatEvery(ctx, heartbeatPeriod(info.HeartbeatTimeout))
 	res, err := r.run(ctx, info.Attempt)
 	stop()
-	a.Metrics.RangeDuration.WithLabelValues(in.ChainID).Observe(time.Since(began).Seconds())
+	a.Metrics.RangeDuration.WithLabelValues(chainID).Observe(time.Since(began).Seconds())
 	if err != nil {
 		r.log.Warn("range attempt failed; Temporal retries it", zap.Error(err))
 		return types.IndexRangeResult{}, err
@@ -103,29 +87,14 @@ func (a *Activities) IndexRange(ctx context.Context, in types.IndexRangeInput) (
 	return res, nil
 }
 
-func (s RangeSettings) withDefaults() RangeSettings {
-	if s.FetchBatch < 1 {
-		s.FetchBatch = 50
-	}
-	if s.FetchConcurrency < 1 {
-		s.FetchConcurrency = 4
-	}
-	if s.WriteBatch < 1 {
-		s.WriteBatch = 250
-	}
-	return s
-}
-
 // rangeRun is one attempt of a range activity.
 type rangeRun struct {
-	a       *Activities
-	ch      Chain
-	chainID string
-	rg      chain.HeightRange
-	set     RangeSettings
-	fetch   rangeFetcher
-	log     *zap.Logger
-	prior   types.RangeProgress // earlier attempts, from the heartbeat
+	a          *Activities
+	chainID    string
+	rg         chain.HeightRange
+	writeBatch int
+	log        *zap.Logger
+	prior      types.RangeProgress // earlier attempts, from the heartbeat
 
 	mu       sync.Mutex
 	progress types.RangeProgress // this attempt
@@ -140,11 +109,6 @@ type heightFailure struct {
 	specific bool
 }
 
-// chunkData is one chunk's fetched blocks, newest first.
-type chunkData struct {
-	blocks []*chain.BlockData
-}
-
 func (r *rangeRun) run(ctx context.Context, attempt int32) (types.IndexRangeResult, error) {
 	n := r.rg.Len()
 	missing, err := r.a.Store.MissingHeights(ctx, r.chainID, r.rg.From, r.rg.To, int(n))
@@ -152,7 +116,6 @@ func (r *rangeRun) run(ctx context.Context, attempt int32) (types.IndexRangeResu
 		return types.IndexRangeResult{}, writeFailure(fmt.Sprintf("chain %s range [%d, %d]: indexed heights", r.chainID, r.rg.From, r.rg.To), err)
 	}
 	skipped := n - uint64(len(missing))
-	slices.Reverse(missing) // newest first, as the scheduler serves the backlog
 	if len(missing) > 0 {
 		if err := r.pipeline(ctx, missing); err != nil {
 			return types.IndexRangeResult{}, err
@@ -218,26 +181,25 @@ func (r *rangeRun) handOff(res types.IndexRangeResult, attempt int32, othersInde
 func (r *rangeRun) pipeline(ctx context.Context, heights []uint64) error {
 	var chunks [][]uint64
 	for hs := heights; len(hs) > 0; {
-		k := min(len(hs), r.set.WriteBatch)
+		k := min(len(hs), r.writeBatch)
 		chunks = append(chunks, hs[:k])
 		hs = hs[k:]
 	}
-	sem := make(chan struct{}, r.set.FetchConcurrency)
 	// Unbuffered: the next chunk is fetched while one is written, and no
 	// more, so an activity holds at most two chunks of blocks.
-	fetched := make(chan chunkData)
+	fetched := make(chan []*chain.BlockData)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		defer close(fetched)
 		for _, hs := range chunks {
 			began := time.Now()
-			cd, err := r.fetchChunk(gctx, sem, hs)
+			blocks, err := r.fetchChunk(gctx, hs)
 			if err != nil {
 				return err
 			}
 			r.log.Debug("chunk fetched", zap.Int("heights", len(hs)), zap.Duration("took", time.Since(began)))
 			select {
-			case fetched <- cd:
+			case fetched <- blocks:
 			case <-gctx.Done():
 				return gctx.Err()
 			}
@@ -245,54 +207,43 @@ func (r *rangeRun) pipeline(ctx context.Context, heights []uint64) error {
 		return nil
 	})
 	g.Go(func() error {
-		for cd := range fetched {
+		for blocks := range fetched {
 			began := time.Now()
-			if err := r.writeChunk(gctx, cd.blocks); err != nil {
+			if err := r.writeChunk(gctx, blocks); err != nil {
 				return err
 			}
-			r.log.Debug("chunk written", zap.Int("heights", len(cd.blocks)), zap.Duration("took", time.Since(began)))
+			r.log.Debug("chunk written", zap.Int("heights", len(blocks)), zap.Duration("took", time.Since(began)))
 		}
 		return nil
 	})
 	return g.Wait()
 }
 
-// fetchChunk fetches a chunk's heights in batch requests, retrying failed
-// heights up to heightTries times. Heights that still fail are recorded;
-// the chunk's other blocks are returned newest first.
-func (r *rangeRun) fetchChunk(ctx context.Context, sem chan struct{}, heights []uint64) (chunkData, error) {
-	got := make(map[uint64]*chain.BlockData, len(heights))
-	errs := map[uint64]error{}
-	todo := heights
-	for try := 1; len(todo) > 0 && try <= heightTries; try++ {
-		if try > 1 {
-			if err := sleepCtx(ctx, triesBackoff<<(try-2)); err != nil {
-				return chunkData{}, err
-			}
-		}
-		results, err := r.fetchBatches(ctx, sem, todo)
-		if err != nil {
-			return chunkData{}, err
-		}
-		todo = todo[:0:0]
-		for _, res := range results {
-			if res.Err != nil {
-				errs[res.Height] = res.Err
-				todo = append(todo, res.Height)
-				r.a.Metrics.IndexErrors.WithLabelValues(r.chainID, stageFetch).Inc()
-				continue
-			}
-			delete(errs, res.Height)
-			got[res.Height] = res.Data
-		}
+// fetchChunk fetches a chunk's heights with one rpc.FetchBlocks call (one
+// result per height, in order, each with its own error). Heights that
+// failed are recorded; the others' blocks are returned, ascending.
+func (r *rangeRun) fetchChunk(ctx context.Context, heights []uint64) ([]*chain.BlockData, error) {
+	results := rpc.FetchBlocks(ctx, r.a.Chain.RPC, heights)
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	if len(got) == 0 && len(errs) > 0 {
+	blocks := make([]*chain.BlockData, 0, len(results))
+	errs := map[uint64]error{}
+	for _, res := range results {
+		if res.Err != nil {
+			errs[res.Height] = res.Err
+			r.a.Metrics.IndexErrors.WithLabelValues(r.chainID, stageFetch).Inc()
+			continue
+		}
+		blocks = append(blocks, res.Data)
+	}
+	if len(blocks) == 0 && len(errs) > 0 {
 		// Nothing of the chunk came back: an outage unless every error is
 		// the height's own (then they are handed off like any other).
 		for _, h := range heights {
 			if e := errs[h]; !heightSpecific(e) {
-				return chunkData{}, fetchFailure(fmt.Sprintf("chain %s range [%d, %d]: no height of chunk [%d, %d] could be fetched, e.g. height %d",
-					r.chainID, r.rg.From, r.rg.To, heights[len(heights)-1], heights[0], h), e)
+				return nil, fetchFailure(fmt.Sprintf("chain %s range [%d, %d]: no height of chunk [%d, %d] could be fetched, e.g. height %d",
+					r.chainID, r.rg.From, r.rg.To, heights[0], heights[len(heights)-1], h), e)
 			}
 		}
 	}
@@ -301,74 +252,12 @@ func (r *rangeRun) fetchChunk(ctx context.Context, sem chan struct{}, heights []
 		r.failed[h] = heightFailure{err: e, reason: fetchReason(e), specific: heightSpecific(e)}
 	}
 	r.mu.Unlock()
-	var cd chunkData
-	for _, h := range heights {
-		if d, ok := got[h]; ok {
-			cd.blocks = append(cd.blocks, d)
-		}
-	}
-	return cd, nil
-}
-
-// fetchBatches asks for heights in requests of FetchBatch heights, at most
-// FetchConcurrency in flight (sem is shared by the whole attempt). Every
-// height gets one result; an answer for the wrong height is malformed.
-func (r *rangeRun) fetchBatches(ctx context.Context, sem chan struct{}, heights []uint64) ([]rpc.BlockResult, error) {
-	var mu sync.Mutex
-	out := make([]rpc.BlockResult, 0, len(heights))
-	var wg sync.WaitGroup
-	for hs := heights; len(hs) > 0; {
-		k := min(len(hs), r.set.FetchBatch)
-		batch := hs[:k]
-		hs = hs[k:]
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			return nil, ctx.Err()
-		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			res := checkBatch(batch, r.fetch(ctx, batch))
-			mu.Lock()
-			out = append(out, res...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// checkBatch matches a batch's results to the heights asked: a missing,
-// extra or mismatched answer is a malformed one for that height.
-func checkBatch(asked []uint64, got []rpc.BlockResult) []rpc.BlockResult {
-	byHeight := make(map[uint64]rpc.BlockResult, len(got))
-	for _, g := range got {
-		byHeight[g.Height] = g
-	}
-	out := make([]rpc.BlockResult, len(asked))
-	for i, h := range asked {
-		g, ok := byHeight[h]
-		switch {
-		case !ok:
-			g = rpc.BlockResult{Height: h, Err: &rpc.MalformedError{Method: "batch", Height: h, Field: "(answer)", Reason: "no answer for this height"}}
-		case g.Err == nil && g.Data == nil:
-			g.Err = &rpc.MalformedError{Method: "batch", Height: h, Field: "(answer)", Reason: "empty answer"}
-		case g.Err == nil && g.Data.Block.Number != h:
-			g = rpc.BlockResult{Height: h, Err: &rpc.MalformedError{Method: "batch", Height: h, Field: "number",
-				Reason: fmt.Sprintf("got block %d", g.Data.Block.Number)}}
-		}
-		out[i] = g
-	}
-	return out
+	return blocks, nil
 }
 
 // writeChunk writes a chunk with one bulk write (storage.WriteBlocks: one
-// insert per table, the indexed marks last), retried heightTries
-// times. If it still fails, the chunk is split in halves, recursively, to
+// insert per table, the indexed marks last), tried writeTries times. If
+// it still fails, the chunk is split in halves, recursively, to
 // isolate the heights at fault: a height whose write fails while another
 // of the chunk is written is recorded as failed (its own fault). If no
 // height of the chunk can be written, the database is down: the attempt
@@ -378,13 +267,13 @@ func (r *rangeRun) writeChunk(ctx context.Context, blocks []*chain.BlockData) er
 		return nil
 	}
 	// A held chain fails the attempt; Temporal retries the range.
-	if err := r.a.heldWrites(ctx, r.chainID, r.ch); err != nil {
+	if err := r.a.heldWrites(ctx); err != nil {
 		return writeFailure(fmt.Sprintf("chain %s range [%d, %d]: writes held", r.chainID, r.rg.From, r.rg.To), err)
 	}
 	var err error
-	for try := 1; try <= heightTries; try++ {
+	for try := 1; try <= writeTries; try++ {
 		if try > 1 {
-			if err := sleepCtx(ctx, triesBackoff<<(try-2)); err != nil {
+			if err := wait.For(ctx, writeBackoff<<(try-2)); err != nil {
 				return err
 			}
 		}
@@ -407,7 +296,7 @@ func (r *rangeRun) writeChunk(ctx context.Context, blocks []*chain.BlockData) er
 	}
 	if wrote == 0 {
 		return writeFailure(fmt.Sprintf("chain %s range [%d, %d]: no height of chunk [%d, %d] could be written",
-			r.chainID, r.rg.From, r.rg.To, blocks[len(blocks)-1].Block.Number, blocks[0].Block.Number), err)
+			r.chainID, r.rg.From, r.rg.To, blocks[0].Block.Number, blocks[len(blocks)-1].Block.Number), err)
 	}
 	r.mu.Lock()
 	for h, e := range bad {
@@ -492,16 +381,5 @@ func fetchReason(err error) string {
 		return ErrTypeBlockNotFound
 	default:
 		return ErrTypeRPC
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

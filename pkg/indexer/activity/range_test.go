@@ -74,9 +74,9 @@ func newRangeFixture(t *testing.T, head uint64) *rangeFixture {
 	node := &faultyNode{fakeChain: &fakeChain{calls: map[string]int{}}, malformed: map[uint64]bool{}, asked: map[uint64]int{}}
 	node.grow('a', head, func(h uint64) int { return int(h % 5) })
 	ch := config.DefaultChain()
-	ch.Index.FetchBatch, ch.Index.FetchConcurrency, ch.Index.WriteBatch = 7, 3, 16
+	ch.Index.WriteBatch = 16
 	acts := &activity.Activities{
-		Chains:  map[string]activity.Chain{chainID: activity.NewChain(node, temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch)},
+		Chain:   activity.NewChain(chainID, node, temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch),
 		Store:   store,
 		Metrics: metrics.New(prometheus.NewRegistry()),
 		Log:     zap.NewNop(),
@@ -140,8 +140,9 @@ func TestIndexRangeIndexesWhatIsMissing(t *testing.T) {
 	require.Equal(t, 110, f.node.count("block"))
 }
 
-// A height with a malformed answer is tried three times, then handed off;
-// the rest of the range lands.
+// A height with a malformed answer is handed off after one fetch (pkg/rpc
+// never retries a malformed answer, and the range adds no retries of its
+// own); the rest of the range lands.
 func TestIndexRangeHandsOffPoisonedHeight(t *testing.T) {
 	f := newRangeFixture(t, 79)
 	f.node.malformed[33] = true
@@ -150,7 +151,7 @@ func TestIndexRangeHandsOffPoisonedHeight(t *testing.T) {
 	require.Equal(t, []types.FailedHeight{{Height: 33, Reason: activity.ErrTypeMalformedResponse}}, res.Failed)
 	require.Equal(t, uint64(79), res.Indexed)
 	require.Equal(t, []uint64{33}, f.missing(0, 79))
-	require.Equal(t, 3, f.node.askedFor(33))
+	require.Equal(t, 1, f.node.askedFor(33))
 	require.Equal(t, 1, f.node.askedFor(34))
 	require.Equal(t, 1.0, testkit.Value(t, f.acts.Metrics.RangeHandoffs.WithLabelValues(f.chainID, activity.ErrTypeMalformedResponse)))
 	require.Equal(t, 79.0, testkit.Value(t, f.acts.Metrics.HeightsIndexed.WithLabelValues(f.chainID, types.IndexModeRange.Label())))

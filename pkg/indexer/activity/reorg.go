@@ -39,69 +39,47 @@ import (
 // window once it has its turn, so several heights that see the same
 // reorganisation repair it once.
 
-// reorgTracker is per-process state of the reorg check, per chain.
-type reorgTracker struct {
-	mu sync.Mutex
-	// heads is the highest head height seen per chain: read from the node
-	// once, then raised by every block indexed above it. The head only
-	// grows (a shorter reorganisation lowers it by a few blocks at most),
-	// so a height that is far below a value seen once stays far.
-	heads map[string]uint64
-	// turns serialises repairs per chain: a 1-slot semaphore, so that a
-	// wait ends with the activity's context.
-	turns map[string]chan struct{}
-}
-
-// nearHead tells whether height is within depth of the chain's head. When
-// the head cannot be read it answers true: the check costs one query, a
-// missed reorganisation costs orphaned rows.
-func (a *Activities) nearHead(ctx context.Context, chainID string, c Chain, height, depth uint64) bool {
-	key := chainID
-	a.reorg.mu.Lock()
-	head, ok := a.reorg.heads[key]
-	a.reorg.mu.Unlock()
+// nearHead tells whether height is within depth of the chain's head
+// (headCache, read and confirmed from the node the first time). When the
+// head cannot be read it answers true: the check costs one query, a
+// missed reorganisation costs orphaned rows. height's block was fetched
+// from the node, so it raises the cached head.
+func (a *Activities) nearHead(ctx context.Context, height, depth uint64) bool {
+	head, ok := a.heads.get()
 	if !ok {
-		h, err := c.RPC.HeadHeight(ctx)
+		h, err := a.head(ctx)
 		if err != nil {
 			return true
 		}
 		head = h
 	}
+	a.heads.raise(height)
 	head = max(head, height)
-	a.reorg.mu.Lock()
-	if a.reorg.heads == nil {
-		a.reorg.heads = map[string]uint64{}
-	}
-	head = max(head, a.reorg.heads[key])
-	a.reorg.heads[key] = head
-	a.reorg.mu.Unlock()
 	return height+depth >= head
 }
 
+// repairTurns serialises the chain's repairs in this process: a 1-slot
+// semaphore, so that a wait ends with the activity's context.
+type repairTurns struct {
+	once sync.Once
+	turn chan struct{}
+}
+
 // repairTurn waits for the chain's repair turn; release gives it back.
-func (a *Activities) repairTurn(ctx context.Context, chainID string) (release func(), err error) {
-	key := chainID
-	a.reorg.mu.Lock()
-	if a.reorg.turns == nil {
-		a.reorg.turns = map[string]chan struct{}{}
-	}
-	turn, ok := a.reorg.turns[key]
-	if !ok {
-		turn = make(chan struct{}, 1)
-		a.reorg.turns[key] = turn
-	}
-	a.reorg.mu.Unlock()
+func (a *Activities) repairTurn(ctx context.Context) (release func(), err error) {
+	r := &a.repairs
+	r.once.Do(func() { r.turn = make(chan struct{}, 1) })
 	select {
-	case turn <- struct{}{}:
-		return func() { <-turn }, nil
+	case r.turn <- struct{}{}:
+		return func() { <-r.turn }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
 // storedView reads the stored blocks of [lo, hi], ascending.
-func (a *Activities) storedView(ctx context.Context, chainID string, lo, hi uint64) ([]chain.StoredBlock, error) {
-	stored, err := a.Store.StoredBlocks(ctx, chainID, lo, hi)
+func (a *Activities) storedView(ctx context.Context, lo, hi uint64) ([]chain.StoredBlock, error) {
+	stored, err := a.Store.StoredBlocks(ctx, a.Chain.ID, lo, hi)
 	if err != nil {
 		return nil, writeErr(fmt.Errorf("read stored blocks [%d, %d]: %w", lo, hi, err))
 	}
@@ -161,7 +139,8 @@ func overlay(stored []chain.StoredBlock, b *chain.Block) []chain.StoredBlock {
 // re-indexes every height whose stored block is not the node's. The block
 // being indexed is written last. A nil result means nothing stored was off
 // the chain (the suspect was a tombstone of a height the node still lacks).
-func (a *Activities) repair(ctx context.Context, chainID string, c Chain, data *chain.BlockData, stored []chain.StoredBlock, from, lo uint64) (*types.ReorgResult, error) {
+func (a *Activities) repair(ctx context.Context, data *chain.BlockData, stored []chain.StoredBlock, from, lo uint64) (*types.ReorgResult, error) {
+	c, chainID := a.Chain, a.Chain.ID
 	n := data.Block.Number
 	// The block being written must still be the node's: otherwise the
 	// comparison below would be against a chain that moved on.

@@ -139,7 +139,7 @@ func newReorgFixture(t *testing.T, depth int) *reorgFixture {
 	ch.ConfirmationDepth = depth
 	node := &fakeChain{calls: map[string]int{}}
 	acts := &activity.Activities{
-		Chains:  map[string]activity.Chain{chainID: activity.NewChain(node, temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch)},
+		Chain:   activity.NewChain(chainID, node, temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch),
 		Store:   store,
 		Metrics: metrics.New(prometheus.NewRegistry()),
 		Log:     zap.New(core),

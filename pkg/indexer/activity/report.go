@@ -7,10 +7,8 @@ import (
 )
 
 // ReportScan publishes what a HeadScan saw, as metrics.
-func (a *Activities) ReportScan(_ context.Context, chainID string, res types.HeadScanResult) error {
-	if _, err := a.chain(chainID); err != nil {
-		return err
-	}
+func (a *Activities) ReportScan(_ context.Context, _ string, res types.HeadScanResult) error {
+	chainID := a.Chain.ID
 	for _, mode := range []string{types.ModeNormal, types.ModeCatchup} {
 		v := 0.0
 		if mode == res.Mode {

@@ -29,10 +29,8 @@ const progressQueryTimeout = 3 * time.Second
 // the progress query only feeds the bucket gauges, and a scheduler too busy
 // to answer it within progressQueryTimeout does not fail the scan. A
 // scheduler started before the memo existed is asked by the query alone.
-func (a *Activities) CheckScheduler(ctx context.Context, chainID string) (types.SchedulerStatus, error) {
-	if _, err := a.chain(chainID); err != nil {
-		return types.SchedulerStatus{}, err
-	}
+func (a *Activities) CheckScheduler(ctx context.Context, _ string) (types.SchedulerStatus, error) {
+	chainID := a.Chain.ID
 	id := temporal.SchedulerID(chainID)
 	desc, err := a.Temporal.DescribeWorkflowExecution(ctx, id, "")
 	var notFound *serviceerror.NotFound
@@ -61,7 +59,7 @@ func (a *Activities) CheckScheduler(ctx context.Context, chainID string) (types.
 	p, err := a.schedulerProgress(qctx, chainID, id)
 	switch {
 	case err != nil && memo:
-		a.logger(chainID).Warn("scheduler did not answer its progress query; its range is known from the memo",
+		a.logger().Warn("scheduler did not answer its progress query; its range is known from the memo",
 			zap.Uint64("owned_from", owned.From), zap.Uint64("owned_to", owned.To), zap.Error(err))
 		return types.SchedulerStatus{Running: true, Owned: owned}, nil
 	case err != nil:
@@ -113,22 +111,19 @@ func (a *Activities) schedulerIdle(chainID string) {
 // that it outlives the HeadScan that asked for it. Temporal refuses a second
 // one with the fixed ID; that refusal is reported, not failed.
 func (a *Activities) StartScheduler(ctx context.Context, in types.SchedulerInput) (types.StartSchedulerResult, error) {
-	c, err := a.chain(in.ChainID)
-	if err != nil {
-		return types.StartSchedulerResult{}, err
-	}
-	_, err = a.Temporal.ExecuteWorkflow(ctx, c.Options.SchedulerStart(chain.Span(in.Remaining), string(types.IndexModeScheduler)), temporal.SchedulerWorkflow, in)
+	chainID := a.Chain.ID
+	_, err := a.Temporal.ExecuteWorkflow(ctx, a.Chain.Options.SchedulerStart(chain.Span(in.Remaining), string(types.IndexModeScheduler)), temporal.SchedulerWorkflow, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case errors.As(err, &already):
-		a.logger(in.ChainID).Info("scheduler already running; not started again")
+		a.logger().Info("scheduler already running; not started again")
 		return types.StartSchedulerResult{AlreadyRunning: true}, nil
 	case err != nil:
-		return types.StartSchedulerResult{}, fmt.Errorf("chain %s: start scheduler: %w", in.ChainID, err)
+		return types.StartSchedulerResult{}, fmt.Errorf("chain %s: start scheduler: %w", chainID, err)
 	}
 	span := chain.Span(in.Remaining)
-	a.logger(in.ChainID).Info("scheduler started", zap.Uint64("from", span.From), zap.Uint64("to", span.To),
+	a.logger().Info("scheduler started", zap.Uint64("from", span.From), zap.Uint64("to", span.To),
 		zap.Uint64("heights", chain.TotalLen(in.Remaining)))
-	a.Metrics.SchedulerActive.WithLabelValues(in.ChainID).Set(1)
+	a.Metrics.SchedulerActive.WithLabelValues(chainID).Set(1)
 	return types.StartSchedulerResult{Started: true}, nil
 }

@@ -28,10 +28,7 @@ const startConcurrency = 8
 // duplicate delivery of pull and in res.Running, and a retried batch
 // starts nothing twice.
 func (a *Activities) StartIndex(ctx context.Context, in types.StartIndexInput) (types.StartIndexResult, error) {
-	c, err := a.chain(in.ChainID)
-	if err != nil {
-		return types.StartIndexResult{}, err
-	}
+	chainID := a.Chain.ID
 	began := time.Now()
 	mode := in.Mode
 	if mode == "" {
@@ -39,7 +36,8 @@ func (a *Activities) StartIndex(ctx context.Context, in types.StartIndexInput) (
 	}
 	heights := in.Heights
 	if in.SkipIndexed && len(heights) > 0 {
-		if heights, err = a.unindexed(ctx, in.ChainID, heights); err != nil {
+		var err error
+		if heights, err = a.unindexed(ctx, heights); err != nil {
 			return types.StartIndexResult{}, err
 		}
 	}
@@ -48,7 +46,7 @@ func (a *Activities) StartIndex(ctx context.Context, in types.StartIndexInput) (
 	g.SetLimit(startConcurrency)
 	for _, h := range heights {
 		g.Go(func() error {
-			started, err := a.startIndexBlock(gctx, c, in.ChainID, h, in.Level, mode, false)
+			started, err := a.startIndexBlock(gctx, h, in.Level, mode, false)
 			if err != nil {
 				return err
 			}
@@ -63,9 +61,9 @@ func (a *Activities) StartIndex(ctx context.Context, in types.StartIndexInput) (
 	}
 	res := types.StartIndexResult{Running: int(running.Load()), Skipped: len(in.Heights) - len(heights)}
 	res.Started = len(heights) - res.Running
-	a.Metrics.SchedulerScheduled.WithLabelValues(in.ChainID, in.Level.String()).Add(float64(res.Started))
-	a.Metrics.DuplicateDeliveries.WithLabelValues(in.ChainID, metrics.SourcePull).Add(float64(res.Running))
-	a.Metrics.SchedulerBatchDuration.WithLabelValues(in.ChainID).Observe(time.Since(began).Seconds())
+	a.Metrics.SchedulerScheduled.WithLabelValues(chainID, in.Level.String()).Add(float64(res.Started))
+	a.Metrics.DuplicateDeliveries.WithLabelValues(chainID, metrics.SourcePull).Add(float64(res.Running))
+	a.Metrics.SchedulerBatchDuration.WithLabelValues(chainID).Observe(time.Since(began).Seconds())
 	return res, nil
 }
 
@@ -76,12 +74,9 @@ func (a *Activities) StartIndex(ctx context.Context, in types.StartIndexInput) (
 // was announced again) is not started: a duplicate delivery of push,
 // counted, started false. It is a function rather than a method so that
 // it is not registered as an activity: the follower calls it directly.
-func StartLive(ctx context.Context, a *Activities, chainID string, height uint64) (started bool, err error) {
-	c, err := a.chain(chainID)
-	if err != nil {
-		return false, err
-	}
-	started, err = a.startIndexBlock(ctx, c, chainID, height, types.UltraHigh, types.IndexModeLive, true)
+func StartLive(ctx context.Context, a *Activities, height uint64) (started bool, err error) {
+	chainID := a.Chain.ID
+	started, err = a.startIndexBlock(ctx, height, types.UltraHigh, types.IndexModeLive, true)
 	if err != nil {
 		return false, err
 	}
@@ -96,7 +91,8 @@ func StartLive(ctx context.Context, a *Activities, chainID string, height uint64
 // startIndexBlock starts one height's IndexBlockWorkflow; started is
 // false when Temporal refused it because the height's workflow runs (or,
 // with first, ever ran).
-func (a *Activities) startIndexBlock(ctx context.Context, c Chain, chainID string, h uint64, level types.PriorityLevel, mode types.IndexMode, first bool) (started bool, err error) {
+func (a *Activities) startIndexBlock(ctx context.Context, h uint64, level types.PriorityLevel, mode types.IndexMode, first bool) (started bool, err error) {
+	c, chainID := a.Chain, a.Chain.ID
 	opts := c.Options.IndexBlockStart(h, level.PriorityKey(), string(mode))
 	if first {
 		opts = c.Options.IndexBlockFirstStart(h, level.PriorityKey(), string(mode))
@@ -114,7 +110,8 @@ func (a *Activities) startIndexBlock(ctx context.Context, c Chain, chainID strin
 }
 
 // unindexed keeps the heights that are not indexed yet.
-func (a *Activities) unindexed(ctx context.Context, chainID string, heights []uint64) ([]uint64, error) {
+func (a *Activities) unindexed(ctx context.Context, heights []uint64) ([]uint64, error) {
+	chainID := a.Chain.ID
 	lo, hi := slices.Min(heights), slices.Max(heights)
 	missing, err := a.Store.MissingHeights(ctx, chainID, lo, hi, int(hi-lo+1))
 	if err != nil {
@@ -137,17 +134,14 @@ func (a *Activities) unindexed(ctx context.Context, chainID string, heights []ui
 // queue at the level's priority. A retried start finds the running one (the
 // ID is fixed per range), so nothing starts twice.
 func (a *Activities) StartRange(ctx context.Context, in types.StartRangeInput) error {
-	c, err := a.chain(in.ChainID)
-	if err != nil {
-		return err
-	}
+	chainID := a.Chain.ID
 	began := time.Now()
-	_, err = a.Temporal.ExecuteWorkflow(ctx, c.Options.IndexRangeStart(in.Range.From, in.Range.To, in.Level.PriorityKey(), string(types.IndexModeRange)),
-		temporal.IndexRangeWorkflow, types.IndexRangeInput{ChainID: in.ChainID, Range: in.Range, Level: in.Level})
+	_, err := a.Temporal.ExecuteWorkflow(ctx, a.Chain.Options.IndexRangeStart(in.Range.From, in.Range.To, in.Level.PriorityKey(), string(types.IndexModeRange)),
+		temporal.IndexRangeWorkflow, types.IndexRangeInput{ChainID: chainID, Range: in.Range, Level: in.Level})
 	if err != nil {
-		return fmt.Errorf("chain %s: start indexing of range [%d, %d]: %w", in.ChainID, in.Range.From, in.Range.To, err)
+		return fmt.Errorf("chain %s: start indexing of range [%d, %d]: %w", chainID, in.Range.From, in.Range.To, err)
 	}
-	a.Metrics.SchedulerScheduled.WithLabelValues(in.ChainID, in.Level.String()).Add(float64(in.Range.Len()))
-	a.Metrics.SchedulerBatchDuration.WithLabelValues(in.ChainID).Observe(time.Since(began).Seconds())
+	a.Metrics.SchedulerScheduled.WithLabelValues(chainID, in.Level.String()).Add(float64(in.Range.Len()))
+	a.Metrics.SchedulerBatchDuration.WithLabelValues(chainID).Observe(time.Since(began).Seconds())
 	return nil
 }

@@ -19,12 +19,9 @@ import (
 // covered) and persists the new one when it advanced, so the scan cost
 // follows the progress since the last look, not the chain's length, and a
 // restart picks up where it was.
-func (a *Activities) Watermark(ctx context.Context, chainID string) (types.WatermarkResult, error) {
-	c, err := a.chain(chainID)
-	if err != nil {
-		return types.WatermarkResult{}, err
-	}
-	floor, err := a.floor(ctx, chainID, c)
+func (a *Activities) Watermark(ctx context.Context, _ string) (types.WatermarkResult, error) {
+	chainID := a.Chain.ID
+	floor, err := a.floor(ctx)
 	if err != nil {
 		return types.WatermarkResult{}, err
 	}
@@ -40,7 +37,7 @@ func (a *Activities) Watermark(ctx context.Context, chainID string) (types.Water
 	if err == nil && !found && from != floor {
 		// The saved height is not indexed (the tables were emptied or
 		// restored): trust the data, not the bookmark.
-		a.logger(chainID).Warn("saved watermark not indexed; recomputing from the floor", zap.Uint64("saved", saved), zap.Uint64("floor", floor))
+		a.logger().Warn("saved watermark not indexed; recomputing from the floor", zap.Uint64("saved", saved), zap.Uint64("floor", floor))
 		h, found, err = a.Store.Watermark(ctx, chainID, floor)
 	}
 	if err != nil {
@@ -60,13 +57,14 @@ func (a *Activities) Watermark(ctx context.Context, chainID string) (types.Water
 // floor is the lowest height the chain's scans index: the start height,
 // or the height above the pruned one (chain_state pruned_height, saved by
 // retention before it deletes anything) when that is higher.
-func (a *Activities) floor(ctx context.Context, chainID string, c Chain) (uint64, error) {
-	pruned, ok, err := a.Store.LoadState(ctx, chainID, storage.StatePrunedHeight)
+func (a *Activities) floor(ctx context.Context) (uint64, error) {
+	start := a.Chain.StartHeight
+	pruned, ok, err := a.Store.LoadState(ctx, a.Chain.ID, storage.StatePrunedHeight)
 	if err != nil {
-		return 0, fmt.Errorf("chain %s: read pruned height: %w", chainID, err)
+		return 0, fmt.Errorf("chain %s: read pruned height: %w", a.Chain.ID, err)
 	}
-	if ok && pruned >= c.StartHeight && pruned < ^uint64(0) {
+	if ok && pruned >= start && pruned < ^uint64(0) {
 		return pruned + 1, nil
 	}
-	return c.StartHeight, nil
+	return start, nil
 }

@@ -15,10 +15,11 @@ import (
 // writeChecked writes a fetched block; near the head it first checks the
 // stored blocks around it and repairs a reorganisation (see above). The
 // result is non-nil when a reorganisation was repaired.
-func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, data *chain.BlockData, log *zap.Logger) (*types.ReorgResult, error) {
+func (a *Activities) writeChecked(ctx context.Context, data *chain.BlockData, log *zap.Logger) (*types.ReorgResult, error) {
+	c, chainID := a.Chain, a.Chain.ID
 	depth := uint64(max(c.ConfirmationDepth, 0))
 	n := data.Block.Number
-	if depth == 0 || !a.nearHead(ctx, chainID, c, n, depth) {
+	if depth == 0 || !a.nearHead(ctx, n, depth) {
 		return nil, writeErr(a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{data}))
 	}
 	lo, hi := c.StartHeight, n+depth
@@ -28,12 +29,12 @@ func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, 
 	if hi < n {
 		hi = ^uint64(0)
 	}
-	view, err := a.storedView(ctx, chainID, lo, hi)
+	view, err := a.storedView(ctx, lo, hi)
 	if err != nil {
 		return nil, err
 	}
 	if _, suspect := firstSuspect(view, &data.Block); !suspect {
-		_, anchored, err := a.anchored(ctx, c, view, n)
+		_, anchored, err := a.anchored(ctx, view, n)
 		if err != nil {
 			return nil, err
 		}
@@ -42,18 +43,18 @@ func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, 
 		}
 	}
 
-	release, err := a.repairTurn(ctx, chainID)
+	release, err := a.repairTurn(ctx)
 	if err != nil {
 		return nil, writeErr(err)
 	}
 	defer release()
 	// Another repair may have fixed it while this one waited.
-	if view, err = a.storedView(ctx, chainID, lo, hi); err != nil {
+	if view, err = a.storedView(ctx, lo, hi); err != nil {
 		return nil, err
 	}
 	from, suspect := firstSuspect(view, &data.Block)
 	if !suspect {
-		below, anchored, err := a.anchored(ctx, c, view, n)
+		below, anchored, err := a.anchored(ctx, view, n)
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +71,7 @@ func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, 
 	if err := rpc.VerifyChain(ctx, c.RPC); err != nil {
 		return nil, fetchFailure(fmt.Sprintf("chain %s height %d: checking the endpoints' chain before repairing a reorganisation", chainID, n), err)
 	}
-	res, err := a.repair(ctx, chainID, c, data, view, from, lo)
+	res, err := a.repair(ctx, data, view, from, lo)
 	var deep *DeepReorgError
 	if errors.As(err, &deep) {
 		a.holdWrites(deep)
@@ -91,7 +92,7 @@ func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, 
 	}
 	log.Warn("chain reorganisation: orphaned blocks superseded, canonical blocks re-indexed", fields...)
 	// The aggregates above the fork point counted orphaned blocks.
-	a.rewindAggregator(ctx, chainID, c, res.ForkPoint, log)
+	a.rewindAggregator(ctx, res.ForkPoint, log)
 	return res, nil
 }
 
@@ -107,7 +108,7 @@ func (a *Activities) writeChecked(ctx context.Context, chainID string, c Chain, 
 // height next to the stored chain noticed. When not anchored, below is the
 // stored height that differs. Called only on a view without suspects, so
 // every stored block in it is canonical.
-func (a *Activities) anchored(ctx context.Context, c Chain, view []chain.StoredBlock, n uint64) (below uint64, ok bool, err error) {
+func (a *Activities) anchored(ctx context.Context, view []chain.StoredBlock, n uint64) (below uint64, ok bool, err error) {
 	var s *chain.StoredBlock
 	for i := len(view) - 1; i >= 0; i-- {
 		if view[i].Number < n {
@@ -118,7 +119,7 @@ func (a *Activities) anchored(ctx context.Context, c Chain, view []chain.StoredB
 	if s == nil || s.Number == n-1 {
 		return 0, true, nil
 	}
-	d, err := c.RPC.BlockByHeight(ctx, s.Number)
+	d, err := a.Chain.RPC.BlockByHeight(ctx, s.Number)
 	if errors.Is(err, rpc.ErrBlockNotFound) {
 		return s.Number, false, nil
 	}

@@ -78,23 +78,22 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 	if r.client, err = DialChain(dctx, id, dial, p.log, p.rpcMetrics); err != nil {
 		return nil, err
 	}
-	o := temporal.NewOptions(id, ch.Index.ActivityTimeout)
+	o := temporal.ChainOptions(id, ch)
 	o.SearchAttributes = p.searchAttributes
 	// Workflows and activities of this chain only: each chain's workers
 	// are its own, so a chain starts and stops without touching another's.
 	r.acts = &activity.Activities{
-		Chains:   map[string]activity.Chain{id: activity.NewChain(r.client, o, ch)},
+		Chain:    activity.NewChain(id, r.client, o, ch),
 		Store:    p.store,
 		Temporal: p.tc,
 		Metrics:  p.metrics,
 		Log:      p.log,
-		Push:     map[string]activity.PushSource{},
 	}
 	if ch.PushEnabled() {
 		r.push = &pushSlot{}
-		r.acts.Push[id] = r.push
+		r.acts.Push = r.push
 	}
-	wfs := &workflow.Workflows{Chains: map[string]workflow.Chain{id: workflow.NewChain(o, ch)}}
+	wfs := &workflow.Workflows{Chain: workflow.NewChain(o, ch)}
 
 	t := p.cfg.Temporal
 	admin := worker.New(p.tc, temporal.AdminQueue(id), pollers(t, worker.Options{}))

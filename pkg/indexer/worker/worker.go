@@ -213,7 +213,7 @@ func NewFollower(chainID string, ch config.Chain, heads rpc.HeadSource, acts *ac
 		ChainID: chainID,
 		Source:  heads,
 		Start: func(ctx context.Context, height uint64) (bool, error) {
-			return activity.StartLive(ctx, acts, chainID, height)
+			return activity.StartLive(ctx, acts, height)
 		},
 		StallAfter: ch.PushStallAfter(),
 		Metrics:    acts.Metrics,
@@ -283,20 +283,20 @@ func NewChainClient(ctx context.Context, chainID string, ch config.Chain, log *z
 	}
 	for _, name := range names {
 		c, err := rpc.NewEthereum(ctx, rpc.EthereumConfig{
-			ChainID:         chainID,
-			EndpointName:    name,
-			URL:             ch.Endpoints[name],
-			Timeout:         ch.RPC.Timeout,
-			MaxAttempts:     ch.RPC.MaxAttempts,
-			BackoffInitial:  ch.RPC.BackoffInitial,
-			BackoffMax:      ch.RPC.BackoffMax,
-			RateLimit:       ch.RPC.RateLimit,
-			Burst:           ch.RPC.Burst,
-			ExpectedChainID: ch.ExpectedChainID,
-			ChainRecheck:    ch.RPC.ChainRecheck,
-			// A range asks for index.fetch_batch heights per FetchBlocks
-			// call: two calls each (block, receipts), one request.
-			BatchSize: 2 * ch.Index.FetchBatch,
+			ChainID:          chainID,
+			EndpointName:     name,
+			URL:              ch.Endpoints[name],
+			Timeout:          ch.RPC.Timeout,
+			MaxAttempts:      ch.RPC.MaxAttempts,
+			BackoffInitial:   ch.RPC.BackoffInitial,
+			BackoffMax:       ch.RPC.BackoffMax,
+			RateLimit:        ch.RPC.RateLimit,
+			Burst:            ch.RPC.Burst,
+			ExpectedChainID:  ch.ExpectedChainID,
+			ChainRecheck:     ch.RPC.ChainRecheck,
+			FetchBatch:       ch.RPC.FetchBatch,
+			FetchConcurrency: ch.RPC.FetchConcurrency,
+			ReceiptsBatch:    ch.RPC.ReceiptsBatch,
 		}, log, m)
 		if err != nil {
 			closeAll()

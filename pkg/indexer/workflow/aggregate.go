@@ -18,12 +18,9 @@ import (
 // activity, so the Web UI shows each one's result (the aggregator's
 // height, heights counted, rewinds) and any failure.
 func (w *Workflows) Aggregate(ctx workflow.Context, in types.AggregateInput) (types.AggregateResult, error) {
-	c, err := w.chain(in.ChainID)
-	if err != nil {
-		return types.AggregateResult{}, err
-	}
+	c := w.Chain
 	actx := workflow.WithActivityOptions(ctx, c.Options.AggregateActivity())
 	var res types.AggregateResult
-	err = workflow.ExecuteActivity(actx, a.Aggregate, in).Get(actx, &res)
+	err := workflow.ExecuteActivity(actx, a.Aggregate, in).Get(actx, &res)
 	return res, err
 }

@@ -85,10 +85,6 @@ func TestAggregateWorkflowRunsItsActivity(t *testing.T) {
 	var app *sdktemporal.ApplicationError
 	require.True(t, errors.As(env.GetWorkflowError(), &app))
 	require.Equal(t, indexactivity.ErrTypeAggregatesPruned, app.Type())
-
-	env = newEnv(newWorkflows(chainConfig(nil)), t0)
-	env.ExecuteWorkflow(temporal.AggregateWorkflow, types.AggregateInput{ChainID: "nope"})
-	require.True(t, indexactivity.IsUnknownChain(env.GetWorkflowError()))
 }
 
 // The Prune workflow runs its one activity on the admin queue and returns
@@ -108,8 +104,4 @@ func TestPruneWorkflowRunsItsActivity(t *testing.T) {
 	require.NoError(t, env.GetWorkflowResult(&got))
 	require.Equal(t, want, got)
 	require.Equal(t, temporal.AdminQueue(chainID), info.TaskQueue)
-
-	env = newEnv(newWorkflows(chainConfig(nil)), t0)
-	env.ExecuteWorkflow(temporal.PruneWorkflow, types.PruneInput{ChainID: "nope"})
-	require.True(t, indexactivity.IsUnknownChain(env.GetWorkflowError()))
 }

@@ -12,8 +12,8 @@ import (
 const maxGapHeights = 1_000_000
 
 // GapScan's activities, in call order (files in pkg/indexer/activity):
-// HeadHeight (heights.go) and Watermark (watermark.go) through openScan;
-// MissingRanges (heights.go); CheckScheduler (scheduler.go, admin queue);
+// HeadHeight (head.go) and Watermark (watermark.go) through openScan;
+// MissingRanges (gaps.go); CheckScheduler (scheduler.go, admin queue);
 // PushStatus (push.go) through pushWindow; then StartScheduler
 // (scheduler.go, admin queue) or StartIndex (start.go) through startByAge.
 
@@ -25,10 +25,7 @@ const maxGapHeights = 1_000_000
 // as ranges. Heights that a running scheduler owns are left to it, and
 // those the push source is about to deliver to push (see pushWindow).
 func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.GapScanResult, error) {
-	c, err := w.chain(in.ChainID)
-	if err != nil {
-		return types.GapScanResult{}, err
-	}
+	c := w.Chain
 	log := workflow.GetLogger(ctx)
 	lctx := workflow.WithLocalActivityOptions(ctx, c.Options.LocalActivity())
 	actx := workflow.WithActivityOptions(ctx, c.Options.AdminActivity())

@@ -8,9 +8,9 @@ import (
 )
 
 // HeadScan's activities, in call order (files in pkg/indexer/activity):
-// HeadHeight (heights.go) and Watermark (watermark.go) through openScan;
+// HeadHeight (head.go) and Watermark (watermark.go) through openScan;
 // CheckScheduler and StartScheduler (scheduler.go; regular activities on
-// the admin queue); MissingHeights (heights.go); PushStatus (push.go)
+// the admin queue); MissingHeights (gaps.go); PushStatus (push.go)
 // through leaveToPush; StartIndex (start.go) through startInBatches;
 // ReportScan (report.go). All but the two scheduler calls are local.
 
@@ -29,10 +29,7 @@ import (
 // it; see leaveToPush. HeadScan is then the safety net: what push missed
 // or could not start, on its Schedule, never woken per head.
 func (w *Workflows) HeadScan(ctx workflow.Context, in types.HeadScanInput) (types.HeadScanResult, error) {
-	c, err := w.chain(in.ChainID)
-	if err != nil {
-		return types.HeadScanResult{}, err
-	}
+	c := w.Chain
 	lctx := workflow.WithLocalActivityOptions(ctx, c.Options.LocalActivity())
 	res, err := headScan(ctx, lctx, c, in)
 	if err == nil && res.Mode != "" {

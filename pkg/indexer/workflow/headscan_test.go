@@ -1,17 +1,13 @@
 package workflow_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	sdktemporal "go.temporal.io/sdk/temporal"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
-	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
-	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // head 1005, watermark 1000 → 1001..1005 direct, UltraHigh (PriorityKey 1), no scheduler.
@@ -168,28 +164,4 @@ func TestHeadScanNothingPending(t *testing.T) {
 	require.Equal(t, types.HeadScanResult{Head: 1000, Watermark: 1000, HasWatermark: true, Mode: types.ModeNormal}, res)
 	require.Empty(t, f.checks)
 	require.Empty(t, r.snapshot())
-}
-
-func TestWorkflowsRejectUnknownChain(t *testing.T) {
-	wfs := newWorkflows(chainConfig(nil))
-	for _, run := range []struct {
-		name string
-		in   any
-	}{
-		{temporal.HeadScanWorkflow, types.HeadScanInput{ChainID: "nope"}},
-		{temporal.GapScanWorkflow, types.GapScanInput{ChainID: "nope"}},
-		{temporal.SchedulerWorkflow, types.SchedulerInput{ChainID: "nope", Remaining: []chain.HeightRange{{From: 1, To: 2}}}},
-		{temporal.IndexBlockWorkflow, types.IndexBlockInput{ChainID: "nope", Height: 1}},
-	} {
-		t.Run(run.name, func(t *testing.T) {
-			env := newEnv(wfs, t0)
-			env.ExecuteWorkflow(run.name, run.in)
-			require.True(t, env.IsWorkflowCompleted())
-			err := env.GetWorkflowError()
-			var appErr *sdktemporal.ApplicationError
-			require.True(t, errors.As(err, &appErr), "got %v", err)
-			require.Equal(t, activity.ErrTypeUnknownChain, appErr.Type())
-			require.True(t, appErr.NonRetryable())
-		})
-	}
 }

@@ -14,10 +14,7 @@ import (
 // been indexed by an earlier run or the other source), then one activity
 // that fetches and writes the block. Its ID is fixed per (chain, height).
 func (w *Workflows) IndexBlock(ctx workflow.Context, in types.IndexBlockInput) (types.IndexBlockResult, error) {
-	c, err := w.chain(in.ChainID)
-	if err != nil {
-		return types.IndexBlockResult{}, err
-	}
+	c := w.Chain
 	lctx := workflow.WithLocalActivityOptions(ctx, c.Options.LocalActivity())
 	var indexed bool
 	if err := workflow.ExecuteLocalActivity(lctx, a.IsIndexed, in).Get(lctx, &indexed); err != nil {

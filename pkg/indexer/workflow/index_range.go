@@ -28,10 +28,7 @@ const handoffRetry = 5 * time.Second
 // scheduler (RangeDoneSignal), which then looks at its in-flight window at
 // once.
 func (w *Workflows) IndexRange(ctx workflow.Context, in types.IndexRangeInput) (types.IndexRangeWorkflowResult, error) {
-	c, err := w.chain(in.ChainID)
-	if err != nil {
-		return types.IndexRangeWorkflowResult{}, err
-	}
+	c := w.Chain
 	actx := workflow.WithActivityOptions(ctx, c.Options.RangeActivity(c.Settings.RangeTimeout, c.Settings.RangeHeartbeat))
 	var res types.IndexRangeResult
 	if err := workflow.ExecuteActivity(actx, a.IndexRange, in).Get(actx, &res); err != nil {

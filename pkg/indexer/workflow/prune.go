@@ -16,12 +16,9 @@ import (
 // rows at or below it. The Web UI shows each run's result (pruned height,
 // partitions dropped, mutations started, or why it waited).
 func (w *Workflows) Prune(ctx workflow.Context, in types.PruneInput) (types.PruneResult, error) {
-	c, err := w.chain(in.ChainID)
-	if err != nil {
-		return types.PruneResult{}, err
-	}
+	c := w.Chain
 	actx := workflow.WithActivityOptions(ctx, c.Options.PruneActivity())
 	var res types.PruneResult
-	err = workflow.ExecuteActivity(actx, a.Prune, in).Get(actx, &res)
+	err := workflow.ExecuteActivity(actx, a.Prune, in).Get(actx, &res)
 	return res, err
 }

@@ -23,11 +23,12 @@ import (
 )
 
 // replayWorkflows builds the workflows as the worker does (worker.RunWith),
-// for the chain the histories were recorded on, with the settings they were
+// for the chain a history was recorded on, with the settings it was
 // recorded with: recordChainID and recordSettings in
-// test/integration/record_test.go, which these values must equal.
-func replayWorkflows() *indexwf.Workflows {
-	const chainID = "replay"
+// test/integration/record_test.go for chain replay, recordRangeChainID
+// and recordRangeSettings in record_ranges_test.go for chain
+// replay-range, which these values must equal.
+func replayWorkflows(t *testing.T, chainID string) *indexwf.Workflows {
 	ch := config.DefaultChain()
 	ch.StartHeight = 0
 	ch.BlockTime = time.Minute
@@ -37,11 +38,14 @@ func replayWorkflows() *indexwf.Workflows {
 	ch.Scheduler.RateLimit = 50
 	ch.Scheduler.MaxInFlight = 20
 	ch.Scheduler.ContinueAsNewAfter = 30
-	ranges := replayRangeChain(ch)
-	return &indexwf.Workflows{Chains: map[string]indexwf.Chain{
-		chainID:        indexwf.NewChain(temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch),
-		"replay-range": indexwf.NewChain(temporal.NewOptions("replay-range", ranges.Index.ActivityTimeout), ranges),
-	}}
+	switch chainID {
+	case "replay":
+	case "replay-range":
+		ch = replayRangeChain(ch)
+	default:
+		t.Fatalf("no recorded settings for chain %q", chainID)
+	}
+	return &indexwf.Workflows{Chain: indexwf.NewChain(temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch)}
 }
 
 // replayRangeChain is the chain replay-range of the range, aggregate,
@@ -117,10 +121,29 @@ func TestReplayRecordedHistories(t *testing.T) {
 				require.NotContains(t, versionMarkers(t, f), change, "%s was recorded after %s", name, change)
 			}
 			r := sdkworker.NewWorkflowReplayer()
-			worker.Register(replayRegistry{r}, replayWorkflows(), &indexactivity.Activities{})
+			worker.Register(replayRegistry{r}, replayWorkflows(t, historyChain(t, f)), &indexactivity.Activities{})
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(quietLogger, f))
 		})
 	}
+}
+
+// historyChain is the chain a history was recorded on: the chain_id of
+// its workflow's input (every workflow input has one).
+func historyChain(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	require.NoError(t, err)
+	started := h.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
+	require.NotNil(t, started, "%s does not begin with the workflow's start", path)
+	var in struct {
+		ChainID string `json:"chain_id"`
+	}
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(started.GetInput(), &in))
+	require.NotEmpty(t, in.ChainID, "%s: no chain_id in the input", path)
+	return in.ChainID
 }
 
 // versionMarkers lists the change IDs of the GetVersion markers in a

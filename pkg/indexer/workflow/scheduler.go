@@ -22,7 +22,7 @@ const indexRangeChange = "index-range"
 // The Scheduler's activities (files in pkg/indexer/activity), all local
 // and retried until they succeed (untilDone): StartIndex (start.go) per
 // batch of single heights, StartRange (start.go) per range, CountIndexed
-// (heights.go) for the in-flight window.
+// (gaps.go) for the in-flight window.
 
 // Scheduler catches a chain up over a large backlog. It walks its ranges
 // from the newest height down, which serves the seed's buckets in order
@@ -40,10 +40,7 @@ const indexRangeChange = "index-range"
 // (ContinueAsNew every few thousand heights, carrying what is left so that
 // no height is scheduled twice or dropped).
 func (w *Workflows) Scheduler(ctx workflow.Context, in types.SchedulerInput) (types.SchedulerResult, error) {
-	c, err := w.chain(in.ChainID)
-	if err != nil {
-		return types.SchedulerResult{}, err
-	}
+	c := w.Chain
 	s := newSchedulerRun(ctx, c, in)
 	if err := workflow.SetQueryHandler(ctx, temporal.SchedulerProgressQuery, func() (types.SchedulerProgress, error) {
 		return s.progress(ctx), nil

@@ -58,6 +58,7 @@ func TestSchedulerPauseStartsNothingUntilResumed(t *testing.T) {
 		env.SignalWorkflow(temporal.SchedulerPauseSignal, false)
 	}, resumeAt)
 	env.RegisterDelayedCallback(func() { afterPaused, _ = queryPaused(t, env) }, resumeAt+time.Second)
+	mockAgreeingHead(env, schedIn(5000, chain.HeightRange{From: 1, To: 5000}))
 	env.ExecuteWorkflow(temporal.SchedulerWorkflow, schedIn(5000, chain.HeightRange{From: 1, To: 5000}))
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
@@ -102,6 +103,7 @@ func TestSchedulerPauseCarriesOverContinueAsNew(t *testing.T) {
 		env.SignalWorkflow(temporal.SchedulerPauseSignal, true)
 		env.SignalWorkflow(temporal.SchedulerPauseSignal, false)
 	}, 3*time.Second)
+	mockAgreeingHead(env, schedIn(3000, chain.HeightRange{From: 1, To: 3000}))
 	env.ExecuteWorkflow(temporal.SchedulerWorkflow, schedIn(3000, chain.HeightRange{From: 1, To: 3000}))
 	require.True(t, env.IsWorkflowCompleted())
 	var canErr *workflow.ContinueAsNewError
@@ -116,6 +118,7 @@ func TestSchedulerPauseCarriesOverContinueAsNew(t *testing.T) {
 	env = newEnv(wfs, t0)
 	mockStarts(env, r, nil)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(temporal.SchedulerPauseSignal, false) }, time.Hour)
+	mockAgreeingHead(env, can)
 	env.ExecuteWorkflow(temporal.SchedulerWorkflow, can)
 	require.True(t, env.IsWorkflowCompleted())
 	calls := r.snapshot()[before:]
@@ -139,6 +142,7 @@ func TestSchedulerPausedQueryAnswersAtOnce(t *testing.T) {
 	env.RegisterDelayedCallback(func() { paused, progress = queryPaused(t, env) }, pauseAt+time.Millisecond)
 	env.RegisterDelayedCallback(func() { pausedLater, _ = queryPaused(t, env) }, pauseAt+time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(temporal.SchedulerPauseSignal, false) }, pauseAt+2*time.Minute)
+	mockAgreeingHead(env, schedIn(5000, chain.HeightRange{From: 1, To: 5000}))
 	env.ExecuteWorkflow(temporal.SchedulerWorkflow, schedIn(5000, chain.HeightRange{From: 1, To: 5000}))
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())

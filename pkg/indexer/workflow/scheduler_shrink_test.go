@@ -74,7 +74,7 @@ func TestSchedulerDropsHeightsAboveTheHead(t *testing.T) {
 	var heads headAnswers
 	var mid types.SchedulerProgress
 	out := runScheduler(t, wfs, schedIn(phantomHead, chain.HeightRange{From: 1, To: phantomHead}), t0, r,
-		schedOpts{hook: heads.hook(t, &mid), maxRuns: 1})
+		schedOpts{hook: heads.hook(t, &mid), maxRuns: 1, headByHook: true})
 	require.NoError(t, r.err)
 	require.Equal(t, uint64(realHead), r.total)
 	require.Equal(t, uint64(realHead), out.Result.Scheduled)
@@ -115,7 +115,7 @@ func TestSchedulerFreesAWindowOfPhantomHeights(t *testing.T) {
 		return out, nil
 	}
 	var mid types.SchedulerProgress
-	out := runScheduler(t, wfs, in, t0, r, schedOpts{count: count, hook: heads.hook(t, &mid)})
+	out := runScheduler(t, wfs, in, t0, r, schedOpts{count: count, hook: heads.hook(t, &mid), headByHook: true})
 	require.NoError(t, r.err)
 	require.Equal(t, uint64(realHead), r.total)
 	require.Equal(t, uint64(2000+realHead), out.Result.Scheduled)
@@ -129,7 +129,7 @@ func TestSchedulerWithoutAHeadKeepsItsRange(t *testing.T) {
 	wfs := newWorkflows(chainConfig(nil))
 	r := newRecorder(2_000)
 	heads := headAnswers{err: errors.New("node down")}
-	out := runScheduler(t, wfs, schedIn(1_000, chain.HeightRange{From: 1, To: 1_500}), t0, r, schedOpts{hook: heads.hook(t, nil)})
+	out := runScheduler(t, wfs, schedIn(1_000, chain.HeightRange{From: 1, To: 1_500}), t0, r, schedOpts{hook: heads.hook(t, nil), headByHook: true})
 	require.NoError(t, r.err)
 	require.Equal(t, uint64(1_500), out.Result.Scheduled)
 	require.Greater(t, heads.count(), 1, "asked again after headRetry")

@@ -134,6 +134,7 @@ func TestSchedulerContinueAsNewHandOver(t *testing.T) {
 	r := orderedRecorder(25_000)
 	env := newEnv(wfs, t0)
 	mockStarts(env, r, nil)
+	mockAgreeingHead(env, in)
 	env.ExecuteWorkflow(temporal.SchedulerWorkflow, in)
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, r.err)
@@ -308,6 +309,7 @@ func TestSchedulerRetriesFailedStart(t *testing.T) {
 		func(_ context.Context, in types.CountIndexedInput) ([]uint64, error) {
 			return r.allIndexed(env.Now(), in)
 		})
+	mockAgreeingHead(env, schedIn(1000, chain.HeightRange{From: 1, To: 1000}))
 	env.ExecuteWorkflow(temporal.SchedulerWorkflow, schedIn(1000, chain.HeightRange{From: 1, To: 1000}))
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())

@@ -16,11 +16,12 @@ import (
 // dereferenced (the worker registers the real instance).
 var a *activity.Activities
 
-// Workflows is the set of workflows of one worker process. Per-chain
-// settings come from the worker's config, never from workflow inputs, so
-// inputs carry no secrets.
+// Workflows are the workflows of one chain, registered on that chain's
+// task queues only. Its settings come from the worker's config, never
+// from workflow inputs, so inputs carry no secrets; the chain ID an input
+// carries names the chain in the history and the Web UI.
 type Workflows struct {
-	Chains map[string]Chain
+	Chain Chain
 }
 
 // Chain is what the workflows know of one chain: its settings, and the
@@ -60,14 +61,4 @@ func NewChain(o temporal.Options, ch config.Chain) Chain {
 		},
 		Options: o,
 	}
-}
-
-// chain returns the chain's settings and options, or the non-retryable
-// unknown-chain error that activities return too (activity.UnknownChain).
-func (w *Workflows) chain(chainID string) (Chain, error) {
-	c, ok := w.Chains[chainID]
-	if !ok {
-		return Chain{}, activity.UnknownChain(chainID)
-	}
-	return c, nil
 }

@@ -171,7 +171,7 @@ func TestFetchBlocksRetriesTheRequest(t *testing.T) {
 		return nil
 	})
 	cfg := batchConfig(node.srv.URL)
-	cfg.BatchSize = 20 // 10 heights per request
+	cfg.FetchBatch = 10 // heights per request
 	c = newClient(t, cfg, nil)
 	results = c.FetchBlocks(t.Context(), heightsRange(1, 30))
 	for _, r := range results {
@@ -186,6 +186,32 @@ func TestFetchBlocksRetriesTheRequest(t *testing.T) {
 	}
 }
 
+// A height has one budget of MaxAttempts attempts, whatever fails: the
+// transport retries of its request and the rounds that ask a throttled
+// call again draw on the same count, so a height is never asked
+// MaxAttempts × MaxAttempts times.
+func TestFetchBlocksHasOneRetryBudgetPerHeight(t *testing.T) {
+	node := newChainNode(t, 10, rpc.GenOptions{Txs: 1, LogsPerTx: 1})
+	var asked atomic.Int32
+	node.setFault(func(method string, height uint64, call int) *reply {
+		if method != "eth_getBlockByNumber" || height != 5 {
+			return nil
+		}
+		if asked.Add(1) <= 2 {
+			return &reply{status: http.StatusServiceUnavailable}
+		}
+		return &reply{code: -32005, message: "limit exceeded"} // then throttled for good
+	})
+	cfg := batchConfig(node.srv.URL)
+	c := newClient(t, cfg, nil)
+	results := c.FetchBlocks(t.Context(), []uint64{5})
+	require.Len(t, results, 1)
+	var tr *rpc.TransientError
+	require.ErrorAs(t, results[0].Err, &tr)
+	assert.Equal(t, -32005, tr.Code)
+	assert.Equal(t, cfg.MaxAttempts, tr.Attempts)
+	assert.Equal(t, int32(cfg.MaxAttempts), asked.Load(), "two 503s and the throttled rounds share one budget")
+}
 func TestFetchBlocksFallsBackToTransactionReceipts(t *testing.T) {
 	node := newChainNode(t, 25, rpc.GenOptions{Txs: 4, LogsPerTx: 2, Odd: true})
 	node.setFault(func(method string, _ uint64, _ int) *reply {

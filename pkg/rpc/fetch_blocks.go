@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"time"
 
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
+	"github.com/tideline-dev/tideline/internal/wait"
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"go.uber.org/zap"
 )
@@ -73,21 +73,22 @@ func FetchBlocks(ctx context.Context, c Client, heights []uint64) []BlockResult 
 const batchMethod = "eth_getBlockByNumber+eth_getBlockReceipts"
 
 // FetchBlocks reads heights in JSON-RPC batches of block and receipts
-// calls, BatchSize calls (BatchSize/2 heights) per request and at most
-// BatchConcurrency requests at once. Every call counts against the rate
-// limit. A request that fails at the transport level (timeout, connection
-// error, HTTP 429/5xx) is retried whole, as any request; an answer too
-// large for MaxResponseBytes is split in halves. A call's own error is its
-// height's: a transient one (-32005) is asked again in a later round, up
-// to MaxAttempts rounds. Nodes without eth_getBlockReceipts get the
-// per-transaction fallback, as in Receipts.
+// calls, FetchBatch heights per request and at most FetchConcurrency
+// requests at once. Every call counts against the rate limit. A request
+// that fails at the transport level (timeout, connection error, HTTP
+// 429/5xx) is retried whole; a call's own transient error (-32005) is
+// asked again in a later request with the other heights still pending.
+// Both draw on one budget of MaxAttempts attempts per height, as any
+// request has. An answer too large for MaxResponseBytes is split in
+// halves. Nodes without eth_getBlockReceipts get the per-transaction
+// fallback, as in Receipts.
 func (e *Ethereum) FetchBlocks(ctx context.Context, heights []uint64) []BlockResult {
 	out := make([]BlockResult, len(heights))
 	for i, h := range heights {
 		out[i].Height = h
 	}
-	perRequest := max(1, e.cfg.BatchSize/2)
-	sem := make(chan struct{}, e.cfg.BatchConcurrency)
+	perRequest := e.cfg.FetchBatch
+	sem := make(chan struct{}, e.cfg.FetchConcurrency)
 	var wg sync.WaitGroup
 	for start := 0; start < len(out); start += perRequest {
 		chunk := out[start:min(start+perRequest, len(out))]
@@ -110,21 +111,24 @@ func (e *Ethereum) FetchBlocks(ctx context.Context, heights []uint64) []BlockRes
 	return out
 }
 
-// fetchChunk fills the results of one request's heights, asking again in
-// later rounds the heights whose calls failed transiently.
+// fetchChunk fills the results of one request's heights, asking again the
+// heights whose calls failed transiently, within the heights' budget of
+// MaxAttempts attempts (the request's own retries count against it too).
 func (e *Ethereum) fetchChunk(ctx context.Context, chunk []BlockResult) {
 	pending := make([]*BlockResult, len(chunk))
 	for i := range chunk {
 		pending[i] = &chunk[i]
 	}
-	for round := 1; len(pending) > 0; round++ {
-		retry := e.fetchOnce(ctx, pending)
+	used := 0
+	for len(pending) > 0 {
+		retry, n := e.fetchOnce(ctx, pending, e.cfg.MaxAttempts-used)
+		used += n
 		if len(retry) == 0 {
 			return
 		}
-		if round >= e.cfg.MaxAttempts || ctx.Err() != nil {
+		if used >= e.cfg.MaxAttempts || ctx.Err() != nil {
 			for _, r := range retry {
-				r.Err = e.giveUp(ctx, r.retryMethod, round, r.retryFailure, nil)
+				r.Err = e.giveUp(ctx, r.retryMethod, used, r.retryFailure, nil)
 			}
 			return
 		}
@@ -132,9 +136,9 @@ func (e *Ethereum) fetchChunk(ctx context.Context, chunk []BlockResult) {
 		for _, r := range retry {
 			pending = append(pending, r.BlockResult)
 		}
-		if err := sleepCtx(ctx, e.backoff(round)); err != nil {
+		if err := wait.For(ctx, e.backoff(used)); err != nil {
 			for _, r := range retry {
-				r.Err = e.giveUp(ctx, r.retryMethod, round, r.retryFailure, err)
+				r.Err = e.giveUp(ctx, r.retryMethod, used, r.retryFailure, err)
 			}
 			return
 		}
@@ -148,9 +152,10 @@ type retryable struct {
 	retryFailure failure
 }
 
-// fetchOnce sends one batch for rs (split if the answer is too large) and
-// fills each result, except those returned to be asked again.
-func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult) []retryable {
+// fetchOnce sends one batch for rs (split if the answer is too large),
+// with at most budget attempts, and fills each result, except those
+// returned to be asked again. used is the attempts a height took at most.
+func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int) (retry []retryable, used int) {
 	withReceipts := !e.noBlockReceipts.Load()
 	per := 1
 	if withReceipts {
@@ -172,7 +177,7 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult) []retryable
 		args = append(args, []any{})
 		methods = append(methods, methodChainID)
 	}
-	results, errs, err := e.batchCalls(ctx, rs[0].Height, methods, args)
+	used, results, errs, err := e.batchCalls(ctx, rs[0].Height, budget, methods, args)
 	if err == nil && e.cfg.ExpectedChainID != 0 {
 		last := len(methods) - 1
 		err = e.judgeChainID(ctx, results[last], errs[last])
@@ -180,19 +185,20 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult) []retryable
 	if err != nil {
 		var split *splitError
 		if errors.As(err, &split) {
-			if len(rs) > 1 {
+			if len(rs) > 1 && budget > used {
 				// One answer cannot carry these heights: two may.
 				half := len(rs) / 2
-				return append(e.fetchOnce(ctx, rs[:half]), e.fetchOnce(ctx, rs[half:])...)
+				low, n := e.fetchOnce(ctx, rs[:half], budget-used)
+				high, m := e.fetchOnce(ctx, rs[half:], budget-used)
+				return append(low, high...), used + max(n, m)
 			}
 			err = split.err // what a single height gets
 		}
 		for _, r := range rs {
 			r.Data, r.Err = nil, err
 		}
-		return nil
+		return nil, used
 	}
-	var retry []retryable
 	var fallback []*BlockResult
 	for i, r := range rs {
 		k := per * i
@@ -239,7 +245,7 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult) []retryable
 			r.Data, r.Err = nil, err
 		}
 	}
-	return retry
+	return retry, used
 }
 
 // blockResult turns one eth_getBlockByNumber answer of a batch into the
@@ -309,14 +315,15 @@ func (e *Ethereum) callError(ctx context.Context, method string, height uint64, 
 	return &TransientError{Method: method, Endpoint: e.cfg.EndpointName, Attempts: 1, Code: f.code, Err: f.err}
 }
 
-// batchCalls sends one batch of calls (methods[i] with args[i]) through do:
-// rate limit (one token per call), per-attempt timeout, metrics and
-// retries of the request as a whole. The calls' own errors are returned in
-// errs, not retried here.
-func (e *Ethereum) batchCalls(ctx context.Context, height uint64, methods []string, args [][]any) ([]json.RawMessage, []error, error) {
+// batchCalls sends one batch of calls (methods[i] with args[i]) as do
+// does: rate limit (one token per call), per-attempt timeout, metrics and
+// retries of the request as a whole, at most budget attempts; used is how
+// many it made. The calls' own errors are returned in errs, not retried
+// here.
+func (e *Ethereum) batchCalls(ctx context.Context, height uint64, budget int, methods []string, args [][]any) (used int, _ []json.RawMessage, _ []error, _ error) {
 	results := make([]json.RawMessage, len(args))
 	errs := make([]error, len(args))
-	err := e.do(ctx, batchMethod, height, len(args), func(ctx context.Context) error {
+	used, err := e.attempts(ctx, batchMethod, height, len(args), true, budget, func(ctx context.Context) error {
 		if e.httpClient != nil {
 			var err error
 			results, errs, err = e.postBatch(ctx, methods, args)
@@ -339,11 +346,11 @@ func (e *Ethereum) batchCalls(ctx context.Context, height uint64, methods []stri
 		var mal *MalformedError
 		if errors.As(err, &mal) && mal.Field == "response size" {
 			// Keep the cause visible so that the caller can split.
-			return nil, nil, &splitError{err}
+			return used, nil, nil, &splitError{err}
 		}
-		return nil, nil, err
+		return used, nil, nil, err
 	}
-	return results, errs, nil
+	return used, results, errs, nil
 }
 
 // splitError is a too-large answer; it unwraps to ErrResponseTooLarge and
@@ -352,86 +359,3 @@ type splitError struct{ err error }
 
 func (e *splitError) Error() string   { return e.err.Error() }
 func (e *splitError) Unwrap() []error { return []error{e.err, ErrResponseTooLarge} }
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// FetchBlocks asks the preferred endpoint for all heights, then each
-// further endpoint, in order of preference, for the heights still failing
-// (a lagging node answers ErrBlockNotFound for new heights, another may
-// have them; a malformed answer may be one node's fault). A height that
-// fails everywhere has an *AllFailedError, or with one endpoint that
-// endpoint's error, as BlockByHeight. Endpoints are observed as by the
-// single-height calls: an answer for any height ends a cooldown, a
-// transport failure of every height starts one.
-func (m *Multi) FetchBlocks(ctx context.Context, heights []uint64) []BlockResult {
-	out := make([]BlockResult, len(heights))
-	pending := make([]int, len(heights))
-	for i, h := range heights {
-		out[i].Height = h
-		pending[i] = i
-	}
-	errs := make([][]EndpointError, len(heights))
-	eps := m.order(-1)
-	for n, ep := range eps {
-		if len(pending) == 0 {
-			break
-		}
-		hs := make([]uint64, len(pending))
-		for k, i := range pending {
-			hs[k] = heights[i]
-		}
-		rs := FetchBlocks(ctx, ep.client, hs)
-		var next []int
-		answered := false
-		var fault error
-		for k, r := range rs {
-			i := pending[k]
-			switch {
-			case r.Err == nil:
-				out[i].Data = r.Data
-				m.remember(r.Data.Block.Hash, ep.idx)
-				answered = true
-				continue
-			case errors.Is(r.Err, ErrBlockNotFound):
-				answered = true
-			case fault == nil && endpointFault(r.Err):
-				fault = r.Err
-			}
-			errs[i] = append(errs[i], EndpointError{ep.name, r.Err})
-			next = append(next, i)
-		}
-		if ctx.Err() != nil {
-			// The caller gave up: neither the endpoint's fault nor a reason
-			// to ask another one.
-			for _, i := range next {
-				out[i].Err = errs[i][len(errs[i])-1].Err
-			}
-			return out
-		}
-		switch {
-		case answered:
-			m.observe(ep, nil)
-		case fault != nil:
-			m.observe(ep, fault)
-		}
-		if len(next) > 0 && n+1 < len(eps) {
-			m.log.Debug("rpc heights failed; trying the next endpoint", zap.Int("heights", len(next)),
-				zap.Uint64("first", heights[next[0]]), zap.String("endpoint", ep.name),
-				zap.String("next", eps[n+1].name), zap.Error(errs[next[0]][len(errs[next[0]])-1].Err))
-		}
-		pending = next
-	}
-	for _, i := range pending {
-		out[i].Err = m.allFailed("FetchBlocks", errs[i])
-	}
-	return out
-}
