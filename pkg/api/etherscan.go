@@ -7,8 +7,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-
-	"github.com/tideline-dev/tideline/pkg/config"
 )
 
 // The Etherscan-compatible subset at /v1/chains/{id}/etherscan/api: the
@@ -46,11 +44,8 @@ type envelope struct {
 
 // esReq is one Etherscan request.
 type esReq struct {
-	s    *Server
+	chainReq
 	w    http.ResponseWriter
-	r    *http.Request
-	id   string
-	ch   config.Chain
 	form url.Values
 }
 
@@ -103,12 +98,12 @@ func esLabels(module, action string) (string, string) {
 }
 
 func (s *Server) etherscan(w http.ResponseWriter, r *http.Request) {
-	id, ch, e := s.chainOf(r)
+	c, e := s.chainOf(r)
 	if e != nil {
 		s.writeError(w, r, e)
 		return
 	}
-	q := &esReq{s: s, w: w, r: r, id: id, ch: ch}
+	q := &esReq{chainReq: c, w: w}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := r.ParseForm(); err != nil {
 		q.notOK("Invalid request: %v", err)
@@ -217,7 +212,7 @@ func (q *esReq) rangeOf(startName, endName string, v view) (lo, hi uint64, ok bo
 }
 
 func (q *esReq) view() (view, bool) {
-	v, e := q.s.viewOf(q.r, q.id, q.ch)
+	v, e := q.viewOf()
 	if e != nil {
 		q.failed(e)
 		return view{}, false

@@ -61,7 +61,7 @@ func (q *esReq) rpcFailed(e *apiError) {
 }
 
 func (q *esReq) blockNumber() {
-	v, e := q.s.viewOf(q.r, q.id, q.ch)
+	v, e := q.viewOf()
 	if e != nil {
 		q.rpcFailed(e)
 		return
@@ -92,7 +92,7 @@ func (q *esReq) blockByNumber() {
 		q.rpcFail(http.StatusOK, rpcInvalidParams, "invalid argument 1: boolean %q is neither true nor false", clip(q.get("boolean")))
 		return
 	}
-	v, e := q.s.viewOf(q.r, q.id, q.ch)
+	v, e := q.viewOf()
 	if e != nil {
 		q.rpcFailed(e)
 		return
@@ -174,7 +174,7 @@ func (q *esReq) servedTxParam() (tx chain.Transaction, ok bool) {
 	if !ok {
 		return tx, false
 	}
-	tx, e := q.s.servedTx(q.r, q.id, q.ch, hash)
+	tx, e := q.servedTx(hash)
 	switch {
 	case e != nil && e.Status == http.StatusNotFound:
 		q.rpcResult(nil)

@@ -10,38 +10,27 @@ import (
 // Addresses: an address's transactions, newest first.
 
 func (s *Server) addressTxs(r *http.Request) (any, *apiError) {
-	id, ch, e := s.chainOf(r)
+	q, e := s.request(r, pathAddress, "from", "to", "limit", "cursor")
 	if e != nil {
 		return nil, e
 	}
-	addr, e := parseAddress("address", r.PathValue("address"))
+	addr := q.address
+	from, hasFrom, e := q.p.optHeight("from")
 	if e != nil {
 		return nil, e
 	}
-	p, e := queryParams(r.URL, "from", "to", "limit", "cursor")
-	if e != nil {
-		return nil, e
-	}
-	from, hasFrom, e := p.optHeight("from")
-	if e != nil {
-		return nil, e
-	}
-	to, hasTo, e := p.optHeight("to")
+	to, hasTo, e := q.p.optHeight("to")
 	if e != nil {
 		return nil, e
 	}
 	if hasFrom && hasTo && from > to {
 		return nil, badParam("from", "%d is above to (%d)", from, to)
 	}
-	limit, e := p.limit(defaultPage, s.cfg.MaxPageSize)
+	limit, after, e := q.listing(cursorAddressTxs)
 	if e != nil {
 		return nil, e
 	}
-	after, e := p.cursor(cursorAddressTxs)
-	if e != nil {
-		return nil, e
-	}
-	v, e := s.viewOf(r, id, ch)
+	v, e := q.viewOf()
 	if e != nil {
 		return nil, e
 	}
@@ -59,7 +48,7 @@ func (s *Server) addressTxs(r *http.Request) (any, *apiError) {
 	if from > to {
 		return out, nil
 	}
-	ps, err := s.store.AddressTxPositions(r.Context(), id, storage.AddressTxQuery{
+	ps, err := s.store.AddressTxPositions(r.Context(), q.id, storage.AddressTxQuery{
 		Address: addr, From: from, To: to, Desc: true, After: after, Limit: limit + 1,
 	})
 	if err != nil {
@@ -69,7 +58,7 @@ func (s *Server) addressTxs(r *http.Request) (any, *apiError) {
 	if more {
 		ps = ps[:limit]
 	}
-	txs, err := s.store.TransactionsAt(r.Context(), id, ps)
+	txs, err := s.store.TransactionsAt(r.Context(), q.id, ps)
 	if err != nil {
 		return nil, fromStore(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
-	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
@@ -13,18 +12,11 @@ import (
 // block's transactions.
 
 func (s *Server) blockByHeight(r *http.Request) (any, *apiError) {
-	id, ch, e := s.chainOf(r)
+	q, e := s.request(r, pathHeight)
 	if e != nil {
 		return nil, e
 	}
-	h, e := parseHeight("height", r.PathValue("height"))
-	if e != nil {
-		return nil, e
-	}
-	if _, e := queryParams(r.URL); e != nil {
-		return nil, e
-	}
-	b, e := s.servedBlock(r, id, ch, h)
+	b, e := q.servedBlock(q.height)
 	if e != nil {
 		return nil, e
 	}
@@ -32,70 +24,60 @@ func (s *Server) blockByHeight(r *http.Request) (any, *apiError) {
 }
 
 // servedBlock reads the canonical block of a served height.
-func (s *Server) servedBlock(r *http.Request, id string, ch config.Chain, h uint64) (chain.Block, *apiError) {
-	v, e := s.viewOf(r, id, ch)
+func (c chainReq) servedBlock(h uint64) (chain.Block, *apiError) {
+	v, e := c.viewOf()
 	if e != nil {
 		return chain.Block{}, e
 	}
 	if e := checkHeight(v, "height", h); e != nil {
 		return chain.Block{}, e
 	}
-	bs, err := s.store.BlocksAt(r.Context(), id, []uint64{h})
+	bs, err := c.s.store.BlocksAt(c.r.Context(), c.id, []uint64{h})
 	if err != nil {
 		return chain.Block{}, fromStore(err)
 	}
 	if len(bs) == 0 {
-		return chain.Block{}, s.missing(r, id, ch, "height", h, fmt.Sprintf("no canonical block at height %d", h))
+		return chain.Block{}, c.missing("height", h, fmt.Sprintf("no canonical block at height %d", h))
 	}
 	return bs[0], nil
 }
 
 func (s *Server) blockByHash(r *http.Request) (any, *apiError) {
-	id, ch, e := s.chainOf(r)
+	q, e := s.request(r, pathHash)
 	if e != nil {
 		return nil, e
 	}
-	hash, e := parseHash("hash", r.PathValue("hash"))
-	if e != nil {
-		return nil, e
-	}
-	if _, e := queryParams(r.URL); e != nil {
-		return nil, e
-	}
-	v, e := s.viewOf(r, id, ch)
+	v, e := q.viewOf()
 	if e != nil {
 		return nil, e
 	}
 	if !v.HasWatermark {
-		return nil, notFound("no block %s: nothing is indexed yet", hash)
+		return nil, notFound("no block %s: nothing is indexed yet", q.hash)
 	}
-	hs, err := s.store.BlockHeightsByHash(r.Context(), id, hash, v.Lowest(), v.Watermark)
+	hs, err := s.store.BlockHeightsByHash(r.Context(), q.id, q.hash, v.Lowest(), v.Watermark)
 	if err != nil {
 		return nil, fromStore(err)
 	}
-	bs, err := s.store.BlocksAt(r.Context(), id, hs)
+	bs, err := s.store.BlocksAt(r.Context(), q.id, hs)
 	if err != nil {
 		return nil, fromStore(err)
 	}
 	// The look-up says where; the block row itself must still be that
 	// block (a reorganisation may have replaced it since).
 	for _, b := range bs {
-		if b.Hash == hash {
+		if b.Hash == q.hash {
 			return blockOf(b), nil
 		}
 	}
-	return nil, notFound("no canonical block %s at or below the watermark %d", hash, v.Watermark)
+	return nil, notFound("no canonical block %s at or below the watermark %d", q.hash, v.Watermark)
 }
 
 func (s *Server) listBlocks(r *http.Request) (any, *apiError) {
-	id, ch, e := s.chainOf(r)
+	q, e := s.request(r, pathNone, "from", "to", "from_time", "to_time", "limit", "cursor")
 	if e != nil {
 		return nil, e
 	}
-	p, e := queryParams(r.URL, "from", "to", "from_time", "to_time", "limit", "cursor")
-	if e != nil {
-		return nil, e
-	}
+	p := q.p
 	byHeight, byTime := p.has("from") || p.has("to"), p.has("from_time") || p.has("to_time")
 	switch {
 	case byHeight && byTime:
@@ -107,11 +89,7 @@ func (s *Server) listBlocks(r *http.Request) (any, *apiError) {
 	case byTime && !p.has("from_time"):
 		return nil, badParam("from_time", "required with to_time: the first time of the listing")
 	}
-	limit, e := p.limit(defaultPage, s.cfg.MaxPageSize)
-	if e != nil {
-		return nil, e
-	}
-	after, e := p.cursor(cursorBlocks)
+	limit, after, e := q.listing(cursorBlocks)
 	if e != nil {
 		return nil, e
 	}
@@ -142,7 +120,7 @@ func (s *Server) listBlocks(r *http.Request) (any, *apiError) {
 			}
 		}
 	}
-	v, e := s.viewOf(r, id, ch)
+	v, e := q.viewOf()
 	if e != nil {
 		return nil, e
 	}
@@ -156,7 +134,7 @@ func (s *Server) listBlocks(r *http.Request) (any, *apiError) {
 	if byTime {
 		// Times resolve to the heights they span among the served ones
 		// (a block's time never goes back along the chain).
-		lo, _, ok, err := s.store.BlockAtTime(r.Context(), id, fromTime, false, v.Lowest(), v.Watermark)
+		lo, _, ok, err := s.store.BlockAtTime(r.Context(), q.id, fromTime, false, v.Lowest(), v.Watermark)
 		if err != nil {
 			return nil, fromStore(err)
 		}
@@ -165,7 +143,7 @@ func (s *Server) listBlocks(r *http.Request) (any, *apiError) {
 		}
 		hi := v.Watermark
 		if toTime != ^uint64(0) {
-			h, _, ok, err := s.store.BlockAtTime(r.Context(), id, toTime, true, v.Lowest(), v.Watermark)
+			h, _, ok, err := s.store.BlockAtTime(r.Context(), q.id, toTime, true, v.Lowest(), v.Watermark)
 			if err != nil {
 				return nil, fromStore(err)
 			}
@@ -190,7 +168,7 @@ func (s *Server) listBlocks(r *http.Request) (any, *apiError) {
 		return out, nil
 	}
 	last := min(to, from+uint64(limit)-1)
-	bs, err := s.store.BlocksInRange(r.Context(), id, from, last)
+	bs, err := s.store.BlocksInRange(r.Context(), q.id, from, last)
 	if err != nil {
 		return nil, fromStore(err)
 	}
@@ -208,30 +186,19 @@ func (s *Server) listBlocks(r *http.Request) (any, *apiError) {
 }
 
 func (s *Server) blockTxs(r *http.Request) (any, *apiError) {
-	id, ch, e := s.chainOf(r)
+	q, e := s.request(r, pathHeight, "limit", "cursor")
 	if e != nil {
 		return nil, e
 	}
-	h, e := parseHeight("height", r.PathValue("height"))
-	if e != nil {
-		return nil, e
-	}
-	p, e := queryParams(r.URL, "limit", "cursor")
-	if e != nil {
-		return nil, e
-	}
-	limit, e := p.limit(defaultPage, s.cfg.MaxPageSize)
-	if e != nil {
-		return nil, e
-	}
-	after, e := p.cursor(cursorBlockTxs)
+	h := q.height
+	limit, after, e := q.listing(cursorBlockTxs)
 	if e != nil {
 		return nil, e
 	}
 	if after != nil && after.Block != h {
 		return nil, badParam("cursor", "belongs to another block; pass next_cursor of this listing unchanged")
 	}
-	v, e := s.viewOf(r, id, ch)
+	v, e := q.viewOf()
 	if e != nil {
 		return nil, e
 	}
@@ -240,19 +207,19 @@ func (s *Server) blockTxs(r *http.Request) (any, *apiError) {
 	}
 	// The block's hash, to keep only its own transactions: a narrow read,
 	// not the block's raw JSON.
-	bts, err := s.store.BlockTimes(r.Context(), id, []uint64{h})
+	bts, err := s.store.BlockTimes(r.Context(), q.id, []uint64{h})
 	if err != nil {
 		return nil, fromStore(err)
 	}
 	b, ok := bts[h]
 	if !ok {
-		return nil, s.missing(r, id, ch, "height", h, fmt.Sprintf("no canonical block at height %d", h))
+		return nil, q.missing("height", h, fmt.Sprintf("no canonical block at height %d", h))
 	}
 	first := uint32(0)
 	if after != nil {
 		first = after.Index
 	}
-	txs, err := s.store.BlockTransactions(r.Context(), id, h, first, limit+1)
+	txs, err := s.store.BlockTransactions(r.Context(), q.id, h, first, limit+1)
 	if err != nil {
 		return nil, fromStore(err)
 	}

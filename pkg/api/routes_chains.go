@@ -86,13 +86,11 @@ type BucketState struct {
 }
 
 func (s *Server) chainStatus(r *http.Request) (any, *apiError) {
-	id, ch, e := s.chainOf(r)
+	q, e := s.request(r, pathNone)
 	if e != nil {
 		return nil, e
 	}
-	if _, e := queryParams(r.URL); e != nil {
-		return nil, e
-	}
+	id, ch := q.id, q.ch
 	// Whether the node answered is recorded here, not read back from the
 	// error texts.
 	src := s.status

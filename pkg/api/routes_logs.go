@@ -10,14 +10,11 @@ import (
 // Logs: a capped height range, filtered by address and topics.
 
 func (s *Server) listLogs(r *http.Request) (any, *apiError) {
-	id, ch, e := s.chainOf(r)
+	q, e := s.request(r, pathNone, "from", "to", "address", "topic0", "topic1", "topic2", "topic3", "limit", "cursor")
 	if e != nil {
 		return nil, e
 	}
-	p, e := queryParams(r.URL, "from", "to", "address", "topic0", "topic1", "topic2", "topic3", "limit", "cursor")
-	if e != nil {
-		return nil, e
-	}
+	p := q.p
 	from, to, e := s.logRange(p, "from", "to")
 	if e != nil {
 		return nil, e
@@ -42,15 +39,11 @@ func (s *Server) listLogs(r *http.Request) (any, *apiError) {
 		}
 		f.Topics = append(f.Topics, storage.TopicTerm{Position: i, Value: t})
 	}
-	limit, e := p.limit(defaultPage, s.cfg.MaxPageSize)
+	limit, after, e := q.listing(cursorLogs)
 	if e != nil {
 		return nil, e
 	}
-	after, e := p.cursor(cursorLogs)
-	if e != nil {
-		return nil, e
-	}
-	v, e := s.viewOf(r, id, ch)
+	v, e := q.viewOf()
 	if e != nil {
 		return nil, e
 	}
@@ -65,7 +58,7 @@ func (s *Server) listLogs(r *http.Request) (any, *apiError) {
 	if from > to {
 		return out, nil
 	}
-	logs, err := s.store.Logs(r.Context(), id, storage.LogQuery{From: from, To: to, Filter: f, After: after, Limit: limit + 1})
+	logs, err := s.store.Logs(r.Context(), q.id, storage.LogQuery{From: from, To: to, Filter: f, After: after, Limit: limit + 1})
 	if err != nil {
 		return nil, fromStore(err)
 	}

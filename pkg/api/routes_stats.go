@@ -27,14 +27,11 @@ type Stats struct {
 }
 
 func (s *Server) stats(r *http.Request) (any, *apiError) {
-	id, ch, e := s.chainOf(r)
+	q, e := s.request(r, pathNone, "from", "to")
 	if e != nil {
 		return nil, e
 	}
-	p, e := queryParams(r.URL, "from", "to")
-	if e != nil {
-		return nil, e
-	}
+	p := q.p
 	if !p.has("from") {
 		return nil, badParam("from", "required: the first height to count")
 	}
@@ -52,7 +49,7 @@ func (s *Server) stats(r *http.Request) (any, *apiError) {
 	if from > to {
 		return nil, badParam("from", "%d is above to (%d)", from, to)
 	}
-	v, e := s.viewOf(r, id, ch)
+	v, e := q.viewOf()
 	if e != nil {
 		return nil, e
 	}
@@ -72,7 +69,7 @@ func (s *Server) stats(r *http.Request) (any, *apiError) {
 	if out.CountedFrom > v.Start {
 		heights = append(heights, out.CountedFrom-1)
 	}
-	rows, err := s.store.AggregatesAt(r.Context(), id, heights)
+	rows, err := s.store.AggregatesAt(r.Context(), q.id, heights)
 	if err != nil {
 		return nil, fromStore(err)
 	}

@@ -4,24 +4,16 @@ import (
 	"net/http"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
-	"github.com/tideline-dev/tideline/pkg/config"
 )
 
 // Transactions: one by hash (also the Etherscan proxy's look-up).
 
 func (s *Server) txByHash(r *http.Request) (any, *apiError) {
-	id, ch, e := s.chainOf(r)
+	q, e := s.request(r, pathHash)
 	if e != nil {
 		return nil, e
 	}
-	hash, e := parseHash("hash", r.PathValue("hash"))
-	if e != nil {
-		return nil, e
-	}
-	if _, e := queryParams(r.URL); e != nil {
-		return nil, e
-	}
-	tx, e := s.servedTx(r, id, ch, hash)
+	tx, e := q.servedTx(q.hash)
 	if e != nil {
 		return nil, e
 	}
@@ -30,19 +22,19 @@ func (s *Server) txByHash(r *http.Request) (any, *apiError) {
 
 // servedTx finds a transaction by hash: the first canonical position by
 // height among the served heights, checked against the row itself.
-func (s *Server) servedTx(r *http.Request, id string, ch config.Chain, hash string) (chain.Transaction, *apiError) {
-	v, e := s.viewOf(r, id, ch)
+func (c chainReq) servedTx(hash string) (chain.Transaction, *apiError) {
+	v, e := c.viewOf()
 	if e != nil {
 		return chain.Transaction{}, e
 	}
 	if !v.HasWatermark {
 		return chain.Transaction{}, notFound("no transaction %s: nothing is indexed yet", hash)
 	}
-	ps, err := s.store.TxPositionsByHash(r.Context(), id, hash, v.Lowest(), v.Watermark)
+	ps, err := c.s.store.TxPositionsByHash(c.r.Context(), c.id, hash, v.Lowest(), v.Watermark)
 	if err != nil {
 		return chain.Transaction{}, fromStore(err)
 	}
-	txs, err := s.store.TransactionsAt(r.Context(), id, ps)
+	txs, err := c.s.store.TransactionsAt(c.r.Context(), c.id, ps)
 	if err != nil {
 		return chain.Transaction{}, fromStore(err)
 	}
