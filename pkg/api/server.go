@@ -1,7 +1,8 @@
 // Package api is `indexer api`: what tideline indexed, served as JSON over
-// HTTP, without knowing its schema. Routes under /v1 (routes.go), an
-// Etherscan-compatible subset (etherscan.go), /openapi.json (docs/) and
-// its own /metrics. Reads go through pkg/storage's read-only queries; only
+// HTTP, without knowing its schema. Routes under /v1 (routes.go is the
+// table, routes_*.go a file a resource), an Etherscan-compatible subset
+// (etherscan*.go, a file a module), /openapi.json (docs/) and its own
+// /metrics. Reads go through pkg/storage's read-only queries; only
 // heights at or below each chain's watermark are served (state.go).
 package api
 
