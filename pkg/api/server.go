@@ -1,7 +1,8 @@
 // Package api is `indexer api`: what tideline indexed, served as JSON over
-// HTTP, without knowing its schema. Routes under /v1 (routes.go), an
-// Etherscan-compatible subset (etherscan.go), /openapi.json (docs/) and
-// its own /metrics. Reads go through pkg/storage's read-only queries; only
+// HTTP, without knowing its schema. Routes under /v1 (routes.go is the
+// table, routes_*.go a file a resource), an Etherscan-compatible subset
+// (etherscan*.go, a file a module), /openapi.json (docs/) and its own
+// /metrics. Reads go through pkg/storage's read-only queries; only
 // heights at or below each chain's watermark are served (state.go).
 package api
 
@@ -17,11 +18,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/docs"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/status"
 )
@@ -211,92 +210,6 @@ func (s *Server) Listen() (net.Listener, error) {
 		return nil, fmt.Errorf("api.listen %s: %w", s.cfg.Listen, err)
 	}
 	return l, nil
-}
-
-// handlerFunc answers a REST request with a value to send as JSON (200)
-// or an error.
-type handlerFunc func(r *http.Request) (any, *apiError)
-
-// routes registers every route. A path registered for GET also answers
-// other methods with a JSON 405; anything else is a JSON 404.
-func (s *Server) routes() {
-	s.rest("/v1/chains", s.listChains)
-	s.rest("/v1/chains/{id}/status", s.chainStatus)
-	s.rest("/v1/chains/{id}/blocks", s.listBlocks)
-	s.rest("/v1/chains/{id}/blocks/{height}", s.blockByHeight)
-	s.rest("/v1/chains/{id}/txs/{hash}", s.txByHash)
-	s.rest("/v1/chains/{id}/addresses/{address}/txs", s.addressTxs)
-	s.rest("/v1/chains/{id}/logs", s.listLogs)
-	s.rest("/v1/chains/{id}/stats", s.stats)
-	// …/blocks/hash/{hash} and …/blocks/{height}/txs overlap as patterns
-	// (…/blocks/hash/txs matches both), which ServeMux refuses: one
-	// pattern takes both and hands each to its own instrumented route.
-	byHash := s.restHandler("/v1/chains/{id}/blocks/hash/{hash}", s.blockByHash)
-	blockTxs := s.restHandler("/v1/chains/{id}/blocks/{height}/txs", s.blockTxs)
-	unmatched := s.unmatched()
-	s.mux.Handle("GET /v1/chains/{id}/blocks/{height}/{sub}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.PathValue("height") == "hash":
-			r.SetPathValue("hash", r.PathValue("sub"))
-			byHash.ServeHTTP(w, r)
-		case r.PathValue("sub") == "txs":
-			blockTxs.ServeHTTP(w, r)
-		default:
-			unmatched.ServeHTTP(w, r)
-		}
-	}))
-	s.mux.Handle("/v1/chains/{id}/blocks/{height}/{sub}", s.notAllowed("/v1/chains/{id}/blocks/{height}/{sub}", false))
-	// Etherscan clients send GET and POST (a form), as Etherscan takes both.
-	for _, m := range []string{"GET", "POST"} {
-		pattern := m + " /v1/chains/{id}/etherscan/api"
-		s.mux.Handle(pattern, s.instrument(pattern, s.limit(pattern, true, s.deadline(http.HandlerFunc(s.etherscan)))))
-	}
-	s.mux.Handle("/v1/chains/{id}/etherscan/api", s.notAllowed("/v1/chains/{id}/etherscan/api", true))
-
-	s.mux.Handle("GET /openapi.json", s.instrument("GET /openapi.json", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(docs.OpenAPI)
-	})))
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
-	s.mux.Handle("/", unmatched)
-}
-
-// rest registers a REST route for GET, and a 405 for other methods.
-func (s *Server) rest(path string, h handlerFunc) {
-	s.mux.Handle("GET "+path, s.restHandler(path, h))
-	s.mux.Handle(path, s.notAllowed(path, false))
-}
-
-// restHandler is a REST route with the middleware: metrics (labelled by
-// the pattern), the per-client rate limit and the request deadline.
-func (s *Server) restHandler(path string, h handlerFunc) http.Handler {
-	pattern := "GET " + path
-	return s.instrument(pattern, s.limit(pattern, false, s.deadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		v, e := h(r)
-		if e != nil {
-			s.writeError(w, r, e)
-			return
-		}
-		writeJSON(w, http.StatusOK, v)
-	}))))
-}
-
-func (s *Server) notAllowed(path string, post bool) http.Handler {
-	allow := "GET, HEAD"
-	if post {
-		allow += ", POST"
-	}
-	return s.instrument(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", allow)
-		s.writeError(w, r, &apiError{Status: http.StatusMethodNotAllowed, Code: codeNotAllowed,
-			Message: fmt.Sprintf("%s is not allowed here; use %s", r.Method, allow)})
-	}))
-}
-
-func (s *Server) unmatched() http.Handler {
-	return s.instrument("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, notFound("no route %s %s; the routes are listed at /openapi.json", r.Method, clip(r.URL.Path)))
-	}))
 }
 
 // deadline gives the request api.request_timeout: every query it runs

@@ -1,0 +1,224 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/storage"
+)
+
+// The proxy module: eth_blockNumber, eth_getBlockByNumber,
+// eth_getTransactionByHash and eth_getTransactionReceipt, answered as a
+// node answers them (JSON-RPC objects rebuilt by ethjson.go), errors
+// included.
+
+// rpcAnswer and rpcFailure are the proxy module's JSON-RPC answers.
+type rpcAnswer struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      int             `json:"id"`
+	Result  json.RawMessage `json:"result"`
+}
+
+type rpcFailure struct {
+	JSONRPC string   `json:"jsonrpc"`
+	ID      int      `json:"id"`
+	Error   rpcError `json:"error"`
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// JSON-RPC error codes of the proxy module.
+const (
+	rpcInvalidParams = -32602
+	rpcServerError   = -32000
+	rpcInternal      = -32603
+)
+
+func (q *esReq) rpcResult(v json.RawMessage) {
+	if v == nil {
+		v = json.RawMessage("null")
+	}
+	writeJSON(q.w, http.StatusOK, rpcAnswer{JSONRPC: "2.0", ID: 1, Result: v})
+}
+
+func (q *esReq) rpcFail(status, code int, format string, args ...any) {
+	writeJSON(q.w, status, rpcFailure{JSONRPC: "2.0", ID: 1, Error: rpcError{Code: code, Message: fmt.Sprintf(format, args...)}})
+}
+
+func (q *esReq) rpcFailed(e *apiError) {
+	if e.Status < 500 {
+		q.rpcFail(http.StatusOK, rpcServerError, "%s", e.Message)
+		return
+	}
+	q.s.logFailure(q.r, e)
+	q.rpcFail(e.Status, rpcInternal, "%s", e.Message)
+}
+
+func (q *esReq) blockNumber() {
+	v, e := q.viewOf()
+	if e != nil {
+		q.rpcFailed(e)
+		return
+	}
+	if !v.HasWatermark {
+		q.rpcFail(http.StatusOK, rpcServerError, "nothing is indexed yet")
+		return
+	}
+	q.rpcResult(json.RawMessage(`"` + quantity(v.Watermark) + `"`))
+}
+
+// quantityParam parses a JSON-RPC quantity (0x hex).
+func quantityParam(s string) (uint64, bool) {
+	if len(s) < 3 || (s[:2] != "0x" && s[:2] != "0X") || len(s) > 18 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s[2:], 16, 64)
+	return n, err == nil
+}
+
+func (q *esReq) blockByNumber() {
+	full := false
+	switch q.get("boolean") {
+	case "", "false":
+	case "true":
+		full = true
+	default:
+		q.rpcFail(http.StatusOK, rpcInvalidParams, "invalid argument 1: boolean %q is neither true nor false", clip(q.get("boolean")))
+		return
+	}
+	v, e := q.viewOf()
+	if e != nil {
+		q.rpcFailed(e)
+		return
+	}
+	tag := q.get("tag")
+	var h uint64
+	switch tag {
+	case "latest":
+		if !v.HasWatermark {
+			q.rpcResult(nil)
+			return
+		}
+		h = v.Watermark
+	case "earliest":
+		h = v.Lowest()
+	case "":
+		q.rpcFail(http.StatusOK, rpcInvalidParams, "missing tag: a block number in hex (0x10d4f), latest or earliest")
+		return
+	default:
+		n, ok := quantityParam(tag)
+		if !ok {
+			q.rpcFail(http.StatusOK, rpcInvalidParams, "invalid argument 0: tag %q is not a hex block number (0x10d4f), latest or earliest", clip(tag))
+			return
+		}
+		h = n
+	}
+	if v.IsPruned(h) {
+		q.rpcFail(http.StatusOK, rpcServerError, "block %d was pruned: this index keeps heights above %d only", h, v.Pruned)
+		return
+	}
+	if !v.Serves(h) {
+		q.rpcResult(nil) // as a node answers for a block it does not have
+		return
+	}
+	ctx := q.r.Context()
+	bs, err := q.s.store.BlocksAt(ctx, q.id, []uint64{h})
+	if err != nil {
+		q.rpcFailed(fromStore(err))
+		return
+	}
+	if len(bs) == 0 {
+		q.rpcResult(nil)
+		return
+	}
+	txs, err := q.s.store.BlockTransactions(ctx, q.id, h, 0, int(bs[0].TxCount)+1)
+	if err != nil {
+		q.rpcFailed(fromStore(err))
+		return
+	}
+	own := txs[:0]
+	for _, tx := range txs {
+		if tx.BlockHash == bs[0].Hash {
+			own = append(own, tx)
+		}
+	}
+	out, err := rpcBlock(bs[0], own, full)
+	if err != nil {
+		q.rpcFailed(fromStore(err))
+		return
+	}
+	q.rpcResult(out)
+}
+
+// txParam parses the txhash parameter.
+func (q *esReq) txParam() (string, bool) {
+	h, e := parseHash("txhash", q.get("txhash"))
+	if e != nil {
+		q.rpcFail(http.StatusOK, rpcInvalidParams, "invalid argument 0: %s", e.Message)
+		return "", false
+	}
+	return h, true
+}
+
+// servedTxParam finds the transaction of the txhash parameter; ok is
+// false when the answer is already sent: an error, or null for a hash not
+// found (as the node's own eth_getTransactionBy* methods answer).
+func (q *esReq) servedTxParam() (tx chain.Transaction, ok bool) {
+	hash, ok := q.txParam()
+	if !ok {
+		return tx, false
+	}
+	tx, e := q.servedTx(hash)
+	switch {
+	case e != nil && e.Status == http.StatusNotFound:
+		q.rpcResult(nil)
+		return tx, false
+	case e != nil:
+		q.rpcFailed(e)
+		return tx, false
+	}
+	return tx, true
+}
+
+func (q *esReq) transactionByHash() {
+	tx, ok := q.servedTxParam()
+	if !ok {
+		return
+	}
+	out, err := rpcTx(tx)
+	if err != nil {
+		q.rpcFailed(fromStore(err))
+		return
+	}
+	q.rpcResult(out)
+}
+
+func (q *esReq) transactionReceipt() {
+	tx, ok := q.servedTxParam()
+	if !ok {
+		return
+	}
+	logs, err := q.s.store.TxLogs(q.r.Context(), q.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
+	if err != nil {
+		q.rpcFailed(fromStore(err))
+		return
+	}
+	own := logs[:0]
+	for _, l := range logs {
+		if l.BlockHash == tx.BlockHash && l.TxHash == tx.Hash {
+			own = append(own, l)
+		}
+	}
+	out, err := rpcReceipt(tx, own)
+	if err != nil {
+		q.rpcFailed(fromStore(err))
+		return
+	}
+	q.rpcResult(out)
+}

@@ -1,0 +1,75 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/tideline-dev/tideline/pkg/storage"
+)
+
+// Addresses: an address's transactions, newest first.
+
+func (s *Server) addressTxs(r *http.Request) (any, *apiError) {
+	q, e := s.request(r, pathAddress, "from", "to", "limit", "cursor")
+	if e != nil {
+		return nil, e
+	}
+	addr := q.address
+	from, hasFrom, e := q.p.optHeight("from")
+	if e != nil {
+		return nil, e
+	}
+	to, hasTo, e := q.p.optHeight("to")
+	if e != nil {
+		return nil, e
+	}
+	if hasFrom && hasTo && from > to {
+		return nil, badParam("from", "%d is above to (%d)", from, to)
+	}
+	limit, after, e := q.listing(cursorAddressTxs)
+	if e != nil {
+		return nil, e
+	}
+	v, e := q.viewOf()
+	if e != nil {
+		return nil, e
+	}
+	if hasFrom && v.IsPruned(from) {
+		return nil, gone("from", from, v.Pruned)
+	}
+	out := page[Transaction]{Items: []Transaction{}, Watermark: v.Watermark}
+	if !v.HasWatermark {
+		return out, nil
+	}
+	from = max(from, v.Lowest())
+	if !hasTo || to > v.Watermark {
+		to = v.Watermark
+	}
+	if from > to {
+		return out, nil
+	}
+	ps, err := s.store.AddressTxPositions(r.Context(), q.id, storage.AddressTxQuery{
+		Address: addr, From: from, To: to, Desc: true, After: after, Limit: limit + 1,
+	})
+	if err != nil {
+		return nil, fromStore(err)
+	}
+	more := len(ps) > limit
+	if more {
+		ps = ps[:limit]
+	}
+	txs, err := s.store.TransactionsAt(r.Context(), q.id, ps)
+	if err != nil {
+		return nil, fromStore(err)
+	}
+	for _, tx := range slices.Backward(txs) { // newest first
+		if tx.From == addr || tx.To == addr || tx.ContractAddress == addr {
+			out.Items = append(out.Items, transactionOf(tx))
+		}
+	}
+	if more {
+		c := encodeCursor(cursorAddressTxs, ps[len(ps)-1])
+		out.NextCursor = &c
+	}
+	return out, nil
+}
