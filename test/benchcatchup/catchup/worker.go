@@ -1,7 +1,6 @@
-package main
+package catchup
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -76,6 +74,28 @@ func startWorker(bin, cfgPath, dir string) (*localstack.Process, error) {
 	return localstack.Start("indexer", filepath.Join(dir, "worker.log"), bin, "worker", "--config", cfgPath)
 }
 
+// waitWorkerReady waits for /metrics, which the worker serves once it has
+// migrated the database, registered its workers and set up its schedules.
+func (b *bench) waitWorkerReady(ctx context.Context) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if b.worker.Exited() {
+			return fmt.Errorf("worker exited during start-up:\n%s", b.worker.Tail(4000))
+		}
+		if _, err := scrape(ctx, b.metrics); err == nil {
+			b.say("worker ready: serving /metrics on %s", b.metrics)
+			return nil
+		} else if time.Now().After(deadline) {
+			return fmt.Errorf("worker not serving /metrics after a minute (%v):\n%s", err, b.worker.Tail(4000))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // scrape reads the worker's /metrics.
 func scrape(ctx context.Context, addr string) (map[string]float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -111,75 +131,6 @@ func scrape(ctx context.Context, addr string) (map[string]float64, error) {
 		}
 	}
 	return out, nil
-}
-
-// cpuSeconds is the user plus system CPU time of a process, from
-// /proc/<pid>/stat.
-func cpuSeconds(pid int) (float64, error) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	ticks, err := statCPUTicks(string(raw))
-	if err != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-	}
-	return float64(ticks) / clockTicks, nil
-}
-
-// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on
-// Linux for every architecture this runs on.
-const clockTicks = 100
-
-// statCPUTicks adds utime and stime (fields 14 and 15) of a
-// /proc/<pid>/stat line. The command name (field 2) is in parentheses and
-// may hold spaces and parentheses itself, so fields are counted from the
-// last ')'.
-func statCPUTicks(stat string) (uint64, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("no command name in %q", stat)
-	}
-	f := strings.Fields(stat[i+1:]) // from field 3 (state) on
-	if len(f) < 13 {
-		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
-	}
-	utime, err1 := strconv.ParseUint(f[11], 10, 64)
-	stime, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("utime %q, stime %q are not numbers", f[11], f[12])
-	}
-	return utime + stime, nil
-}
-
-// vmHWM is the peak resident set of a process (VmHWM in /proc/<pid>/status)
-// in MiB.
-func vmHWM(pid int) (float64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(rest) // "123456 kB"
-		if len(fields) != 2 || fields[1] != "kB" {
-			return 0, fmt.Errorf("/proc/%d/status: unexpected VmHWM %q", pid, rest)
-		}
-		kb, err := strconv.ParseUint(fields[0], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/%d/status: VmHWM %q: %w", pid, rest, err)
-		}
-		return float64(kb) / 1024, nil
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, fmt.Errorf("/proc/%d/status has no VmHWM", pid)
 }
 
 // errNoPprof means the worker does not serve net/http/pprof.

@@ -1,4 +1,8 @@
-package main
+// Package workerconfig writes the configuration file of the worker that
+// bench-catchup runs as a subprocess: the indexer's defaults for one
+// simulated chain, except where the benchmark measures something else than
+// a limiter, with the -set overrides laid over it.
+package workerconfig
 
 import (
 	"fmt"
@@ -6,10 +10,12 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/tideline-dev/tideline/pkg/registry"
 )
 
-// workerConfig is what the generated worker configuration depends on.
-type workerConfig struct {
+// Config is what the generated worker configuration depends on.
+type Config struct {
 	ChainID        string
 	EVMChainID     uint64 // the simulated chain's eth_chainId: expected_chain_id
 	BlockTime      time.Duration
@@ -33,7 +39,7 @@ type workerConfig struct {
 // override key starting with one of them is taken as an absolute path.
 var topLevelKeys = map[string]bool{"log": true, "metrics": true, "temporal": true, "clickhouse": true, "chains": true}
 
-// yamlOf renders the worker's configuration file.
+// YAML renders the worker's configuration file.
 //
 // The chain settings are the indexer's defaults except where the benchmark
 // measures something else than a limiter:
@@ -47,7 +53,7 @@ var topLevelKeys = map[string]bool{"log": true, "metrics": true, "temporal": tru
 //     the live lag target assumes.
 //
 // Everything can be changed with Overrides.
-func yamlOf(c workerConfig) ([]byte, error) {
+func YAML(c Config) ([]byte, error) {
 	scan := c.BlockTime
 	if scan < time.Second {
 		scan = time.Second
@@ -111,9 +117,8 @@ func applyOverride(root map[string]any, chainID, kv string) error {
 	if !ok || key == "" {
 		return fmt.Errorf("-set %q: want key=value", kv)
 	}
-	parts := strings.Split(key, ".")
-	if !topLevelKeys[parts[0]] {
-		parts = append([]string{"chains", chainID}, parts...)
+	if first, _, _ := strings.Cut(key, "."); !topLevelKeys[first] {
+		key = "chains." + chainID + "." + key
 	}
 	var value any
 	if err := yaml.Unmarshal([]byte(raw), &value); err != nil {
@@ -122,31 +127,19 @@ func applyOverride(root map[string]any, chainID, kv string) error {
 	if value == nil && strings.TrimSpace(raw) == "" {
 		value = ""
 	}
-	m := root
-	for i, p := range parts[:len(parts)-1] {
-		if p == "" {
-			return fmt.Errorf("-set %q: empty part in key", kv)
-		}
-		next, ok := m[p].(map[string]any)
-		if !ok {
-			if _, exists := m[p]; exists {
-				return fmt.Errorf("-set %q: %s is a value, not a section", kv, strings.Join(parts[:i+1], "."))
-			}
-			next = map[string]any{}
-			m[p] = next
-		}
-		m = next
+	// The same dotted-key walk as a chain definition's settings.
+	if err := registry.SetKey(root, key, value); err != nil {
+		return fmt.Errorf("-set %q: %w", kv, err)
 	}
-	m[parts[len(parts)-1]] = value
 	return nil
 }
 
-// overrideList is a repeatable -set flag.
-type overrideList []string
+// Overrides is the repeatable -set flag: `key=value` settings in order.
+type Overrides []string
 
-func (o *overrideList) String() string { return strings.Join(*o, " ") }
+func (o *Overrides) String() string { return strings.Join(*o, " ") }
 
-func (o *overrideList) Set(v string) error {
+func (o *Overrides) Set(v string) error {
 	*o = append(*o, v)
 	return nil
 }

@@ -1,4 +1,7 @@
-package main
+// Package verify compares what bench-catchup's worker stored in ClickHouse
+// with the simulated chain, height by height, and counts extra writes of
+// heights (duplicates) that FINAL alone cannot show.
+package verify
 
 import (
 	"context"
@@ -52,8 +55,8 @@ func mismatch(e simchain.Expected, s stored) string {
 	return ""
 }
 
-// verification is the outcome of comparing the database with the chain.
-type verification struct {
+// Result is the outcome of comparing the database with the chain.
+type Result struct {
 	Missing        uint64 // heights in [0, head] that are not exactly the expected block
 	Txs            uint64 // expected transactions in [0, head]
 	Rows           uint64 // canonical blocks+transactions+logs rows in [0, head]
@@ -71,9 +74,11 @@ func finalSettings(ctx context.Context) context.Context {
 	return clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"optimize_move_to_prewhere": 0}))
 }
 
-// verify compares heights [0, head] of the database with the chain.
-func verify(ctx context.Context, conn driver.Conn, sim *simchain.Sim, chainID string, head uint64, progress func(string)) (verification, error) {
-	var v verification
+// Chain compares heights [0, head] of chainID in the database with the
+// simulated chain; progress, if not nil, gets a line after each chunk but
+// the last.
+func Chain(ctx context.Context, conn driver.Conn, sim *simchain.Sim, chainID string, head uint64, progress func(string)) (Result, error) {
+	var v Result
 	qctx := finalSettings(ctx)
 	for from := uint64(0); from <= head; from += verifyChunk {
 		to := min(head, from+verifyChunk-1)
@@ -143,7 +148,7 @@ func verify(ctx context.Context, conn driver.Conn, sim *simchain.Sim, chainID st
 		}
 	}
 	// Rows per key without FINAL: duplicates that merges have not yet
-	// collapsed (see duplicates).
+	// collapsed (see Duplicates).
 	for _, q := range []struct {
 		sql        string
 		rows, dist *uint64
@@ -169,7 +174,7 @@ func rowsDone(rows driver.Rows, table string, from, to uint64) error {
 	return nil
 }
 
-// duplicates is the number of extra writes of heights: how many times a
+// Duplicates is the number of extra writes of heights: how many times a
 // block was written beyond once per height. Each write of a height adds a
 // block row and an indexed_heights mark with a newer version, and counts in
 // the worker's indexer_blocks_indexed_total; ReplacingMergeTree keeps one
@@ -183,7 +188,7 @@ func rowsDone(rows driver.Rows, table string, from, to uint64) error {
 //     them, so right after the run this catches most but not all).
 //
 // The larger wins. written < 0 means the counter was not available.
-func duplicates(written int64, v verification) uint64 {
+func Duplicates(written int64, v Result) uint64 {
 	var d uint64
 	if written >= 0 && uint64(written) > v.DistinctBlocks {
 		d = uint64(written) - v.DistinctBlocks

@@ -1,0 +1,151 @@
+// Package load sends bench-api's requests to the query API and reports
+// them: per route a bounded number of requests, a few at a time, each
+// latency recorded; then a table (requests/s, p50, p99, max, errors) and
+// one machine-readable `api:` line per route.
+package load
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// stat is one route's measurement.
+type stat struct {
+	name        string
+	requests    int
+	seconds     float64
+	latencies   []time.Duration
+	errors      int
+	firstError  string
+	concurrency int
+}
+
+func (s *stat) quantile(q float64) time.Duration {
+	if len(s.latencies) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(s.latencies)) + 0.5)
+	return s.latencies[min(max(i-1, 0), len(s.latencies)-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Run sends every route its requests (requests each, concurrency in
+// flight), one route after the other, then all routes mixed, to the API at
+// base; it prints the table and the `api:` lines and returns the exit
+// code: 0 when every answer was a 200.
+func Run(ctx context.Context, base string, rs []Route, requests, concurrency int) int {
+	client := &http.Client{
+		Timeout:   30 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: concurrency, DialContext: (&net.Dialer{}).DialContext},
+	}
+	// Warm the connections and the server's caches of chain state.
+	for _, r := range rs {
+		_, _, _ = fetch(ctx, client, base+r.Path(0))
+	}
+	var stats []*stat
+	for _, r := range rs {
+		s := measure(ctx, client, base, r.Name, requests, concurrency, r.Path)
+		stats = append(stats, s)
+	}
+	mixed := measure(ctx, client, base, "mixed (all routes)", requests*2, concurrency, func(i int) string {
+		return rs[i%len(rs)].Path(i / len(rs))
+	})
+	stats = append(stats, mixed)
+
+	fmt.Printf("\n%-38s %9s %9s %9s %9s %7s\n", "route", "req/s", "p50 ms", "p99 ms", "max ms", "errors")
+	code := 0
+	for _, s := range stats {
+		fmt.Printf("%-38s %9.0f %9.2f %9.2f %9.2f %7d\n", s.name, float64(s.requests)/s.seconds,
+			ms(s.quantile(0.5)), ms(s.quantile(0.99)), ms(s.quantile(1)), s.errors)
+		if s.errors > 0 {
+			fmt.Printf("    first error: %s\n", s.firstError)
+			code = 1
+		}
+	}
+	fmt.Println()
+	for _, s := range stats {
+		fmt.Println(s.line())
+	}
+	return code
+}
+
+// line is the route's machine-readable line; its fields and their order
+// are what docs/performance.md's tables are read from.
+func (s *stat) line() string {
+	return fmt.Sprintf("api: route=%q requests=%d concurrency=%d rps=%.0f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f errors=%d",
+		s.name, s.requests, s.concurrency, float64(s.requests)/s.seconds, ms(s.quantile(0.5)), ms(s.quantile(0.99)),
+		ms(s.quantile(1)), s.errors)
+}
+
+// measure sends requests with concurrency workers and records each
+// latency.
+func measure(ctx context.Context, client *http.Client, base, name string, requests, concurrency int, path func(int) string) *stat {
+	s := &stat{name: name, requests: requests, concurrency: concurrency}
+	var mu sync.Mutex
+	next := make(chan int)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				t := time.Now()
+				status, body, err := fetch(ctx, client, base+path(i))
+				if err == nil && status == http.StatusOK && etherscanFailed(path(i), body) {
+					status = -1
+				}
+				d := time.Since(t)
+				mu.Lock()
+				s.latencies = append(s.latencies, d)
+				if err != nil || status != http.StatusOK {
+					s.errors++
+					if s.firstError == "" {
+						s.firstError = fmt.Sprintf("%s: status %d %v", path(i), status, err)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range requests {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	s.seconds = time.Since(start).Seconds()
+	slices.Sort(s.latencies)
+	return s
+}
+
+// etherscanFailed tells an Etherscan answer that is an error in HTTP 200
+// clothing (NOTOK, a JSON-RPC error) from a real one.
+func etherscanFailed(path string, body []byte) bool {
+	return strings.Contains(path, "/etherscan/") &&
+		(strings.Contains(string(body), `"NOTOK"`) || strings.Contains(string(body), `"error":`))
+}
+
+func fetch(ctx context.Context, client *http.Client, url string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
+}

@@ -1,0 +1,74 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestQuantileOfSortedLatencies(t *testing.T) {
+	s := &stat{}
+	require.Zero(t, s.quantile(0.99), "no samples")
+	for i := 1; i <= 100; i++ {
+		s.latencies = append(s.latencies, time.Duration(i)*time.Millisecond)
+	}
+	require.Equal(t, 50*time.Millisecond, s.quantile(0.5))
+	require.Equal(t, 99*time.Millisecond, s.quantile(0.99))
+	require.Equal(t, 100*time.Millisecond, s.quantile(1))
+}
+
+// The `api:` line's fields and order are what the performance tables are
+// read from.
+func TestLine(t *testing.T) {
+	s := &stat{name: "block by hash", requests: 4, concurrency: 2, seconds: 0.5, errors: 1,
+		latencies: []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 40 * time.Millisecond}}
+	require.Equal(t, `api: route="block by hash" requests=4 concurrency=2 rps=8 p50_ms=2.00 p99_ms=40.00 max_ms=40.00 errors=1`, s.line())
+}
+
+func TestEtherscanFailed(t *testing.T) {
+	require.True(t, etherscanFailed("/v1/chains/sim/etherscan/api?module=x", []byte(`{"status":"0","message":"NOTOK"}`)))
+	require.True(t, etherscanFailed("/v1/chains/sim/etherscan/api?module=proxy", []byte(`{"jsonrpc":"2.0","error":{"code":-32000}}`)))
+	require.False(t, etherscanFailed("/v1/chains/sim/etherscan/api?module=x", []byte(`{"status":"1","message":"OK"}`)))
+	require.False(t, etherscanFailed("/v1/chains/sim/status", []byte(`{"error":"x"}`)), "REST errors are told by status")
+}
+
+// measure counts every answer but a 200 (and an Etherscan error in a 200)
+// as an error, and records a latency for each request.
+func TestMeasureCountsErrors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/bad") {
+			http.Error(w, "no", http.StatusNotFound)
+			return
+		}
+		fmt.Fprint(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	s := measure(context.Background(), srv.Client(), srv.URL, "r", 10, 3, func(i int) string {
+		if i%5 == 0 {
+			return "/bad"
+		}
+		return "/good"
+	})
+	require.Len(t, s.latencies, 10)
+	require.Equal(t, 2, s.errors)
+	require.Contains(t, s.firstError, "/bad: status 404")
+}
+
+// Every route draws its path from the inputs without running off them.
+func TestRoutesDrawFromInputs(t *testing.T) {
+	in := &Inputs{Heights: []uint64{5, 700}, Times: []uint64{1700000000}, Blocks: []string{"0xb"}, Txs: []string{"0xt"},
+		Addresses: []string{"0xa", "0xc"}, Logs: []LogInput{{Height: 3, Address: "0xl", Topic0: "0x0"}}}
+	rs := Routes("sim", in)
+	require.Len(t, rs, 16)
+	for _, r := range rs {
+		for i := range 5 {
+			require.True(t, strings.HasPrefix(r.Path(i), "/v1/chains/sim/"), r.Name)
+		}
+	}
+}

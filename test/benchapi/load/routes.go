@@ -1,0 +1,85 @@
+package load
+
+import "fmt"
+
+// Inputs are the requests' arguments, drawn from the index so that every
+// look-up finds something.
+type Inputs struct {
+	Heights   []uint64
+	Times     []uint64 // block timestamps, Unix seconds
+	Blocks    []string // block hashes
+	Txs       []string // transaction hashes
+	Addresses []string // senders and recipients
+	Logs      []LogInput
+}
+
+// LogInput is one log's position and filter keys.
+type LogInput struct {
+	Height  uint64
+	Address string
+	Topic0  string
+}
+
+// Route is a named request generator: Path(i) is the i-th request's path.
+type Route struct {
+	Name string
+	Path func(i int) string
+}
+
+// Routes are the kinds of request measured on chainID (REST and the
+// Etherscan module), in the order of the report.
+func Routes(chainID string, in *Inputs) []Route {
+	pick := func(i, n int) int { return (i * 7919) % n }
+	c := "/v1/chains/" + chainID
+	es := c + "/etherscan/api?"
+	return []Route{
+		{"block by height", func(i int) string { return fmt.Sprintf("%s/blocks/%d", c, in.Heights[pick(i, len(in.Heights))]) }},
+		{"block by hash", func(i int) string { return c + "/blocks/hash/" + in.Blocks[pick(i, len(in.Blocks))] }},
+		{"transaction by hash", func(i int) string { return c + "/txs/" + in.Txs[pick(i, len(in.Txs))] }},
+		{"address transactions", func(i int) string {
+			return c + "/addresses/" + in.Addresses[pick(i, len(in.Addresses))] + "/txs?limit=25"
+		}},
+		{"block transactions", func(i int) string {
+			return fmt.Sprintf("%s/blocks/%d/txs?limit=25", c, in.Heights[pick(i, len(in.Heights))])
+		}},
+		{"blocks by height range", func(i int) string {
+			return fmt.Sprintf("%s/blocks?from=%d&limit=25", c, in.Heights[pick(i, len(in.Heights))])
+		}},
+		{"blocks by time range", func(i int) string {
+			t := in.Times[pick(i, len(in.Times))]
+			return fmt.Sprintf("%s/blocks?from_time=%d&to_time=%d&limit=25", c, t, t+60)
+		}},
+		{"logs (address, topic0, 1000 heights)", func(i int) string {
+			l := in.Logs[pick(i, len(in.Logs))]
+			from := l.Height - min(l.Height, 500)
+			return fmt.Sprintf("%s/logs?from=%d&to=%d&address=%s&topic0=%s&limit=100", c, from, from+999, l.Address, l.Topic0)
+		}},
+		{"logs (block range of 10)", func(i int) string {
+			h := in.Heights[pick(i, len(in.Heights))]
+			return fmt.Sprintf("%s/logs?from=%d&to=%d&limit=100", c, h-min(h, 9), h)
+		}},
+		{"stats", func(i int) string {
+			h := in.Heights[pick(i, len(in.Heights))]
+			return fmt.Sprintf("%s/stats?from=%d&to=%d", c, h/2, h)
+		}},
+		{"status", func(int) string { return c + "/status" }},
+		{"etherscan txlist", func(i int) string {
+			return es + "module=account&action=txlist&page=1&offset=25&sort=desc&address=" + in.Addresses[pick(i, len(in.Addresses))]
+		}},
+		{"etherscan getLogs", func(i int) string {
+			l := in.Logs[pick(i, len(in.Logs))]
+			from := l.Height - min(l.Height, 500)
+			return fmt.Sprintf("%smodule=logs&action=getLogs&fromBlock=%d&toBlock=%d&address=%s&topic0=%s&page=1&offset=100",
+				es, from, from+999, l.Address, l.Topic0)
+		}},
+		{"etherscan getblocknobytime", func(i int) string {
+			return fmt.Sprintf("%smodule=block&action=getblocknobytime&closest=before&timestamp=%d", es, in.Times[pick(i, len(in.Times))]+1)
+		}},
+		{"etherscan eth_getBlockByNumber", func(i int) string {
+			return fmt.Sprintf("%smodule=proxy&action=eth_getBlockByNumber&boolean=true&tag=0x%x", es, in.Heights[pick(i, len(in.Heights))])
+		}},
+		{"etherscan eth_getTransactionReceipt", func(i int) string {
+			return es + "module=proxy&action=eth_getTransactionReceipt&txhash=" + in.Txs[pick(i, len(in.Txs))]
+		}},
+	}
+}

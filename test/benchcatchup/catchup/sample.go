@@ -1,0 +1,82 @@
+package catchup
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/tideline-dev/tideline/test/internal/benchkit"
+)
+
+// every calls f every period until ctx ends. The samplers run apart from
+// the main loop, whose queries can take longer than a period on a busy
+// machine.
+func every(ctx context.Context, period time.Duration, f func()) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		f()
+	}
+}
+
+// lagSampler samples the live lag every second, apart from the main loop
+// whose status and watermark queries can take longer than a second on a
+// busy machine: head of the chain minus the newest indexed height, from the
+// first indexed height on. It also samples the worker's peak RSS.
+type lagSampler struct {
+	mu   sync.Mutex
+	lags []uint64
+}
+
+func (s *lagSampler) run(ctx context.Context, b *bench) {
+	every(ctx, time.Second, func() {
+		b.sampleRSS()
+		head := b.sim.Head()
+		top, found, err := b.store.LastIndexed(ctx, chainID)
+		if err != nil || !found {
+			return
+		}
+		s.mu.Lock()
+		s.lags = append(s.lags, head-min(head, top))
+		s.mu.Unlock()
+	})
+}
+
+func (s *lagSampler) p95() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return percentile(s.lags, 95)
+}
+
+func (s *lagSampler) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.lags)
+}
+
+func (s *lagSampler) result() (p95, maxLag uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return percentile(s.lags, 95), maxOf(s.lags)
+}
+
+// sampleRSS records the worker's peak RSS; VmHWM is already a peak, so the
+// last successful read is the answer, sampled so a worker that dies still
+// leaves one.
+func (b *bench) sampleRSS() float64 {
+	if mib, err := benchkit.PeakRSSMiB(b.worker.Pid()); err == nil {
+		kib := uint64(mib * 1024)
+		for {
+			old := b.peakRSS.Load()
+			if kib <= old || b.peakRSS.CompareAndSwap(old, kib) {
+				break
+			}
+		}
+	}
+	return float64(b.peakRSS.Load()) / 1024
+}
