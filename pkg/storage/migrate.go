@@ -8,9 +8,12 @@ import (
 	"go.uber.org/zap"
 )
 
-// Migrate brings the schema up to the binary's version: files not yet
-// recorded in schema_migrations run in order, each recorded right after it
-// runs. Running it again applies nothing.
+// Migrate brings the schema up to the binary's version. A database with
+// nothing in it gets the baseline's tables, in their final form, and the
+// record that the numbered files up to the baseline's version are applied
+// (migrate_baseline.go); then numbered files not yet recorded in
+// schema_migrations run in order, each recorded right after it runs.
+// Running it again applies nothing.
 //
 // ClickHouse DDL is not transactional, so a crash between a file and its
 // record runs that file again next time; every file must therefore be safe
@@ -27,12 +30,24 @@ func (c *ClickHouse) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.migrate(ctx, ms)
+	base, err := loadBaseline(baselineFiles, "baseline", baselineVersion, ms)
+	if err != nil {
+		return err
+	}
+	_, err = c.migrateFrom(ctx, &base, ms)
 	return err
 }
 
-// migrate returns the files it applied, for tests.
+// migrate runs the numbered files ms only, whatever the database holds,
+// so that tests can stop at any file. It returns the files it applied.
 func (c *ClickHouse) migrate(ctx context.Context, ms []migration) ([]string, error) {
+	return c.migrateFrom(ctx, nil, ms)
+}
+
+// migrateFrom is Migrate with the baseline base (nil: none); it returns
+// the baseline files (baseline/NNNN_<table>.sql) and numbered files it
+// applied, in order, for tests.
+func (c *ClickHouse) migrateFrom(ctx context.Context, base *baseline, ms []migration) ([]string, error) {
 	create, _ := createSchemaMigrationsStmt{}.toSQL()
 	create, err := c.ddl(create)
 	if err == nil {
@@ -46,6 +61,11 @@ func (c *ClickHouse) migrate(ctx context.Context, ms []migration) ([]string, err
 		return nil, err
 	}
 	var done []string
+	if base != nil {
+		if done, err = c.createFromBaseline(ctx, *base, applied); err != nil {
+			return done, err
+		}
+	}
 	for _, m := range ms {
 		if sum, ok := applied[m.version]; ok {
 			if sum != m.checksum {
@@ -56,7 +76,7 @@ func (c *ClickHouse) migrate(ctx context.Context, ms []migration) ([]string, err
 		if err := c.applyMigration(ctx, m); err != nil {
 			return done, fmt.Errorf("storage: migration %s: %w", m.file, err)
 		}
-		if err := c.recordMigration(ctx, m); err != nil {
+		if err := c.recordMigrations(ctx, m); err != nil {
 			return done, err
 		}
 		c.log.Info("applied migration", zap.String("migration", m.file), zap.String("database", c.cfg.Database))
@@ -111,12 +131,19 @@ func (c *ClickHouse) appliedMigrations(ctx context.Context) (map[uint32]string, 
 	return out, nil
 }
 
-func (c *ClickHouse) recordMigration(ctx context.Context, m migration) error {
-	err := c.insert(ctx, insertStmt{tableSchemaMigrations, migrationColumns}, [][]any{{
-		m.version, m.file, m.checksum, time.Now().UTC().Truncate(time.Second),
-	}})
-	if err != nil {
-		return fmt.Errorf("storage: recording migration %s in %s: %w", m.file, tableSchemaMigrations, err)
+// recordMigrations records ms in one insert: all of them or none.
+func (c *ClickHouse) recordMigrations(ctx context.Context, ms ...migration) error {
+	now := time.Now().UTC().Truncate(time.Second)
+	rows := make([][]any, len(ms))
+	for i, m := range ms {
+		rows[i] = []any{m.version, m.file, m.checksum, now}
+	}
+	if err := c.insert(ctx, insertStmt{tableSchemaMigrations, migrationColumns}, rows); err != nil {
+		what := ms[0].file
+		if len(ms) > 1 {
+			what += " to " + ms[len(ms)-1].file
+		}
+		return fmt.Errorf("storage: recording migration %s in %s: %w", what, tableSchemaMigrations, err)
 	}
 	return nil
 }

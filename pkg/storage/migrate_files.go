@@ -36,9 +36,25 @@ type migration struct {
 // without gaps or repeats: two branches that both add 0006 then fail here
 // instead of one silently shadowing the other.
 func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
+	out, err := readSQLFiles(fsys, dir, "migration")
+	if err != nil {
+		return nil, err
+	}
+	for i, m := range out {
+		if want := uint32(i + 1); m.version != want {
+			return nil, fmt.Errorf("storage: migration file %q: expected version %04d (versions start at 1, without gaps or repeats)", m.file, want)
+		}
+	}
+	return out, nil
+}
+
+// readSQLFiles reads every NNNN_words.sql file of dir, sorted by number,
+// each with its one statement and the checksum of its whole text. what
+// names the kind of file in errors.
+func readSQLFiles(fsys fs.FS, dir, what string) ([]migration, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("storage: reading migrations: %w", err)
+		return nil, fmt.Errorf("storage: reading %s files: %w", what, err)
 	}
 	var out []migration
 	for _, e := range entries {
@@ -47,32 +63,31 @@ func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
 		}
 		m := migrationNameRE.FindStringSubmatch(e.Name())
 		if m == nil {
-			return nil, fmt.Errorf("storage: migration file %q: name must be NNNN_lower_words.sql", e.Name())
+			return nil, fmt.Errorf("storage: %s file %q: name must be NNNN_lower_words.sql", what, e.Name())
 		}
 		v, _ := strconv.ParseUint(m[1], 10, 32)
 		src, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
 		if err != nil {
-			return nil, fmt.Errorf("storage: migration file %q: %w", e.Name(), err)
+			return nil, fmt.Errorf("storage: %s file %q: %w", what, e.Name(), err)
 		}
 		stmt, err := statementOf(string(src))
 		if err != nil {
-			return nil, fmt.Errorf("storage: migration file %q: %w", e.Name(), err)
+			return nil, fmt.Errorf("storage: %s file %q: %w", what, e.Name(), err)
 		}
-		sum := sha256.Sum256(src)
 		out = append(out, migration{
 			version:  uint32(v),
 			file:     e.Name(),
 			stmt:     stmt,
-			checksum: hex.EncodeToString(sum[:]),
+			checksum: checksumOf(src),
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if want := uint32(i + 1); m.version != want {
-			return nil, fmt.Errorf("storage: migration file %q: expected version %04d (versions start at 1, without gaps or repeats)", m.file, want)
-		}
-	}
 	return out, nil
+}
+
+func checksumOf(src []byte) string {
+	sum := sha256.Sum256(src)
+	return hex.EncodeToString(sum[:])
 }
 
 // statementOf returns the one statement in a migration file, with comments
