@@ -103,9 +103,13 @@ func TestEveryMigrationRunsOnACluster(t *testing.T) {
 
 // The cluster form on real servers: ZooKeeper and two ClickHouse 18.16
 // hosts, replicas of one shard of cluster "tl". Migrating through the first
-// creates the database and every table on both, replicated; a write on the
-// first is read back on the second, the watermark included; and the
-// second, migrating in turn, finds nothing left to apply.
+// creates the database and every table on both, replicated (from the
+// baseline, the database being new); a write on the first is read back on
+// the second, the watermark included; and the second, migrating in turn,
+// finds nothing left to apply. Another database, migrated through the
+// numbered files (their RENAME and DROP ON CLUSTER included), ends with
+// the same tables on the second host, but for the replication paths of the
+// rebuilt tables.
 func TestMigrateOnAReplicatedCluster(t *testing.T) {
 	zk, err := localstack.StartZooKeeper(t.TempDir())
 	require.NoError(t, err)
@@ -130,15 +134,17 @@ func TestMigrateOnAReplicatedCluster(t *testing.T) {
 	// machine sixteen of them take longer than a single server's minute.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	open := func(i int) *ClickHouse {
-		c, err := Open(ctx, Config{Addr: servers[i].Addr, Database: "tl_db", Cluster: "tl", QueryTimeout: time.Minute}, zaptest.NewLogger(t))
+	open := func(i int, database string) *ClickHouse {
+		c, err := Open(ctx, Config{Addr: servers[i].Addr, Database: database, Cluster: "tl", QueryTimeout: time.Minute}, zaptest.NewLogger(t))
 		require.NoError(t, err, "server log:\n%s", servers[i].Process.Tail(3000))
 		t.Cleanup(func() { c.Close() })
 		return c
 	}
-	first := open(0)
+	first := open(0, "tl_db")
+	start := time.Now()
 	require.NoError(t, first.Migrate(ctx))
-	second := open(1)
+	t.Logf("a new database on the cluster, from the baseline: %s", time.Since(start).Round(time.Millisecond))
+	second := open(1, "tl_db")
 
 	ms, err := loadMigrations(migrationFiles, "migrations")
 	require.NoError(t, err)
@@ -169,6 +175,19 @@ func TestMigrateOnAReplicatedCluster(t *testing.T) {
 	applied, err := second.migrate(ctx, ms)
 	require.NoError(t, err)
 	require.Empty(t, applied, "the migrations are recorded for the whole cluster")
+
+	numbered := open(0, "tl_numbered")
+	start = time.Now()
+	applied, err = numbered.migrate(ctx, ms)
+	require.NoError(t, err)
+	t.Logf("a new database on the cluster, through the numbered files: %s", time.Since(start).Round(time.Millisecond))
+	require.Len(t, applied, len(ms))
+	numberedSecond := open(1, "tl_numbered")
+	require.NoError(t, numberedSecond.execSQL(ctx, "SYSTEM SYNC REPLICA "+tableSchemaMigrations))
+	fromFiles := clusterSchemaOf(t, numberedSecond)
+	fromBaseline := clusterSchemaOf(t, second)
+	delete(fromBaseline.Migrations, baselineMarker)
+	require.Equal(t, fromFiles, fromBaseline)
 
 	// Retention on the cluster, sent to the first host only: the partition
 	// drop (partition 0 holds only this chain) and the mutation (partition
@@ -205,6 +224,21 @@ func TestMigrateOnAReplicatedCluster(t *testing.T) {
 	got, err = second.StoredBlocks(ctx, "other", 0, 2_000_000)
 	require.NoError(t, err)
 	require.Len(t, got, 1, "the other chain's row stays on both replicas")
+}
+
+// rebuiltPathRE finds a replication path that names a table by the name
+// a rebuild created it under (blocks_g256 for blocks).
+var rebuiltPathRE = regexp.MustCompile(`(/clickhouse/tables/\{shard\}/)\w+/(\w+?)(_g\d+)?'`)
+
+// clusterSchemaOf is schemaOf with the database's name taken out of the
+// replication paths, and a rebuilt table's path named after the table.
+func clusterSchemaOf(t *testing.T, c *ClickHouse) schema {
+	t.Helper()
+	s := schemaOf(t, c)
+	for name, create := range s.Tables {
+		s.Tables[name] = rebuiltPathRE.ReplaceAllString(create, "${1}DB/${2}'")
+	}
+	return s
 }
 
 // logMutations logs every mutation the hosts know of, for a failure.

@@ -203,8 +203,10 @@ func TestInsertColumnsMatchMigrations(t *testing.T) {
 func TestNoFeaturesMissingFrom1816(t *testing.T) {
 	ms, err := loadMigrations(migrationFiles, "migrations")
 	require.NoError(t, err)
+	base, err := loadBaseline(baselineFiles, "baseline", baselineVersion, ms)
+	require.NoError(t, err)
 	var texts []string
-	for _, m := range ms {
+	for _, m := range append(ms, base.tables...) {
 		texts = append(texts, m.stmt)
 	}
 	for _, s := range []statement{
@@ -213,6 +215,7 @@ func TestNoFeaturesMissingFrom1816(t *testing.T) {
 		loadStateQuery{}, databaseExistsQuery{}, createSchemaMigrationsStmt{}, appliedMigrationsQuery{},
 		storedBlocksQuery{}, canonicalPositionsQuery{}, columnExistsQuery{}, serverVersionQuery{}, partitionsQuery{}, rangeCountsQuery{ranges: []chain.HeightRange{{}}},
 		insertStmt{tableLogs, logRewriteColumns}, insertStmt{tableAddressTxs, addressTxColumns},
+		databaseTablesQuery{},
 	} {
 		sql, _ := s.toSQL()
 		texts = append(texts, sql)

@@ -1,0 +1,14 @@
+-- indexed_heights at version 43, for a new database: the mark written
+-- after a height's rows (0004). Its rows are narrow, so it keeps the
+-- default 8,192-row granules.
+CREATE TABLE IF NOT EXISTS indexed_heights
+(
+    chain_id   String,
+    number     UInt64,
+    hash       String,
+    indexed_at DateTime,
+    version    UInt64
+)
+ENGINE = ReplacingMergeTree(version)
+PARTITION BY intDiv(number, 1000000)
+ORDER BY (chain_id, number);

@@ -1,0 +1,166 @@
+package storage
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The numbered migration files: how they are named, read and checked,
+// and how the one statement of a file is taken out of its comments.
+
+// The schema belongs to the binary: the files are compiled in, so a binary
+// always knows exactly which schema it was tested against.
+//
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// migrationNameRE is NNNN_words.sql; the number is the version.
+var migrationNameRE = regexp.MustCompile(`^([0-9]{4})_([a-z0-9_]+)\.sql$`)
+
+type migration struct {
+	version  uint32
+	file     string
+	stmt     string
+	checksum string
+}
+
+// loadMigrations reads and checks every file. Versions must run 1, 2, 3…
+// without gaps or repeats: two branches that both add 0006 then fail here
+// instead of one silently shadowing the other.
+func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
+	out, err := readSQLFiles(fsys, dir, "migration")
+	if err != nil {
+		return nil, err
+	}
+	for i, m := range out {
+		if want := uint32(i + 1); m.version != want {
+			return nil, fmt.Errorf("storage: migration file %q: expected version %04d (versions start at 1, without gaps or repeats)", m.file, want)
+		}
+	}
+	return out, nil
+}
+
+// readSQLFiles reads every NNNN_words.sql file of dir, sorted by number,
+// each with its one statement and the checksum of its whole text. what
+// names the kind of file in errors.
+func readSQLFiles(fsys fs.FS, dir, what string) ([]migration, error) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, fmt.Errorf("storage: reading %s files: %w", what, err)
+	}
+	var out []migration
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		m := migrationNameRE.FindStringSubmatch(e.Name())
+		if m == nil {
+			return nil, fmt.Errorf("storage: %s file %q: name must be NNNN_lower_words.sql", what, e.Name())
+		}
+		v, _ := strconv.ParseUint(m[1], 10, 32)
+		src, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("storage: %s file %q: %w", what, e.Name(), err)
+		}
+		stmt, err := statementOf(string(src))
+		if err != nil {
+			return nil, fmt.Errorf("storage: %s file %q: %w", what, e.Name(), err)
+		}
+		out = append(out, migration{
+			version:  uint32(v),
+			file:     e.Name(),
+			stmt:     stmt,
+			checksum: checksumOf(src),
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	return out, nil
+}
+
+func checksumOf(src []byte) string {
+	sum := sha256.Sum256(src)
+	return hex.EncodeToString(sum[:])
+}
+
+// statementOf returns the one statement in a migration file, with comments
+// removed and a final `;` dropped. Comments go because clickhouse-go scans
+// query text for `?` placeholders and a comment could hold one; a second
+// statement is refused because the native protocol runs one per query.
+func statementOf(src string) (string, error) {
+	var b strings.Builder
+	ended := false // a `;` was seen outside literals and comments
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case c == '-' && strings.HasPrefix(src[i:], "--"):
+			j := strings.IndexByte(src[i:], '\n')
+			if j < 0 {
+				i = len(src)
+			} else {
+				i += j
+			}
+		case c == '/' && strings.HasPrefix(src[i:], "/*"):
+			j := strings.Index(src[i+2:], "*/")
+			if j < 0 {
+				return "", fmt.Errorf("unterminated /* comment at byte %d", i)
+			}
+			b.WriteByte(' ')
+			i += j + 4
+		case c == '\'' || c == '"' || c == '`':
+			if ended {
+				return "", fmt.Errorf("more than one statement (text after `;` at byte %d)", i)
+			}
+			j, err := literalEnd(src, i)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(src[i:j])
+			i = j
+		case c == ';':
+			ended = true
+			i++
+		default:
+			if ended && !isSpace(c) {
+				return "", fmt.Errorf("more than one statement (text after `;` at byte %d)", i)
+			}
+			b.WriteByte(c)
+			i++
+		}
+	}
+	stmt := strings.TrimSpace(b.String())
+	if stmt == "" {
+		return "", fmt.Errorf("no statement")
+	}
+	return stmt, nil
+}
+
+// literalEnd returns the index just past the quoted literal starting at
+// src[start]. ClickHouse escapes a quote with a backslash or by doubling it.
+func literalEnd(src string, start int) (int, error) {
+	q := src[start]
+	for i := start + 1; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			i++
+		case q:
+			if i+1 < len(src) && src[i+1] == q {
+				i++
+				continue
+			}
+			return i + 1, nil
+		}
+	}
+	return 0, fmt.Errorf("unterminated %c literal at byte %d", q, start)
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
