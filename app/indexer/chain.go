@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/indexer/lifecycle"
 	"github.com/tideline-dev/tideline/pkg/indexer/worker"
 	"github.com/tideline-dev/tideline/pkg/registry"
 	"github.com/tideline-dev/tideline/pkg/rpc"
@@ -25,13 +26,15 @@ import (
 // pause, resume and remove: chain_lifecycle.go).
 
 // chainEnv is what the chain commands use: the config, the database with
-// the registry on it, and (when a command needs it) Temporal.
+// the registry on it, and (when a command needs it) Temporal, with the
+// chain lifecycle over both.
 type chainEnv struct {
 	cfg   *config.Config
 	log   *zap.Logger
 	store *storage.ClickHouse
 	reg   *registry.Registry
 	tc    client.Client
+	life  *lifecycle.Chains
 }
 
 func (a *app) chainEnv(ctx context.Context, withTemporal bool) (*chainEnv, func(), error) {
@@ -58,6 +61,7 @@ func (a *app) chainEnv(ctx context.Context, withTemporal bool) (*chainEnv, func(
 			return nil, nil, err
 		}
 		closeAll = func() { e.tc.Close(); store.Close(); _ = log.Sync() }
+		e.life = &lifecycle.Chains{Temporal: e.tc, Namespace: cfg.Temporal.Namespace, Registry: e.reg, Rows: store}
 	}
 	return e, closeAll, nil
 }

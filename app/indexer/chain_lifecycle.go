@@ -1,8 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -11,12 +11,12 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/pkg/registry"
-	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/indexer/lifecycle"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
-// `indexer chain pause|resume|remove`.
+// `indexer chain pause|resume|remove`: flags and printing. The steps and
+// their order are pkg/indexer/lifecycle's, shared with the workers.
 
 func (a *app) chainPauseCmd() *cobra.Command {
 	return &cobra.Command{
@@ -47,8 +47,7 @@ func (a *app) chainResumeCmd() *cobra.Command {
 	}
 }
 
-// setPaused is pause and resume: the stored state first (so that workers
-// keep it), then Temporal at once (so that nothing waits for a poll).
+// setPaused is pause and resume (lifecycle.Pause, lifecycle.Resume).
 func (a *app) setPaused(cmd *cobra.Command, id string, paused bool) error {
 	ctx := cmd.Context()
 	e, done, err := a.chainEnv(ctx, true)
@@ -56,54 +55,50 @@ func (a *app) setPaused(cmd *cobra.Command, id string, paused bool) error {
 		return err
 	}
 	defer done()
-	state, verb := registry.Active, "resumed"
+	pause, verb := e.life.Resume, "resumed"
 	if paused {
-		state, verb = registry.Paused, "paused"
+		pause, verb = e.life.Pause, "paused"
 	}
-	_, changed, err := e.reg.SetState(ctx, id, state, false)
+	res, err := pause(ctx, id)
 	if err != nil {
 		return err
 	}
-	schedules, err := temporal.SetSchedulesPaused(ctx, e.tc, id, paused)
-	if err != nil {
-		return err
+	if res.HeadScan != nil {
+		e.log.Warn("could not start a HeadScan at once; it runs at its next interval", zap.String("chain_id", id), zap.Error(res.HeadScan))
 	}
-	// Workers may have done it first: say how things are, not what this
-	// command changed.
-	exist, nPaused, err := temporal.SchedulesPaused(ctx, e.tc, id)
-	if err != nil {
-		return err
+	printPaused(cmd.OutOrStdout(), res, verb)
+	if paused {
+		fmt.Fprintln(cmd.OutOrStdout(), "running IndexBlock and IndexRange workflows finish; workers stop its push source within "+e.cfg.Registry.PollInterval.String())
 	}
-	running, err := temporal.SignalSchedulerPause(ctx, e.tc, id, paused)
-	if err != nil {
-		return err
-	}
-	if !paused {
-		// Catch up now rather than at the next interval.
-		if err := temporal.TriggerSchedule(ctx, e.tc, temporal.HeadScanScheduleID(id)); err != nil {
-			e.log.Warn("could not start a HeadScan at once; it runs at its next interval", zap.String("chain_id", id), zap.Error(err))
-		}
-	}
-	out := cmd.OutOrStdout()
-	if !changed {
-		fmt.Fprintf(out, "chain %s was %s already; ", id, verb)
+	e.log.Info("chain "+verb, zap.String("chain_id", id), zap.Strings("schedules", res.SchedulesChanged),
+		zap.Bool("scheduler", res.Scheduler != lifecycle.NoScheduler), zap.Bool("scheduler_signalled", res.Signalled))
+	return nil
+}
+
+// printPaused says how the chain stands (workers may have paused or
+// resumed it first), not only what this command changed.
+func printPaused(out io.Writer, res lifecycle.PauseResult, verb string) {
+	if !res.Stored {
+		fmt.Fprintf(out, "chain %s was %s already; ", res.ChainID, verb)
 	} else {
-		fmt.Fprintf(out, "chain %s %s: ", id, verb)
+		fmt.Fprintf(out, "chain %s %s: ", res.ChainID, verb)
 	}
 	sched := "no scheduler running"
-	if running {
-		sched = "scheduler " + temporal.SchedulerID(id) + " " + verb
+	switch res.Scheduler {
+	case lifecycle.SchedulerPaused, lifecycle.SchedulerActive:
+		sched = "scheduler " + temporal.SchedulerID(res.ChainID) + " " + verb
+	case lifecycle.SchedulerUnknown:
+		sched = "scheduler " + temporal.SchedulerID(res.ChainID) + " not signalled"
 	}
-	if paused {
-		fmt.Fprintf(out, "%d of %d Schedules paused, %s\n", nPaused, exist, sched)
+	n := len(res.Schedules) // every one is as asked, or an error was returned
+	if res.Paused {
+		fmt.Fprintf(out, "%d of %d Schedules paused, %s\n", n, n, sched)
 	} else {
-		fmt.Fprintf(out, "%d of %d Schedules running, %s\n", exist-nPaused, exist, sched)
+		fmt.Fprintf(out, "%d of %d Schedules running, %s\n", n, n, sched)
 	}
-	if paused {
-		fmt.Fprintln(out, "running IndexBlock and IndexRange workflows finish; workers stop its push source within "+e.cfg.Registry.PollInterval.String())
+	if res.Unanswered != nil {
+		fmt.Fprintf(out, "%v; the workers ask it again at every poll\n", res.Unanswered)
 	}
-	e.log.Info("chain "+verb, zap.String("chain_id", id), zap.Strings("schedules", schedules), zap.Bool("scheduler", running))
-	return nil
 }
 
 func (a *app) chainRemoveCmd() *cobra.Command {
@@ -133,52 +128,30 @@ it would do.`,
 			defer done()
 			out := cmd.OutOrStdout()
 			if !yes {
-				if _, ok := e.cfg.Chains[id]; ok {
-					return &registry.DeclaredInFileError{ID: id}
-				}
-				if _, found, err := e.reg.Get(ctx, id); err != nil {
-					return err
-				} else if !found {
-					return &registry.NotFoundError{ID: id}
-				}
-				res, err := temporal.RemoveChain(ctx, e.tc, e.cfg.Temporal.Namespace, id, true)
+				plan, err := e.life.PlanRemove(ctx, id, dropData)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(out, "chain %s: would delete %d Schedules and terminate %d running workflows\n", id, len(res.Schedules), len(res.Workflows))
-				if dropData {
-					rows, err := e.store.ChainRows(ctx, id)
-					if err != nil {
-						return err
-					}
-					fmt.Fprintf(out, "and delete its rows: %s\n", formatRows(rows))
-				} else {
-					fmt.Fprintln(out, "its rows would be kept (--drop-data deletes them)")
-				}
-				fmt.Fprintln(out, "run again with --yes to do it")
+				printRemovePlan(out, plan)
 				return nil
 			}
-			if _, _, err := e.reg.SetState(ctx, id, registry.Removed, dropData); err != nil {
-				return err
-			}
-			res, err := temporal.RemoveChain(ctx, e.tc, e.cfg.Temporal.Namespace, id, false)
-			if err != nil {
-				return err
+			res, err := e.life.Remove(ctx, id, dropData)
+			if len(lifecycle.Failures(err)) == 0 && err != nil {
+				return err // refused: nothing done
 			}
 			fmt.Fprintf(out, "chain %s removed: %d Schedules deleted, %d running workflows terminated; workers stop it within %s\n",
 				id, len(res.Schedules), len(res.Workflows), e.cfg.Registry.PollInterval)
 			e.log.Info("chain removed", zap.String("chain_id", id), zap.Int("schedules", len(res.Schedules)),
 				zap.Int("workflows", len(res.Workflows)), zap.Bool("drop_data", dropData))
+			if err != nil {
+				return err
+			}
 			if !dropData {
 				fmt.Fprintln(out, "its rows are kept")
 				return nil
 			}
-			tables, err := e.store.DeleteChainRows(ctx, id)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "deleting its rows from %d tables (%s)\n", len(tables), strings.Join(tables, ", "))
-			if err := waitMutations(ctx, e.store, wait); err != nil {
+			fmt.Fprintf(out, "deleting its rows from %d tables (%s)\n", len(res.Tables), strings.Join(res.Tables, ", "))
+			if err := e.life.WaitRowsDeleted(ctx, wait); err != nil {
 				return err
 			}
 			fmt.Fprintln(out, "its rows are deleted")
@@ -191,26 +164,14 @@ it would do.`,
 	return cmd
 }
 
-// waitMutations waits until the database has no unfinished mutation.
-func waitMutations(ctx context.Context, store *storage.ClickHouse, wait time.Duration) error {
-	deadline := time.Now().Add(wait)
-	for {
-		n, err := store.PendingMutations(ctx)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d deletions still running after %s; they go on in the background (system.mutations)", n, wait)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
+func printRemovePlan(out io.Writer, plan lifecycle.Removal) {
+	fmt.Fprintf(out, "chain %s: would delete %d Schedules and terminate %d running workflows\n", plan.ChainID, len(plan.Schedules), len(plan.Workflows))
+	if plan.DropData {
+		fmt.Fprintf(out, "and delete its rows: %s\n", formatRows(plan.Rows))
+	} else {
+		fmt.Fprintln(out, "its rows would be kept (--drop-data deletes them)")
 	}
+	fmt.Fprintln(out, "run again with --yes to do it")
 }
 
 func formatRows(rows map[string]uint64) string {

@@ -9,11 +9,11 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-// Pausing a chain in Temporal (`indexer chain pause|resume`, and each
-// worker as it follows the chain registry): its Schedules (paused or
-// unpaused) and its scheduler (the pause signal and the paused query).
-// Every call is safe to repeat and to make from several processes at
-// once: what is already as asked, or gone, is no error.
+// Pausing a chain in Temporal: its Schedules (paused or unpaused) and its
+// scheduler (the pause signal and the paused query). The order and the
+// rule of when to signal are pkg/indexer/lifecycle's; these are the single
+// calls. Every call is safe to repeat and to make from several processes
+// at once: what is already as asked, or gone, is no error.
 
 // Names of a chain's scheduler controls.
 const (
@@ -27,11 +27,19 @@ const (
 // PauseNote is the note a paused Schedule shows in the Web UI.
 const PauseNote = "chain paused (indexer chain pause); indexer chain resume undoes it"
 
-// SetSchedulesPaused pauses (or unpauses) the chain's Schedules and returns
-// the IDs of those it changed; a Schedule already so, or missing, is left.
-func SetSchedulesPaused(ctx context.Context, c client.Client, chainID string, paused bool) ([]string, error) {
-	var changed []string
+// SchedulesChange is what SetSchedulesPaused found and changed.
+type SchedulesChange struct {
+	Found   []string // the chain's Schedules that exist
+	Changed []string // those of them it paused (or unpaused)
+}
+
+// SetSchedulesPaused pauses (or unpauses) the chain's Schedules: those
+// already so are left, missing ones skipped. On an error the change says
+// what was done before it.
+func SetSchedulesPaused(ctx context.Context, c client.Client, chainID string, paused bool) (SchedulesChange, error) {
+	var out SchedulesChange
 	err := eachSchedule(ctx, c, chainID, func(id string, h client.ScheduleHandle, d *client.ScheduleDescription) error {
+		out.Found = append(out.Found, id)
 		if st := d.Schedule.State; st != nil && st.Paused == paused {
 			return nil
 		}
@@ -44,10 +52,10 @@ func SetSchedulesPaused(ctx context.Context, c client.Client, chainID string, pa
 		if err != nil {
 			return fmt.Errorf("temporal: pausing (%v) schedule %s: %w", paused, id, err)
 		}
-		changed = append(changed, id)
+		out.Changed = append(out.Changed, id)
 		return nil
 	})
-	return changed, err
+	return out, err
 }
 
 // SchedulesPaused reports how many of the chain's Schedules exist and how
