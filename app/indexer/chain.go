@@ -2,15 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
 	"os"
-	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/indexer/lifecycle"
 	"github.com/tideline-dev/tideline/pkg/indexer/worker"
 	"github.com/tideline-dev/tideline/pkg/registry"
 	"github.com/tideline-dev/tideline/pkg/rpc"
@@ -26,14 +22,19 @@ import (
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
+// `indexer chain` and its add and update commands (list: chain_list.go;
+// pause, resume and remove: chain_lifecycle.go).
+
 // chainEnv is what the chain commands use: the config, the database with
-// the registry on it, and (when a command needs it) Temporal.
+// the registry on it, and (when a command needs it) Temporal, with the
+// chain lifecycle over both.
 type chainEnv struct {
 	cfg   *config.Config
 	log   *zap.Logger
 	store *storage.ClickHouse
 	reg   *registry.Registry
 	tc    client.Client
+	life  *lifecycle.Chains
 }
 
 func (a *app) chainEnv(ctx context.Context, withTemporal bool) (*chainEnv, func(), error) {
@@ -60,6 +61,7 @@ func (a *app) chainEnv(ctx context.Context, withTemporal bool) (*chainEnv, func(
 			return nil, nil, err
 		}
 		closeAll = func() { e.tc.Close(); store.Close(); _ = log.Sync() }
+		e.life = &lifecycle.Chains{Temporal: e.tc, Namespace: cfg.Temporal.Namespace, Registry: e.reg, Rows: store}
 	}
 	return e, closeAll, nil
 }
@@ -275,345 +277,4 @@ func checkEndpoints(ctx context.Context, id string, ch config.Chain, log *zap.Lo
 		log.Warn(prefix + ".expected_chain_id is not set: the endpoints are not checked for serving the right chain")
 	}
 	return strings.Join(answered, ", "), nil
-}
-
-// listedChain is one row of `chain list`.
-type listedChain struct {
-	ChainID      string    `json:"chain_id"`
-	State        string    `json:"state"`
-	Source       string    `json:"source"`
-	Endpoints    []string  `json:"endpoints"` // names only: URLs may hold keys
-	PushEndpoint string    `json:"push_endpoint,omitempty"`
-	DropData     bool      `json:"drop_data,omitempty"`
-	Shadowed     bool      `json:"shadowed,omitempty"`
-	UpdatedAt    time.Time `json:"updated_at,omitzero"`
-	Error        string    `json:"error,omitempty"`
-}
-
-func (a *app) chainListCmd() *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the chains of the config file and of the registry: state, source, endpoint names",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			e, done, err := a.chainEnv(ctx, false)
-			if err != nil {
-				return err
-			}
-			defer done()
-			defs, err := e.reg.Definitions(ctx)
-			if err != nil {
-				return err
-			}
-			updated := map[string]time.Time{}
-			for _, d := range defs {
-				updated[d.ID] = d.UpdatedAt
-			}
-			var rows []listedChain
-			for _, en := range registry.Merge(e.cfg.Chains, defs) {
-				row := listedChain{ChainID: en.ID, State: string(en.State), Source: string(en.Source),
-					DropData: en.DropData, Shadowed: en.Shadowed, Endpoints: []string{}}
-				if en.Source == registry.SourceRegistry {
-					row.UpdatedAt = updated[en.ID]
-				}
-				if en.Err != nil {
-					row.Error = en.Err.Error()
-				} else {
-					row.Endpoints = registry.EndpointNames(en.Chain)
-					row.PushEndpoint = en.Chain.Push.Endpoint
-				}
-				rows = append(rows, row)
-			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
-			}
-			printChains(cmd.OutOrStdout(), rows)
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
-}
-
-func printChains(out io.Writer, rows []listedChain) {
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "CHAIN\tSTATE\tSOURCE\tENDPOINTS\tPUSH\tUPDATED")
-	for _, r := range rows {
-		state, source := r.State, r.Source
-		if r.DropData {
-			state += " (data dropped)"
-		}
-		if r.Shadowed {
-			source += " (a registry row of this ID is ignored)"
-		}
-		eps := strings.Join(r.Endpoints, ",")
-		if r.Error != "" {
-			eps = "invalid: " + r.Error
-		}
-		push, upd := r.PushEndpoint, "-"
-		if push == "" {
-			push = "-"
-		}
-		if !r.UpdatedAt.IsZero() {
-			upd = r.UpdatedAt.UTC().Format(time.RFC3339)
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ChainID, state, source, eps, push, upd)
-	}
-	w.Flush()
-}
-
-func (a *app) chainPauseCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "pause <chain>",
-		Short: "Pause a chain: its Schedules and scheduler stop starting work; running workflows finish",
-		Long: `pause stores the chain as paused and pauses it in Temporal at once: its
-HeadScan and GapScan Schedules are paused, and its running catch-up
-scheduler (if any) stops starting heights and waits. IndexBlock and
-IndexRange workflows already running finish. The workers stop its push
-source within registry.poll_interval and keep it paused (a Schedule or
-scheduler resumed by anything else is paused again). indexer chain resume
-undoes it.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.setPaused(cmd, args[0], true)
-		},
-	}
-}
-
-func (a *app) chainResumeCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "resume <chain>",
-		Short: "Resume a paused chain: its Schedules and scheduler run again and it catches up",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.setPaused(cmd, args[0], false)
-		},
-	}
-}
-
-// setPaused is pause and resume: the stored state first (so that workers
-// keep it), then Temporal at once (so that nothing waits for a poll).
-func (a *app) setPaused(cmd *cobra.Command, id string, paused bool) error {
-	ctx := cmd.Context()
-	e, done, err := a.chainEnv(ctx, true)
-	if err != nil {
-		return err
-	}
-	defer done()
-	state, verb := registry.Active, "resumed"
-	if paused {
-		state, verb = registry.Paused, "paused"
-	}
-	_, changed, err := e.reg.SetState(ctx, id, state, false)
-	if err != nil {
-		return err
-	}
-	schedules, err := temporal.SetSchedulesPaused(ctx, e.tc, id, paused)
-	if err != nil {
-		return err
-	}
-	// Workers may have done it first: say how things are, not what this
-	// command changed.
-	exist, nPaused, err := temporal.SchedulesPaused(ctx, e.tc, id)
-	if err != nil {
-		return err
-	}
-	running, err := temporal.SignalSchedulerPause(ctx, e.tc, id, paused)
-	if err != nil {
-		return err
-	}
-	if !paused {
-		// Catch up now rather than at the next interval.
-		if err := temporal.TriggerSchedule(ctx, e.tc, temporal.HeadScanScheduleID(id)); err != nil {
-			e.log.Warn("could not start a HeadScan at once; it runs at its next interval", zap.String("chain_id", id), zap.Error(err))
-		}
-	}
-	out := cmd.OutOrStdout()
-	if !changed {
-		fmt.Fprintf(out, "chain %s was %s already; ", id, verb)
-	} else {
-		fmt.Fprintf(out, "chain %s %s: ", id, verb)
-	}
-	sched := "no scheduler running"
-	if running {
-		sched = "scheduler " + temporal.SchedulerID(id) + " " + verb
-	}
-	if paused {
-		fmt.Fprintf(out, "%d of %d Schedules paused, %s\n", nPaused, exist, sched)
-	} else {
-		fmt.Fprintf(out, "%d of %d Schedules running, %s\n", exist-nPaused, exist, sched)
-	}
-	if paused {
-		fmt.Fprintln(out, "running IndexBlock and IndexRange workflows finish; workers stop its push source within "+e.cfg.Registry.PollInterval.String())
-	}
-	e.log.Info("chain "+verb, zap.String("chain_id", id), zap.Strings("schedules", schedules), zap.Bool("scheduler", running))
-	return nil
-}
-
-func (a *app) chainRemoveCmd() *cobra.Command {
-	var (
-		dropData, yes bool
-		wait          time.Duration
-	)
-	cmd := &cobra.Command{
-		Use:   "remove <chain>",
-		Short: "Stop a chain everywhere, keeping its data (or deleting it with --drop-data); without --yes, only list",
-		Long: `remove stores the chain as removed, deletes its Schedules and terminates its
-scheduler and every running workflow of it; the workers stop polling its
-task queues within registry.poll_interval. Its rows stay in ClickHouse
-unless --drop-data: then they are deleted from every table (one ALTER TABLE
-… DELETE mutation per table, which runs in the background; the command
-waits up to --wait for them), and every worker that ran the chain deletes
-again what it wrote before it stopped. Without --yes it only prints what
-it would do.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id := args[0]
-			ctx := cmd.Context()
-			e, done, err := a.chainEnv(ctx, true)
-			if err != nil {
-				return err
-			}
-			defer done()
-			out := cmd.OutOrStdout()
-			if !yes {
-				if _, ok := e.cfg.Chains[id]; ok {
-					return &registry.DeclaredInFileError{ID: id}
-				}
-				if _, found, err := e.reg.Get(ctx, id); err != nil {
-					return err
-				} else if !found {
-					return &registry.NotFoundError{ID: id}
-				}
-				res, err := temporal.RemoveChain(ctx, e.tc, e.cfg.Temporal.Namespace, id, true)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "chain %s: would delete %d Schedules and terminate %d running workflows\n", id, len(res.Schedules), len(res.Workflows))
-				if dropData {
-					rows, err := e.store.ChainRows(ctx, id)
-					if err != nil {
-						return err
-					}
-					fmt.Fprintf(out, "and delete its rows: %s\n", formatRows(rows))
-				} else {
-					fmt.Fprintln(out, "its rows would be kept (--drop-data deletes them)")
-				}
-				fmt.Fprintln(out, "run again with --yes to do it")
-				return nil
-			}
-			if _, _, err := e.reg.SetState(ctx, id, registry.Removed, dropData); err != nil {
-				return err
-			}
-			res, err := temporal.RemoveChain(ctx, e.tc, e.cfg.Temporal.Namespace, id, false)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "chain %s removed: %d Schedules deleted, %d running workflows terminated; workers stop it within %s\n",
-				id, len(res.Schedules), len(res.Workflows), e.cfg.Registry.PollInterval)
-			e.log.Info("chain removed", zap.String("chain_id", id), zap.Int("schedules", len(res.Schedules)),
-				zap.Int("workflows", len(res.Workflows)), zap.Bool("drop_data", dropData))
-			if !dropData {
-				fmt.Fprintln(out, "its rows are kept")
-				return nil
-			}
-			tables, err := e.store.DeleteChainRows(ctx, id)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "deleting its rows from %d tables (%s)\n", len(tables), strings.Join(tables, ", "))
-			if err := waitMutations(ctx, e.store, wait); err != nil {
-				return err
-			}
-			fmt.Fprintln(out, "its rows are deleted")
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&dropData, "drop-data", false, "delete the chain's rows from every table")
-	cmd.Flags().BoolVar(&yes, "yes", false, "do it (without it: only list)")
-	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "with --drop-data: how long to wait for the deletions to finish")
-	return cmd
-}
-
-// waitMutations waits until the database has no unfinished mutation.
-func waitMutations(ctx context.Context, store *storage.ClickHouse, wait time.Duration) error {
-	deadline := time.Now().Add(wait)
-	for {
-		n, err := store.PendingMutations(ctx)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d deletions still running after %s; they go on in the background (system.mutations)", n, wait)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
-}
-
-func formatRows(rows map[string]uint64) string {
-	var parts []string
-	var total uint64
-	for _, t := range slices.Sorted(maps.Keys(rows)) {
-		if rows[t] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", t, rows[t]))
-			total += rows[t]
-		}
-	}
-	if total == 0 {
-		return "none stored"
-	}
-	return fmt.Sprintf("%d rows (%s)", total, strings.Join(parts, ", "))
-}
-
-// allChains are the chains the commands know: the config file's and the
-// registry's that are not removed (the file wins). A definition that does
-// not decode is left out, with a warning.
-func (a *app) allChains(ctx context.Context, cfg *config.Config, log *zap.Logger) (map[string]config.Chain, error) {
-	store, err := worker.OpenStore(ctx, cfg.ClickHouse, log)
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
-	reg := &registry.Registry{Store: store, File: cfg.Chains}
-	defs, err := reg.Definitions(ctx)
-	if err != nil {
-		// A database from before the registry: the file's chains only.
-		log.Warn("cannot read the chain registry; the config file's chains only", zap.Error(err))
-		return cfg.Chains, nil
-	}
-	out := map[string]config.Chain{}
-	for _, e := range registry.Merge(cfg.Chains, defs) {
-		switch {
-		case e.State == registry.Removed:
-		case e.Err != nil:
-			log.Warn("stored chain definition is not valid; left out", zap.String("chain_id", e.ID), zap.Error(e.Err))
-		default:
-			out[e.ID] = e.Chain
-		}
-	}
-	return out, nil
-}
-
-// knownChain is nil for a chain of the file or the registry, else an
-// error naming it.
-func (a *app) knownChain(ctx context.Context, cfg *config.Config, log *zap.Logger, id string) error {
-	all, err := a.allChains(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	if _, ok := all[id]; !ok {
-		return &config.KeyError{Key: "chains." + id, Reason: "no such chain in the configuration or the chain registry"}
-	}
-	return nil
 }

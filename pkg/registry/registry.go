@@ -218,7 +218,7 @@ func (r *Registry) Update(ctx context.Context, id string, settings map[string]an
 // removal that failed part-way, or to drop its data after all).
 func (r *Registry) SetState(ctx context.Context, id string, state State, dropData bool) (d Definition, changed bool, err error) {
 	if state == Removed {
-		d, err = r.removable(ctx, id)
+		d, err = r.Removable(ctx, id)
 	} else {
 		d, err = r.Current(ctx, id)
 	}
@@ -233,8 +233,10 @@ func (r *Registry) SetState(ctx context.Context, id string, state State, dropDat
 	return d, err == nil, err
 }
 
-// removable is the stored definition of a chain, removed or not.
-func (r *Registry) removable(ctx context.Context, id string) (Definition, error) {
+// Removable is the stored definition of a chain that remove may act on:
+// one of the registry, removed or not (a removal may be finished or its
+// data dropped after all); a chain of the file is refused.
+func (r *Registry) Removable(ctx context.Context, id string) (Definition, error) {
 	if _, ok := r.File[id]; ok {
 		return Definition{}, &DeclaredInFileError{ID: id}
 	}

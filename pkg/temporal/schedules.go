@@ -107,3 +107,25 @@ func DeleteSchedule(ctx context.Context, c client.Client, scheduleID string) (de
 	}
 	return true, nil
 }
+
+// eachSchedule calls fn with the handle and description of each of the
+// chain's Schedules that exists (ScheduleIDs), in order; missing ones are
+// skipped. The first error stops it.
+func eachSchedule(ctx context.Context, c client.Client, chainID string,
+	fn func(id string, h client.ScheduleHandle, d *client.ScheduleDescription) error) error {
+	for _, id := range ScheduleIDs(chainID) {
+		h := c.ScheduleClient().GetHandle(ctx, id)
+		d, err := h.Describe(ctx)
+		var notFound *serviceerror.NotFound
+		if errors.As(err, &notFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("temporal: describing schedule %s: %w", id, err)
+		}
+		if err := fn(id, h, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -7,8 +7,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/pkg/indexer/lifecycle"
 	"github.com/tideline-dev/tideline/pkg/registry"
-	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // Following the chain registry: every registry.poll_interval each worker
@@ -126,6 +126,10 @@ type manager struct {
 	reg      *registry.Registry
 	running  map[string]*chainRun
 	failures map[string]startFailure
+	// life pauses, resumes and sweeps chains in Temporal (and the
+	// database): the steps of `indexer chain pause|resume|remove` that
+	// follow the stored state, which this process has read already.
+	life *lifecycle.Chains
 	// invalid remembers the definition versions already reported as
 	// invalid, so each is logged once.
 	invalid map[string]uint64
@@ -142,6 +146,7 @@ type manager struct {
 func newManager(p *process, reg *registry.Registry) *manager {
 	return &manager{
 		p: p, reg: reg, running: map[string]*chainRun{}, failures: map[string]startFailure{},
+		life:    &lifecycle.Chains{Temporal: p.tc, Namespace: p.cfg.Temporal.Namespace, Rows: p.store, CallTimeout: temporalCallTimeout},
 		invalid: map[string]uint64{}, warned: map[string]string{}, shadowed: map[string]bool{}, now: time.Now,
 	}
 }
@@ -284,30 +289,26 @@ func (m *manager) start(ctx context.Context, e registry.Entry) {
 const temporalCallTimeout = 15 * time.Second
 
 // ensurePaused pauses the chain's Schedules and its running scheduler if
-// they are not (a scheduler from before the pause existed cannot be: it
-// does not answer the query, which is logged once).
+// they are not. A failure, or a scheduler that does not answer, is logged
+// once per chain (a paused chain is checked at every poll) until a poll
+// succeeds.
 func (m *manager) ensurePaused(ctx context.Context, id string) {
-	ctx, cancel := context.WithTimeout(ctx, temporalCallTimeout)
-	defer cancel()
+	res, err := m.life.EnsurePaused(ctx, id)
 	log := m.p.log.With(zap.String("chain_id", id))
-	if changed, err := temporal.SetSchedulesPaused(ctx, m.p.tc, id, true); err != nil {
-		m.warnOnce(id, "could not pause the chain's Schedules; the next poll tries again", err)
-	} else if len(changed) > 0 {
-		log.Info("paused the chain's Schedules", zap.Strings("schedules", changed))
+	if len(res.SchedulesChanged) > 0 {
+		log.Info("paused the chain's Schedules", zap.Strings("schedules", res.SchedulesChanged))
 	}
-	running, paused, err := temporal.SchedulerPaused(ctx, m.p.tc, id)
-	if err != nil {
-		m.warnOnce(id, "could not ask the chain's scheduler whether it is paused (a scheduler from before pausing existed cannot be paused: reset it)", err)
-		return
-	}
-	if running && !paused {
-		if _, err := temporal.SignalSchedulerPause(ctx, m.p.tc, id, true); err != nil {
-			m.warnOnce(id, "could not pause the chain's scheduler; the next poll tries again", err)
-			return
-		}
+	if res.Signalled {
 		log.Info("paused the chain's scheduler")
 	}
-	delete(m.warned, id)
+	switch {
+	case err != nil:
+		m.warnOnce(id, "could not keep the chain paused; the next poll tries again", err)
+	case res.Unanswered != nil:
+		m.warnOnce(id, "could not ask the chain's scheduler whether it is paused (a scheduler from before pausing existed cannot be paused: reset it)", res.Unanswered)
+	default:
+		delete(m.warned, id)
+	}
 }
 
 // warnOnce logs a warning about a chain unless it is the one logged last
@@ -323,50 +324,48 @@ func (m *manager) warnOnce(id, msg string, err error) {
 // ensureActive unpauses the chain's Schedules and resumes its scheduler if
 // they are paused.
 func (m *manager) ensureActive(ctx context.Context, id string) {
-	ctx, cancel := context.WithTimeout(ctx, temporalCallTimeout)
-	defer cancel()
+	res, err := m.life.EnsureActive(ctx, id)
 	log := m.p.log.With(zap.String("chain_id", id))
-	if changed, err := temporal.SetSchedulesPaused(ctx, m.p.tc, id, false); err != nil {
-		log.Warn("could not unpause the chain's Schedules", zap.Error(err))
-	} else if len(changed) > 0 {
-		log.Info("unpaused the chain's Schedules", zap.Strings("schedules", changed))
+	if len(res.SchedulesChanged) > 0 {
+		log.Info("unpaused the chain's Schedules", zap.Strings("schedules", res.SchedulesChanged))
 	}
-	running, paused, err := temporal.SchedulerPaused(ctx, m.p.tc, id)
-	if err == nil && running && paused {
-		if _, err := temporal.SignalSchedulerPause(ctx, m.p.tc, id, false); err != nil {
-			log.Warn("could not resume the chain's scheduler", zap.Error(err))
-			return
-		}
+	if res.Signalled {
 		log.Info("resumed the chain's scheduler")
+	}
+	switch {
+	case err != nil:
+		log.Warn("could not make the chain active in Temporal", zap.Error(err))
+	case res.Unanswered != nil:
+		log.Warn("could not ask the chain's scheduler whether it is paused", zap.Error(res.Unanswered))
 	}
 }
 
 // remove stops a removed chain: here first (so that this process starts
-// nothing more for it), then in Temporal, whatever any process started
-// before it stopped (RemoveChain), then, with drop_data, its rows. Every
-// worker that ran the chain does the same, the last one after every
-// process has stopped writing it, so no row written meanwhile survives.
+// nothing more for it), then sweeps it (lifecycle.Sweep): whatever any
+// process started in Temporal before it stopped, then, with drop_data,
+// its rows. Every worker that ran the chain does the same, the last one
+// after every process has stopped writing it, so no row written meanwhile
+// survives.
 func (m *manager) remove(ctx context.Context, e registry.Entry) {
 	log := m.p.log.With(zap.String("chain_id", e.ID))
 	m.running[e.ID].stop()
 	delete(m.running, e.ID)
-	tctx, cancel := context.WithTimeout(ctx, 4*temporalCallTimeout)
-	res, err := temporal.RemoveChain(tctx, m.p.tc, m.p.cfg.Temporal.Namespace, e.ID, false)
-	cancel()
-	if err != nil {
-		log.Error("chain removed: stopped here, but its Schedules or workflows could not all be removed; run indexer chain remove again", zap.Error(err))
+	res, err := m.life.Sweep(ctx, e.ID, e.DropData)
+	rowsFailed := false
+	for _, f := range lifecycle.Failures(err) {
+		switch f.Step {
+		case lifecycle.StepRows:
+			rowsFailed = true
+			log.Error("chain removed with --drop-data: deleting its rows failed; run indexer chain remove --drop-data again", zap.Error(f))
+		default:
+			log.Error("chain removed: stopped here, but its Schedules or workflows could not all be removed; run indexer chain remove again", zap.Error(f))
+		}
 	}
 	log.Info("chain removed: stopped", zap.Int("schedules_deleted", len(res.Schedules)), zap.Int("workflows_terminated", len(res.Workflows)),
 		zap.Bool("drop_data", e.DropData))
-	if !e.DropData {
-		return
+	if e.DropData && !rowsFailed {
+		log.Info("chain removed: deleting its rows", zap.Strings("tables", res.Tables))
 	}
-	tables, err := m.p.store.DeleteChainRows(ctx, e.ID)
-	if err != nil {
-		log.Error("chain removed with --drop-data: deleting its rows failed; run indexer chain remove --drop-data again", zap.Error(err))
-		return
-	}
-	log.Info("chain removed: deleting its rows", zap.Strings("tables", tables))
 }
 
 // stopAll stops every chain of this process (at exit).
