@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/indexer/worker"
 	"github.com/tideline-dev/tideline/pkg/registry"
 	"github.com/tideline-dev/tideline/pkg/rpc"
+	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -51,9 +53,11 @@ serving while either is down.`,
 // the address once the socket is open. The api command and the dev stack
 // both run it.
 func serveAPI(ctx context.Context, cfg *config.Config, log *zap.Logger, listening func(addr string)) error {
-	store, err := worker.OpenStore(ctx, cfg.ClickHouse, log)
+	// The API only reads, with a store that has no write method, so that
+	// clickhouse.username may be a read-only user.
+	store, err := storage.OpenReader(ctx, worker.StoreConfig(cfg.ClickHouse), log)
 	if err != nil {
-		return err
+		return fmt.Errorf("clickhouse.addr %s: %w", cfg.ClickHouse.Addr, err)
 	}
 	defer store.Close()
 	tc, err := temporal.DialLazy(cfg.Temporal, log)
@@ -65,11 +69,12 @@ func serveAPI(ctx context.Context, cfg *config.Config, log *zap.Logger, listenin
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	nodes := &nodeClients{log: log, m: rpc.NewMetrics(reg), clients: map[string]*nodeClient{}}
 	defer nodes.closeAll()
-	chains := &registry.Registry{Store: store, File: cfg.Chains}
 	srv, err := api.New(api.Options{
-		Config:       cfg.API,
-		Chains:       cfg.Chains,
-		ChainSource:  func(ctx context.Context) (map[string]config.Chain, error) { return servedChains(ctx, chains, log) },
+		Config: cfg.API,
+		Chains: cfg.Chains,
+		ChainSource: func(ctx context.Context) (map[string]config.Chain, error) {
+			return servedChains(ctx, store, cfg.Chains, log)
+		},
 		ChainRefresh: cfg.Registry.PollInterval,
 		Store:        store,
 		Head:         nodes.head,
@@ -93,13 +98,13 @@ func serveAPI(ctx context.Context, cfg *config.Config, log *zap.Logger, listenin
 // servedChains are the chains of the file and the registry's that are not
 // removed (the file wins). When the registry cannot be read the API keeps
 // the chains it serves (the file's at start).
-func servedChains(ctx context.Context, reg *registry.Registry, log *zap.Logger) (map[string]config.Chain, error) {
-	defs, err := reg.Definitions(ctx)
+func servedChains(ctx context.Context, records registry.Records, file map[string]config.Chain, log *zap.Logger) (map[string]config.Chain, error) {
+	defs, err := registry.Definitions(ctx, records)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]config.Chain{}
-	for _, e := range registry.Merge(reg.File, defs) {
+	for _, e := range registry.Merge(file, defs) {
 		switch {
 		case e.State == registry.Removed:
 		case e.Err != nil:

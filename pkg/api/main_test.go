@@ -123,7 +123,7 @@ func newTestAPI(t *testing.T, cfg config.API, opts ...func(*Options)) *testAPI {
 	o := Options{
 		Config: cfg,
 		Chains: map[string]config.Chain{testChain: {Type: config.ChainTypeEthereum, BlockTime: 12 * time.Second}},
-		Store:  store, Registry: reg, Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
+		Store:  store.Reader(), Registry: reg, Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
 	}
 	for _, f := range opts {
 		f(&o)

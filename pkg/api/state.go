@@ -144,8 +144,8 @@ func (vs *views) read(ctx context.Context, chainID string, start uint64) (view, 
 	return v, nil
 }
 
-// Store is what the API reads: *storage.ClickHouse (pkg/storage/read.go
-// says what each does).
+// Store is what the API reads: *storage.Reader, which has no write method
+// (pkg/storage/read.go says what each does).
 type Store interface {
 	ReadState(ctx context.Context, chainID string) (storage.State, error)
 	ReadWatermark(ctx context.Context, chainID string, start uint64, st storage.State) (uint64, bool, error)
@@ -164,4 +164,4 @@ type Store interface {
 	AggregatesAt(ctx context.Context, chainID string, heights []uint64) (map[uint64]storage.AggregateRow, error)
 }
 
-var _ Store = (*storage.ClickHouse)(nil)
+var _ Store = (*storage.Reader)(nil)

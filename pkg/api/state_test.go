@@ -30,7 +30,7 @@ func (c *countingState) ReadState(ctx context.Context, chainID string) (storage.
 func TestViewsReadOncePerRefresh(t *testing.T) {
 	a := newTestAPI(t, config.API{})
 	a.write(t, sampleChain(5))
-	cs := &countingState{Store: a.store}
+	cs := &countingState{Store: a.store.Reader()}
 	vs := newViews(cs, time.Hour)
 	now := time.Unix(1000, 0)
 	vs.now = func() time.Time { return now }

@@ -95,7 +95,19 @@ func CheckSecrets(id string, ch config.Chain) error {
 // row that does not decode (written by a newer version, say) is kept with
 // its error in Err, so that it never hides the others.
 func (r *Registry) Definitions(ctx context.Context) ([]Definition, error) {
-	recs, err := r.Store.ChainRecords(ctx)
+	return Definitions(ctx, r.Store)
+}
+
+// Records is what reading the definitions needs: *storage.ClickHouse and
+// the query API's read-only *storage.Reader both have it.
+type Records interface {
+	ChainRecords(ctx context.Context) ([]storage.ChainRecord, error)
+}
+
+// Definitions returns every stored definition, one whose settings cannot
+// be decoded with its Err set (so that a bad row does not hide the rest).
+func Definitions(ctx context.Context, store Records) ([]Definition, error) {
+	recs, err := store.ChainRecords(ctx)
 	if err != nil {
 		return nil, err
 	}

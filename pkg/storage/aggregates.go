@@ -4,35 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 )
 
 // The aggregator's reads and writes (migration create_aggregates): the
 // canonical blocks it counts, and the cumulative rows it writes. What the
 // query API reads of aggregates is its own business (a row per height).
-
-// Derived is what the aggregator (aggregates.go) and retention
-// (prune.go) need of the database.
-type Derived interface {
-	// BlockCounts reads the canonical blocks of [from, to], ascending.
-	BlockCounts(ctx context.Context, chainID string, from, to uint64) ([]BlockCount, error)
-	// AggregateRows reads the aggregates rows of [from, to], ascending.
-	AggregateRows(ctx context.Context, chainID string, from, to uint64) ([]AggregateRow, error)
-	// LastAggregate reads the highest aggregates row.
-	LastAggregate(ctx context.Context, chainID string) (AggregateRow, bool, error)
-	// WriteAggregates inserts consecutive rows in one insert.
-	WriteAggregates(ctx context.Context, chainID string, rows []AggregateRow) error
-	// RowsAtOrBelow counts the chain's rows at or below a height per
-	// table of PruneTables.
-	RowsAtOrBelow(ctx context.Context, chainID string, height uint64) (map[string]uint64, error)
-	// PruneRows deletes them (partition drops, else a mutation).
-	PruneRows(ctx context.Context, chainID string, height uint64) (PruneResult, error)
-	// HighestBlockBefore is the highest height of [from, to] older than
-	// cutoff.
-	HighestBlockBefore(ctx context.Context, chainID string, from, to uint64, cutoff time.Time) (uint64, bool, error)
-	// PendingMutations counts the database's unfinished mutations.
-	PendingMutations(ctx context.Context) (uint64, error)
-}
 
 // BlockCount is what the aggregator reads of one canonical block: its
 // link to the chain and what it adds to the totals.

@@ -54,7 +54,7 @@ func (c *ClickHouse) SaveChainRecord(ctx context.Context, rec ChainRecord) (Chai
 
 // ChainRecords returns the newest row of every chain ever registered
 // (removed ones too), by chain ID.
-func (c *ClickHouse) ChainRecords(ctx context.Context) ([]ChainRecord, error) {
+func (c *db) ChainRecords(ctx context.Context) ([]ChainRecord, error) {
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
 	query, args := chainRecordsQuery{}.toSQL()
@@ -83,7 +83,7 @@ func (c *ClickHouse) ChainRecords(ctx context.Context) ([]ChainRecord, error) {
 
 // ChainRecord returns the newest row of one chain; found is false if the
 // chain was never registered.
-func (c *ClickHouse) ChainRecord(ctx context.Context, chainID string) (ChainRecord, bool, error) {
+func (c *db) ChainRecord(ctx context.Context, chainID string) (ChainRecord, bool, error) {
 	all, err := c.ChainRecords(ctx)
 	if err != nil {
 		return ChainRecord{}, false, err

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
@@ -230,8 +231,7 @@ func TestWriteBlockWithoutTransactions(t *testing.T) {
 	in.Block.Timestamp = 0 // genesis of a dev chain
 
 	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(in)))
-	blocks, txs, logs, err := c.CountRows(ctx, "1")
-	require.NoError(t, err)
+	blocks, txs, logs := testkit.CountRows(t, testCH.Addr, c.cfg.Database, "1")
 	require.Equal(t, [3]uint64{1, 0, 0}, [3]uint64{blocks, txs, logs})
 	require.Equal(t, in.Block, readBlockData(t, c, "1", 0).Block)
 }
@@ -264,8 +264,7 @@ func TestWriteSameHeightTwiceLeavesOneLogicalRow(t *testing.T) {
 
 	require.Equal(t, uint64(2), rawCount(t, c, tableBlocks, "1"), "both writes are on disk")
 	require.Equal(t, uint64(6), rawCount(t, c, tableLogs, "1"))
-	blocks, txs, logs, err := c.CountRows(ctx, "1")
-	require.NoError(t, err)
+	blocks, txs, logs := testkit.CountRows(t, testCH.Addr, c.cfg.Database, "1")
 	require.Equal(t, [3]uint64{1, 2, 3}, [3]uint64{blocks, txs, logs})
 
 	top, found, err := c.LastIndexed(ctx, "1")
@@ -277,8 +276,7 @@ func TestWriteSameHeightTwiceLeavesOneLogicalRow(t *testing.T) {
 	require.NoError(t, c.execSQL(ctx, "SYSTEM START MERGES "+c.cfg.Database+"."+tableBlocks))
 	require.NoError(t, c.execSQL(ctx, "OPTIMIZE TABLE "+tableBlocks+" FINAL"))
 	require.Equal(t, uint64(1), rawCount(t, c, tableBlocks, "1"))
-	blocks, _, _, err = c.CountRows(ctx, "1")
-	require.NoError(t, err)
+	blocks, _, _ = testkit.CountRows(t, testCH.Addr, c.cfg.Database, "1")
 	require.Equal(t, uint64(1), blocks)
 }
 
@@ -304,8 +302,7 @@ func TestRewriteNewestWins(t *testing.T) {
 	}
 	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(replacement)))
 
-	hashes, err := c.BlockHashes(ctx, "1", 0, 10)
-	require.NoError(t, err)
+	hashes := testkit.BlockHashes(t, testCH.Addr, c.cfg.Database, "1", 0, 10)
 	require.Equal(t, map[uint64]string{5: replacement.Block.Hash, 6: sampleBlock(6).Block.Hash}, hashes)
 
 	got := readBlockData(t, c, "1", 5)
@@ -620,19 +617,14 @@ func TestCancelledContextReturnsPromptly(t *testing.T) {
 			_, err := c.MissingHeights(ctx, "1", 0, 10, 10)
 			return err
 		},
-		"BlockHashes": func() error { _, err := c.BlockHashes(ctx, "1", 0, 10); return err },
 		"StoredBlocks": func() error {
 			_, err := c.StoredBlocks(ctx, "1", 0, 10)
 			return err
 		},
 		"RemoveBlock": func() error { return c.RemoveBlock(ctx, "1", 1) },
-		"CountRows": func() error {
-			_, _, _, err := c.CountRows(ctx, "1")
-			return err
-		},
-		"SaveState": func() error { return c.SaveState(ctx, "1", "k", 1) },
-		"LoadState": func() error { _, _, err := c.LoadState(ctx, "1", "k"); return err },
-		"Migrate":   func() error { return c.Migrate(ctx) },
+		"SaveState":   func() error { return c.SaveState(ctx, "1", "k", 1) },
+		"LoadState":   func() error { _, _, err := c.LoadState(ctx, "1", "k"); return err },
+		"Migrate":     func() error { return c.Migrate(ctx) },
 	}
 	for name, call := range calls {
 		err := call()

@@ -159,35 +159,6 @@ func (q indexedNumbersQuery) toSQL() (string, []any) {
 		[]any{q.chainID, q.from, q.to}
 }
 
-// blockHashesQuery picks, per height, the hash of the newest write:
-// argMax over version is exact whether or not the parts have merged, and
-// cheaper than FINAL on a range. A height whose newest row is a tombstone
-// (the node no longer has the block) is left out.
-type blockHashesQuery struct {
-	chainID  string
-	from, to uint64
-}
-
-func (q blockHashesQuery) toSQL() (string, []any) {
-	return "SELECT number, argMax(hash, version) FROM blocks" +
-			" WHERE chain_id = ? AND number BETWEEN ? AND ? GROUP BY number" +
-			" HAVING argMax(is_canonical, version) = 1",
-		[]any{q.chainID, q.from, q.to}
-}
-
-// countFinalQuery counts logical rows: FINAL collapses the versions of a
-// key that merges have not collapsed yet, and the WHERE on is_canonical
-// (applied after FINAL; never as PREWHERE) drops tombstones.
-type countFinalQuery struct {
-	table   string
-	chainID string
-}
-
-func (q countFinalQuery) toSQL() (string, []any) {
-	return fmt.Sprintf("SELECT count() FROM %s FINAL WHERE chain_id = ? AND is_canonical = 1", q.table),
-		[]any{q.chainID}
-}
-
 // loadStateQuery reads the newest value of one state key; count() tells a
 // missing key apart from a stored 0.
 type loadStateQuery struct {

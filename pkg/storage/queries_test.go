@@ -69,19 +69,6 @@ func TestStatementsToSQL(t *testing.T) {
 			args: []any{"1", uint64(10), uint64(19)},
 		},
 		{
-			name: "block hashes",
-			stmt: blockHashesQuery{"1", 0, 9},
-			sql: "SELECT number, argMax(hash, version) FROM blocks WHERE chain_id = ? AND number BETWEEN ? AND ? GROUP BY number" +
-				" HAVING argMax(is_canonical, version) = 1",
-			args: []any{"1", uint64(0), uint64(9)},
-		},
-		{
-			name: "count final",
-			stmt: countFinalQuery{tableLogs, "1"},
-			sql:  "SELECT count() FROM logs FINAL WHERE chain_id = ? AND is_canonical = 1",
-			args: []any{"1"},
-		},
-		{
 			name: "stored blocks",
 			stmt: storedBlocksQuery{"1", 3, 7},
 			sql: "SELECT number, argMax(hash, version), argMax(parent_hash, version), argMax(is_canonical, version)" +
@@ -211,7 +198,7 @@ func TestNoFeaturesMissingFrom1816(t *testing.T) {
 	}
 	for _, s := range []statement{
 		insertStmt{tableBlocks, blockColumns}, indexedCountQuery{}, lastIndexedQuery{},
-		chunkCountsQuery{runs: []chain.HeightRange{{}}}, indexedNumbersQuery{}, blockHashesQuery{}, countFinalQuery{tableBlocks, ""},
+		chunkCountsQuery{runs: []chain.HeightRange{{}}}, indexedNumbersQuery{},
 		loadStateQuery{}, databaseExistsQuery{}, createSchemaMigrationsStmt{}, appliedMigrationsQuery{},
 		storedBlocksQuery{}, canonicalPositionsQuery{}, columnExistsQuery{}, serverVersionQuery{}, partitionsQuery{}, rangeCountsQuery{ranges: []chain.HeightRange{{}}},
 		insertStmt{tableLogs, logRewriteColumns}, insertStmt{tableAddressTxs, addressTxColumns},

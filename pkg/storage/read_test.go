@@ -25,32 +25,32 @@ func TestReadMainTables(t *testing.T) {
 	require.NoError(t, c.WriteBlocks(ctx, chainID, in))
 	require.NoError(t, c.WriteBlocks(ctx, "other", blocksOf(sampleBlock(11))))
 
-	blocks, err := c.BlocksInRange(ctx, chainID, 10, 12)
+	blocks, err := c.Reader().BlocksInRange(ctx, chainID, 10, 12)
 	require.NoError(t, err)
 	require.Equal(t, []chain.Block{in[0].Block, in[1].Block, in[2].Block}, blocks, "every column read back")
 
-	blocks, err = c.BlocksAt(ctx, chainID, []uint64{12, 10, 99})
+	blocks, err = c.Reader().BlocksAt(ctx, chainID, []uint64{12, 10, 99})
 	require.NoError(t, err)
 	require.Equal(t, []chain.Block{in[0].Block, in[2].Block}, blocks)
 
-	txs, err := c.BlockTransactions(ctx, chainID, 11, 1, 10)
+	txs, err := c.Reader().BlockTransactions(ctx, chainID, 11, 1, 10)
 	require.NoError(t, err)
 	require.Equal(t, []chain.Transaction{in[1].Transactions[1]}, txs)
 
-	txs, err = c.TransactionsAt(ctx, chainID, []Position{{12, 0}, {10, 1}, {13, 0}, {11, 7}})
+	txs, err = c.Reader().TransactionsAt(ctx, chainID, []Position{{12, 0}, {10, 1}, {13, 0}, {11, 7}})
 	require.NoError(t, err)
 	require.Equal(t, []chain.Transaction{in[0].Transactions[1], in[2].Transactions[0]}, txs)
 
-	logs, err := c.TxLogs(ctx, chainID, Position{11, 1})
+	logs, err := c.Reader().TxLogs(ctx, chainID, Position{11, 1})
 	require.NoError(t, err)
 	require.Equal(t, in[1].Logs[1:], logs)
 
-	times, err := c.BlockTimes(ctx, chainID, []uint64{12, 10, 99})
+	times, err := c.Reader().BlockTimes(ctx, chainID, []uint64{12, 10, 99})
 	require.NoError(t, err)
 	require.Equal(t, map[uint64]BlockTime{
 		10: {in[0].Block.Hash, in[0].Block.Timestamp}, 12: {in[2].Block.Hash, in[2].Block.Timestamp},
 	}, times)
-	fees, err := c.TransactionFees(ctx, chainID, []Position{{11, 0}, {12, 1}, {12, 5}})
+	fees, err := c.Reader().TransactionFees(ctx, chainID, []Position{{11, 0}, {12, 1}, {12, 5}})
 	require.NoError(t, err)
 	tx0, tx1 := in[1].Transactions[0], in[2].Transactions[1]
 	require.Equal(t, map[Position]TxFee{
@@ -58,7 +58,7 @@ func TestReadMainTables(t *testing.T) {
 		{12, 1}: {tx1.Hash, tx1.GasPrice, tx1.EffectiveGasPrice, tx1.GasUsed},
 	}, fees)
 
-	all, err := c.Logs(ctx, chainID, LogQuery{From: 10, To: 12, Limit: 100})
+	all, err := c.Reader().Logs(ctx, chainID, LogQuery{From: 10, To: 12, Limit: 100})
 	require.NoError(t, err)
 	require.Equal(t, append(append(append([]chain.Log{}, in[0].Logs...), in[1].Logs...), in[2].Logs...), all)
 
@@ -92,7 +92,7 @@ func TestReadMainTables(t *testing.T) {
 			[]Position{{10, 2}, {11, 0}, {11, 1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := c.Logs(ctx, chainID, tc.q)
+			got, err := c.Reader().Logs(ctx, chainID, tc.q)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, positions(got))
 		})
@@ -101,23 +101,23 @@ func TestReadMainTables(t *testing.T) {
 	// A height the node no longer has: its rows are tombstones and no read
 	// shows them.
 	require.NoError(t, c.RemoveBlock(ctx, chainID, 11))
-	blocks, err = c.BlocksInRange(ctx, chainID, 10, 12)
+	blocks, err = c.Reader().BlocksInRange(ctx, chainID, 10, 12)
 	require.NoError(t, err)
 	require.Len(t, blocks, 2)
 	require.Equal(t, []uint64{10, 12}, []uint64{blocks[0].Number, blocks[1].Number})
-	txs, err = c.TransactionsAt(ctx, chainID, []Position{{11, 0}, {11, 1}})
+	txs, err = c.Reader().TransactionsAt(ctx, chainID, []Position{{11, 0}, {11, 1}})
 	require.NoError(t, err)
 	require.Empty(t, txs)
-	all, err = c.Logs(ctx, chainID, LogQuery{From: 11, To: 11, Limit: 100})
+	all, err = c.Reader().Logs(ctx, chainID, LogQuery{From: 11, To: 11, Limit: 100})
 	require.NoError(t, err)
 	require.Empty(t, all)
-	logs, err = c.TxLogs(ctx, chainID, Position{11, 1})
+	logs, err = c.Reader().TxLogs(ctx, chainID, Position{11, 1})
 	require.NoError(t, err)
 	require.Empty(t, logs)
-	times, err = c.BlockTimes(ctx, chainID, []uint64{11})
+	times, err = c.Reader().BlockTimes(ctx, chainID, []uint64{11})
 	require.NoError(t, err)
 	require.Empty(t, times)
-	fees, err = c.TransactionFees(ctx, chainID, []Position{{11, 0}})
+	fees, err = c.Reader().TransactionFees(ctx, chainID, []Position{{11, 0}})
 	require.NoError(t, err)
 	require.Empty(t, fees)
 }
@@ -137,13 +137,13 @@ func TestReadLookupTables(t *testing.T) {
 		[]any{chainID, x, uint64(8), uint32(1), bh(8), uint8(1), v1},
 		[]any{"other", x, uint64(1), uint32(0), bh(1), uint8(1), v1})
 	insertRows(t, c, tableTxByHash, txByHashColumns, []any{chainID, x, uint64(3), uint32(2), bh(3), uint8(0), v2})
-	ps, err := c.TxPositionsByHash(ctx, chainID, x, 0, 100)
+	ps, err := c.Reader().TxPositionsByHash(ctx, chainID, x, 0, 100)
 	require.NoError(t, err)
 	require.Equal(t, []Position{{5, 0}, {8, 1}}, ps, "first by height, tombstone hidden")
-	ps, err = c.TxPositionsByHash(ctx, chainID, x, 0, 6)
+	ps, err = c.Reader().TxPositionsByHash(ctx, chainID, x, 0, 6)
 	require.NoError(t, err)
 	require.Equal(t, []Position{{5, 0}}, ps)
-	ps, err = c.TxPositionsByHash(ctx, chainID, hash('a', 2), 0, 100)
+	ps, err = c.Reader().TxPositionsByHash(ctx, chainID, hash('a', 2), 0, 100)
 	require.NoError(t, err)
 	require.Empty(t, ps)
 
@@ -151,13 +151,13 @@ func TestReadLookupTables(t *testing.T) {
 	insertRows(t, c, tableBlockByHash, blockByHashColumns,
 		[]any{chainID, bh(4), uint64(4), uint8(1), v1}, []any{chainID, bh(6), uint64(6), uint8(1), v1})
 	insertRows(t, c, tableBlockByHash, blockByHashColumns, []any{chainID, bh(4), uint64(4), uint8(0), v2})
-	hs, err := c.BlockHeightsByHash(ctx, chainID, bh(6), 0, 100)
+	hs, err := c.Reader().BlockHeightsByHash(ctx, chainID, bh(6), 0, 100)
 	require.NoError(t, err)
 	require.Equal(t, []uint64{6}, hs)
-	hs, err = c.BlockHeightsByHash(ctx, chainID, bh(4), 0, 100)
+	hs, err = c.Reader().BlockHeightsByHash(ctx, chainID, bh(4), 0, 100)
 	require.NoError(t, err)
 	require.Empty(t, hs)
-	hs, err = c.BlockHeightsByHash(ctx, chainID, bh(6), 0, 5)
+	hs, err = c.Reader().BlockHeightsByHash(ctx, chainID, bh(6), 0, 5)
 	require.NoError(t, err)
 	require.Empty(t, hs, "above the highest height asked")
 
@@ -191,7 +191,7 @@ func TestReadLookupTables(t *testing.T) {
 		{t0 - 100*day, false, 100, 0, t0, true},
 		{t0 + 11, false, 2, 0, 0, false}, // heights above 2 are not served
 	} {
-		n, ts, found, err := c.BlockAtTime(ctx, chainID, tc.t, tc.last, 0, tc.hi)
+		n, ts, found, err := c.Reader().BlockAtTime(ctx, chainID, tc.t, tc.last, 0, tc.hi)
 		require.NoError(t, err)
 		require.Equal(t, tc.found, found, "t=%d last=%v", tc.t, tc.last)
 		if tc.found {
@@ -223,7 +223,7 @@ func TestReadLookupTables(t *testing.T) {
 			[]Position{{2, 5}, {9, 0}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := c.AddressTxPositions(ctx, chainID, tc.q)
+			got, err := c.Reader().AddressTxPositions(ctx, chainID, tc.q)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
 		})
@@ -234,7 +234,7 @@ func TestReadLookupTables(t *testing.T) {
 		[]any{chainID, uint64(10), bh(10), uint64(5), uint64(7), uint64(900), v1},
 		[]any{chainID, uint64(20), bh(20), uint64(50), uint64(70), uint64(9000), v1})
 	insertRows(t, c, tableAggregates, aggregateColumns, []any{chainID, uint64(10), "0xnew", uint64(6), uint64(8), uint64(901), v2})
-	aggs, err := c.AggregatesAt(ctx, chainID, []uint64{10, 20, 30})
+	aggs, err := c.Reader().AggregatesAt(ctx, chainID, []uint64{10, 20, 30})
 	require.NoError(t, err)
 	require.Equal(t, map[uint64]AggregateRow{
 		10: {Number: 10, BlockHash: "0xnew", Txs: 6, Logs: 8, Bytes: 901},
@@ -246,15 +246,15 @@ func TestReadStateAndWatermark(t *testing.T) {
 	c := openTest(t)
 	ctx := testContext(t)
 	const chainID = "r3"
-	st, err := c.ReadState(ctx, chainID)
+	st, err := c.Reader().ReadState(ctx, chainID)
 	require.NoError(t, err)
 	require.Equal(t, State{}, st)
-	_, found, err := c.ReadWatermark(ctx, chainID, 0, st)
+	_, found, err := c.Reader().ReadWatermark(ctx, chainID, 0, st)
 	require.NoError(t, err)
 	require.False(t, found, "nothing indexed")
 
 	writeMarks(t, c, chainID, 0, 1, 2, 3, 4, 5, 6, 7, 8, 10)
-	wm, found, err := c.ReadWatermark(ctx, chainID, 0, st)
+	wm, found, err := c.Reader().ReadWatermark(ctx, chainID, 0, st)
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Equal(t, uint64(8), wm, "the marks contiguous from the start height")
@@ -264,21 +264,21 @@ func TestReadStateAndWatermark(t *testing.T) {
 	require.NoError(t, c.SaveState(ctx, chainID, StatePrunedHeight, 2))
 	require.NoError(t, c.SaveState(ctx, chainID, StateAggregatorHeight, 3))
 	require.NoError(t, c.SaveState(ctx, "other", StatePrunedHeight, 99))
-	st, err = c.ReadState(ctx, chainID)
+	st, err = c.Reader().ReadState(ctx, chainID)
 	require.NoError(t, err)
 	require.Equal(t, State{Watermark: 5, HasWatermark: true, AggregatorHeight: 3, HasAggregator: true,
 		PrunedHeight: 2, HasPruned: true}, st)
-	wm, found, err = c.ReadWatermark(ctx, chainID, 0, st)
+	wm, found, err = c.Reader().ReadWatermark(ctx, chainID, 0, st)
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Equal(t, uint64(8), wm, "advanced from the saved 5 over 6-8, stopped by the hole at 9")
 
-	wm, found, err = c.ReadWatermark(ctx, chainID, 0, State{Watermark: 20, HasWatermark: true})
+	wm, found, err = c.Reader().ReadWatermark(ctx, chainID, 0, State{Watermark: 20, HasWatermark: true})
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Equal(t, uint64(20), wm, "a saved watermark is trusted: the indexer checked those marks")
 
-	_, found, err = c.ReadWatermark(ctx, chainID, 11, st)
+	_, found, err = c.Reader().ReadWatermark(ctx, chainID, 11, st)
 	require.NoError(t, err)
 	require.False(t, found, "a start height above the saved watermark, not indexed")
 }

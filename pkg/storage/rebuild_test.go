@@ -62,24 +62,24 @@ func readRebuilt(t *testing.T, c *ClickHouse) lookupsView {
 	}
 	var err error
 	// sampleBlock(5)'s second transaction is orphaned by forkOf(5, 1, 1).
-	v.OrphanedTx, err = c.TxPositionsByHash(ctx, "1", sampleBlock(5).Transactions[1].Hash, 0, 100)
+	v.OrphanedTx, err = c.Reader().TxPositionsByHash(ctx, "1", sampleBlock(5).Transactions[1].Hash, 0, 100)
 	require.NoError(t, err)
-	v.LiveTx, err = c.TxPositionsByHash(ctx, "1", sampleBlock(6).Transactions[1].Hash, 0, 100)
+	v.LiveTx, err = c.Reader().TxPositionsByHash(ctx, "1", sampleBlock(6).Transactions[1].Hash, 0, 100)
 	require.NoError(t, err)
-	v.OrphanedBlock, err = c.BlockHeightsByHash(ctx, "1", hash('b', 5), 0, 100)
+	v.OrphanedBlock, err = c.Reader().BlockHeightsByHash(ctx, "1", hash('b', 5), 0, 100)
 	require.NoError(t, err)
-	v.LiveBlock, err = c.BlockHeightsByHash(ctx, "1", hash('f', 5), 0, 100)
+	v.LiveBlock, err = c.Reader().BlockHeightsByHash(ctx, "1", hash('f', 5), 0, 100)
 	require.NoError(t, err)
 	from := sampleBlock(4).Transactions[0].From
-	v.AddressTxs, err = c.AddressTxPositions(ctx, "1", AddressTxQuery{Address: from, To: 100, Desc: true, Limit: 10})
+	v.AddressTxs, err = c.Reader().AddressTxPositions(ctx, "1", AddressTxQuery{Address: from, To: 100, Desc: true, Limit: 10})
 	require.NoError(t, err)
-	logs, err := c.Logs(ctx, "1", LogQuery{From: 0, To: 100, Filter: LogFilter{Address: sampleBlock(4).Logs[0].Address}, Limit: 50})
+	logs, err := c.Reader().Logs(ctx, "1", LogQuery{From: 0, To: 100, Filter: LogFilter{Address: sampleBlock(4).Logs[0].Address}, Limit: 50})
 	require.NoError(t, err)
 	for _, l := range logs {
 		v.AddressLogs = append(v.AddressLogs, fmt.Sprintf("%d:%d:%s", l.BlockNumber, l.LogIndex, l.TxHash))
 	}
 	for n := uint64(3); n <= 6; n++ {
-		h, _, found, err := c.BlockAtTime(ctx, "1", sampleBlock(n).Block.Timestamp, false, 0, 100)
+		h, _, found, err := c.Reader().BlockAtTime(ctx, "1", sampleBlock(n).Block.Timestamp, false, 0, 100)
 		require.NoError(t, err)
 		require.True(t, found)
 		v.Times = append(v.Times, h)
@@ -166,7 +166,7 @@ func TestRebuildWithSmallerGranulesKeepsEveryRow(t *testing.T) {
 	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(5), sampleBlock(7))))
 	require.Equal(t, viewOf(sampleBlock(5)), readCanonical(t, c, "1", 5))
 	require.Equal(t, viewOf(sampleBlock(7)), readCanonical(t, c, "1", 7))
-	ps, err := c.TxPositionsByHash(ctx, "1", sampleBlock(5).Transactions[1].Hash, 0, 100)
+	ps, err := c.Reader().TxPositionsByHash(ctx, "1", sampleBlock(5).Transactions[1].Hash, 0, 100)
 	require.NoError(t, err)
 	require.Equal(t, []Position{{5, 1}}, ps)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
@@ -115,8 +116,7 @@ func TestWriteBlocksWithFewerRowsShowsOnlyTheNewBlock(t *testing.T) {
 	// The neighbours are untouched, and logical counts skip tombstones.
 	require.Equal(t, viewOf(sampleBlock(4)), readCanonical(t, c, "1", 4))
 	require.Equal(t, viewOf(sampleBlock(6)), readCanonical(t, c, "1", 6))
-	blocks, txs, logs, err := c.CountRows(ctx, "1")
-	require.NoError(t, err)
+	blocks, txs, logs := testkit.CountRows(t, testCH.Addr, c.cfg.Database, "1")
 	require.Equal(t, [3]uint64{3, 2 + 1 + 2, 3 + 1 + 3}, [3]uint64{blocks, txs, logs})
 	require.Equal(t, uint64(6+2), rawCount(t, c, tableTransactions, "1"), "the rewrite adds 1 canonical row and 1 tombstone")
 
@@ -180,14 +180,12 @@ func TestRemoveBlockHidesEveryRowAndKeepsTheMark(t *testing.T) {
 	stored, err := c.StoredBlocks(ctx, "1", 10, 10)
 	require.NoError(t, err)
 	require.Equal(t, []chain.StoredBlock{{Number: 10, Hash: hash('b', 10), ParentHash: hash('b', 9), Canonical: false}}, stored)
-	hashes, err := c.BlockHashes(ctx, "1", 0, 20)
-	require.NoError(t, err)
+	hashes := testkit.BlockHashes(t, testCH.Addr, c.cfg.Database, "1", 0, 20)
 	require.Equal(t, map[uint64]string{9: hash('b', 9)}, hashes)
 	ok, err := c.IsIndexed(ctx, "1", 10)
 	require.NoError(t, err)
 	require.True(t, ok, "the mark stays; the check near the head repairs the height")
-	blocks, txs, logs, err := c.CountRows(ctx, "1")
-	require.NoError(t, err)
+	blocks, txs, logs := testkit.CountRows(t, testCH.Addr, c.cfg.Database, "1")
 	require.Equal(t, [3]uint64{1, 2, 3}, [3]uint64{blocks, txs, logs})
 
 	// Removing again writes nothing new; rewriting brings a block back.
@@ -243,8 +241,7 @@ func TestIsCanonicalMigrationsKeepOldRowsAndRepeatSafely(t *testing.T) {
 	require.NoError(t, err)
 
 	require.Equal(t, viewOf(sampleBlock(3)), readCanonical(t, c, "1", 3))
-	blocks, txs, logs, err := c.CountRows(ctx, "1")
-	require.NoError(t, err)
+	blocks, txs, logs := testkit.CountRows(t, testCH.Addr, c.cfg.Database, "1")
 	require.Equal(t, [3]uint64{1, 2, 3}, [3]uint64{blocks, txs, logs})
 	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(forkOf(3, 1, 1))))
 	require.Equal(t, viewOf(forkOf(3, 1, 1)), readCanonical(t, c, "1", 3))

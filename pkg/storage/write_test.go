@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
@@ -102,8 +103,7 @@ func TestWriteBlocksBatchEqualsSingleWrites(t *testing.T) {
 		require.Equal(t, len(d.Logs), len(batch.Logs))
 	}
 	for _, chainID := range []string{"batch", "single"} {
-		blocksN, txs, logs, err := c.CountRows(ctx, chainID)
-		require.NoError(t, err)
+		blocksN, txs, logs := testkit.CountRows(t, testCH.Addr, c.cfg.Database, chainID)
 		require.Equal(t, [3]uint64{12, 10*3 + 2, 10*6 + 3}, [3]uint64{blocksN, txs, logs}, chainID)
 		counts, err := c.CountIndexed(ctx, chainID, []chain.HeightRange{{From: 0, To: 3_000_000}})
 		require.NoError(t, err)
@@ -254,8 +254,7 @@ func TestWriteBlocksMarksAfterBlocks(t *testing.T) {
 	var marks uint64
 	require.NoError(t, c.conn.QueryRow(ctx, "SELECT count() FROM indexed_heights").Scan(&marks))
 	require.Zero(t, marks)
-	blocks, _, _, err := c.CountRows(ctx, "1")
-	require.NoError(t, err)
+	blocks, _, _ := testkit.CountRows(t, testCH.Addr, c.cfg.Database, "1")
 	require.Equal(t, uint64(3), blocks, "the data went in before the marks")
 }
 

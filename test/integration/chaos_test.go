@@ -65,16 +65,12 @@ func TestSIGKILLDuringCatchupLosesNothing(t *testing.T) {
 			bin, "worker", "--config", cfgPath)
 		require.NoError(t, err)
 		waitFor(t, 2*time.Minute, fmt.Sprintf("%d blocks stored", target), func() (bool, string) {
-			n, _, _, err := store.CountRows(context.Background(), chainID)
-			if err != nil {
-				return false, err.Error()
-			}
+			n, _, _ := testkit.CountRows(t, stack.ch.Addr, database, chainID)
 			return n >= target, fmt.Sprintf("%d blocks", n)
 		})
 		w.Kill()
 		kills++
-		n, _, _, err := store.CountRows(context.Background(), chainID)
-		require.NoError(t, err)
+		n, _, _ := testkit.CountRows(t, stack.ch.Addr, database, chainID)
 		t.Logf("SIGKILL %d with %d of %d blocks stored", kills, n, head+1)
 	}
 	last, err := localstack.Start("worker-final", filepath.Join(logDir, "worker-final.log"), bin, "worker", "--config", cfgPath)
@@ -103,10 +99,7 @@ func TestServerRestartsMidRunConverge(t *testing.T) {
 
 	storedAtLeast := func(n uint64) {
 		waitFor(t, 5*time.Minute, fmt.Sprintf("%d blocks stored", n), func() (bool, string) {
-			got, _, _, err := store.CountRows(context.Background(), chainID)
-			if err != nil {
-				return false, err.Error()
-			}
+			got, _, _ := testkit.CountRows(t, stack.ch.Addr, database, chainID)
 			return got >= n, fmt.Sprintf("%d blocks", got)
 		})
 	}

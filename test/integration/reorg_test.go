@@ -299,8 +299,7 @@ func TestReorgNearHeadIsRepaired(t *testing.T) {
 	require.Equal(t, 1.0, testkit.Bucket(depths, 4), "the depth-3 one")
 	require.Equal(t, 1.0, testkit.Bucket(depths, 16))
 	require.Equal(t, 2.0, testkit.Bucket(depths, 32), "and the depth-20 one")
-	blocks, txs, logs, err := store.CountRows(context.Background(), chainID)
-	require.NoError(t, err)
+	blocks, txs, logs := testkit.CountRows(t, stack.ch.Addr, database, chainID)
 	t.Logf("final: %d blocks, %d transactions, %d logs canonical; %d transaction tombstones; reorg depths: %d, sum %v",
 		blocks, txs, logs, tombstones, depths.GetSampleCount(), depths.GetSampleSum())
 	require.Empty(t, reorgDiff(t, conn, rc, chainID, head))

@@ -225,9 +225,9 @@ func NewFollower(chainID string, ch config.Chain, heads rpc.HeadSource, acts *ac
 	return f, nil
 }
 
-// OpenStore connects to ClickHouse as configured.
-func OpenStore(ctx context.Context, cfg config.ClickHouse, log *zap.Logger) (*storage.ClickHouse, error) {
-	store, err := storage.Open(ctx, storage.Config{
+// StoreConfig is the storage configuration of the clickhouse section.
+func StoreConfig(cfg config.ClickHouse) storage.Config {
+	return storage.Config{
 		Addr:           cfg.Addr,
 		Database:       cfg.Database,
 		Username:       cfg.Username,
@@ -236,7 +236,12 @@ func OpenStore(ctx context.Context, cfg config.ClickHouse, log *zap.Logger) (*st
 		QueryTimeout:   cfg.QueryTimeout,
 		MigrateTimeout: cfg.MigrateTimeout,
 		Cluster:        cfg.Cluster,
-	}, log)
+	}
+}
+
+// OpenStore connects to ClickHouse as configured, for the indexer.
+func OpenStore(ctx context.Context, cfg config.ClickHouse, log *zap.Logger) (*storage.ClickHouse, error) {
+	store, err := storage.Open(ctx, StoreConfig(cfg), log)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse.addr %s: %w", cfg.Addr, err)
 	}

@@ -13,11 +13,11 @@ func (b *bench) waitIndexed(ctx context.Context, wdone <-chan error) error {
 	start := time.Now()
 	last := time.Time{}
 	return b.waitFor(ctx, wdone, func(deadline time.Time) (bool, error) {
-		st, err := b.store.ReadState(ctx, chainID)
+		st, err := b.store.Reader().ReadState(ctx, chainID)
 		if err != nil {
 			return false, err
 		}
-		wm, found, err := b.store.ReadWatermark(ctx, chainID, 0, st)
+		wm, found, err := b.store.Reader().ReadWatermark(ctx, chainID, 0, st)
 		if err != nil {
 			return false, err
 		}
