@@ -107,9 +107,3 @@ type StartSchedulerResult struct {
 	// scheduler with the chain's fixed ID runs.
 	AlreadyRunning bool `json:"already_running"`
 }
-
-// CountIndexedInput asks how many heights of the ranges are indexed.
-type CountIndexedInput struct {
-	ChainID string              `json:"chain_id"`
-	Ranges  []chain.HeightRange `json:"ranges"`
-}
