@@ -1,7 +1,11 @@
 package layout
 
 import (
+	"bufio"
+	"bytes"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,17 +14,23 @@ import (
 
 const module = "github.com/tideline-dev/tideline/"
 
+// goList runs `go list` from the repository root and returns its output's
+// fields.
+func goList(t *testing.T, args ...string) []string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
+	cmd.Dir = "../.."
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go list: %s", out)
+	return strings.Fields(string(out))
+}
+
 // deps lists the tideline packages that pattern's packages depend on,
 // transitively, test-only imports left out.
 func deps(t *testing.T, patterns ...string) []string {
 	t.Helper()
-	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, patterns...)
-	cmd := exec.Command("go", args...)
-	cmd.Dir = "../.."
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go list: %s", out)
 	var own []string
-	for _, p := range strings.Fields(string(out)) {
+	for _, p := range goList(t, append([]string{"-deps", "-f", "{{.ImportPath}}"}, patterns...)...) {
 		if strings.HasPrefix(p, module) {
 			own = append(own, strings.TrimPrefix(p, module))
 		}
@@ -28,14 +38,90 @@ func deps(t *testing.T, patterns ...string) []string {
 	return own
 }
 
+// lowerLayers is every package below the indexer: all of pkg/ and
+// internal/ but pkg/indexer/... itself and pkg/api, which sits beside the
+// worker on the top floor (it reads the scheduler's status through
+// pkg/indexer/status). Listed by go list, so that a new package is
+// covered the day it is added.
+func lowerLayers(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, p := range goList(t, "./pkg/...", "./internal/...") {
+		rel := strings.TrimPrefix(p, module)
+		if !strings.HasPrefix(rel, "pkg/indexer") && rel != "pkg/api" {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
 // The lower layers never import the indexer.
 func TestLowerLayersDoNotImportTheIndexer(t *testing.T) {
-	for _, p := range deps(t, "./pkg/rpc/...", "./pkg/storage/...", "./pkg/temporal/...", "./pkg/chain/...") {
-		require.False(t, strings.HasPrefix(p, "pkg/indexer"), "%s is below pkg/indexer but depended on", p)
+	lower := lowerLayers(t)
+	require.Contains(t, lower, "pkg/rpc")
+	require.Contains(t, lower, "pkg/simchain")
+	for _, pkg := range lower {
+		for _, p := range deps(t, "./"+pkg) {
+			require.False(t, strings.HasPrefix(p, "pkg/indexer"), "%s depends on %s: a lower layer imports the indexer", pkg, p)
+		}
 	}
 }
 
 // pkg/chain is a leaf: every layer may import it.
 func TestChainIsALeaf(t *testing.T) {
 	require.Equal(t, []string{"pkg/chain"}, deps(t, "./pkg/chain"))
+}
+
+// maxLines is how long a non-test file may be: what a reader holds in
+// their head at once.
+const maxLines = 450
+
+// readmeAbove is the size (non-test lines) above which a package has a
+// README.md with its goal, parts and rules.
+const readmeAbove = 300
+
+// Every non-test Go file fits in a head, and every package of more than
+// readmeAbove lines says what it is in a README.
+func TestFilesAndPackagesStayReadable(t *testing.T) {
+	for _, dir := range goList(t, "-f", "{{.Dir}}", "./...") {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		require.NoError(t, err)
+		total := 0
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			n := lineCount(t, f)
+			total += n
+			require.LessOrEqual(t, n, maxLines, "%s has %d lines: cut it by concept", rel(t, f), n)
+		}
+		if total > readmeAbove {
+			_, err := os.Stat(filepath.Join(dir, "README.md"))
+			require.NoError(t, err, "%s has %d non-test lines and no README.md (goal, parts, rules)", rel(t, dir), total)
+		}
+	}
+}
+
+func lineCount(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	n := 0
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		n++
+	}
+	require.NoError(t, sc.Err())
+	return n
+}
+
+// rel is path relative to the repository root, for messages.
+func rel(t *testing.T, path string) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	r, err := filepath.Rel(root, path)
+	require.NoError(t, err)
+	return r
 }

@@ -1,9 +1,9 @@
 package chain
 
 // HeightRange is an inclusive range of heights: the unit of work the
-// scheduler hands out. A single height is a range with From == To; today
-// every range is indexed one height per IndexBlockWorkflow. A range with
-// To < From is empty.
+// scheduler hands out. A single height is a range with From == To (an
+// IndexBlock workflow); a longer one is an IndexRange workflow's. A range
+// with To < From is empty.
 type HeightRange struct {
 	From uint64 `json:"from"`
 	To   uint64 `json:"to"`
