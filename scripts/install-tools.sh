@@ -8,6 +8,8 @@
 #   anvil              npm @foundry-rs/anvil, pinned
 #   temporal           Temporal CLI dev server, built from the nested module tools/temporal
 #   geth               go-ethereum's geth, built from the nested module tools/geth
+#   solc, openzeppelin npm solc and @openzeppelin/contracts, pinned: the test that the
+#                      committed contract artifacts are current (scripts/build-contracts.sh)
 # Everything but the Debian packages lands in .tideline/ (or $TIDELINE_HOME).
 # With --dev only what `make run` needs: no geth, no zookeeper (the tests
 # use them; `make test` installs everything).
@@ -76,6 +78,7 @@ build_tool() {
 build_tool temporal github.com/temporalio/cli/cmd/temporal
 if ! $dev; then
   build_tool geth github.com/ethereum/go-ethereum/cmd/geth
+  "$root/scripts/build-contracts.sh" --install
 fi
 
 say "tools ready in $bin"
