@@ -54,6 +54,11 @@ type ClickHouseOptions struct {
 	// max_table_size_to_drop in bytes: it refuses to DROP a larger table
 	// (production servers keep the 50 GB default).
 	MaxTableSizeToDrop uint64
+	// PartLog turns on system.part_log: a row for every part written,
+	// merged or removed, which bench-catchup reads for the bytes merges
+	// rewrite. Off by default, as on the servers the config stands for:
+	// it is one more table written on every insert and merge.
+	PartLog bool
 }
 
 // ClickHouseReplica is one host's part in a cluster whose every host is a
@@ -125,7 +130,7 @@ func StartClickHouseWith(dir string, opts ClickHouseOptions) (*ClickHouse, error
 		configPath: filepath.Join(dir, "config.xml"),
 		logPath:    filepath.Join(dir, "clickhouse-server.log"),
 	}
-	if err := c.writeConfig(tcpPort, httpPort, cluster, opts.MaxTableSizeToDrop); err != nil {
+	if err := c.writeConfig(tcpPort, httpPort, cluster, opts); err != nil {
 		return nil, err
 	}
 	if err := c.start(); err != nil {
@@ -243,6 +248,13 @@ var clickHouseConfig = template.Must(template.New("config").Parse(`<?xml version
 {{- with .MaxTableSizeToDrop}}
     <max_table_size_to_drop>{{.}}</max_table_size_to_drop>
 {{- end}}
+{{- if .PartLog}}
+    <part_log>
+        <database>system</database>
+        <table>part_log</table>
+        <flush_interval_milliseconds>7500</flush_interval_milliseconds>
+    </part_log>
+{{- end}}
 {{- with .Cluster}}
     <interserver_http_host>127.0.0.1</interserver_http_host>
     <interserver_http_port>{{.InterserverPort}}</interserver_http_port>
@@ -355,7 +367,7 @@ var clickHouseUsers = fmt.Sprintf(`<?xml version="1.0"?>
 </yandex>
 `, ReadOnlyProfile, ReadOnlyUser, ReadOnlyMaxMemory, ReadOnlyMaxSeconds)
 
-func (c *ClickHouse) writeConfig(tcpPort, httpPort int, cluster *clusterConfig, maxDrop uint64) error {
+func (c *ClickHouse) writeConfig(tcpPort, httpPort int, cluster *clusterConfig, opts ClickHouseOptions) error {
 	for _, sub := range []string{"data", "tmp", "user_files", "format_schemas"} {
 		if err := os.MkdirAll(filepath.Join(c.Dir, sub), 0o755); err != nil {
 			return fmt.Errorf("clickhouse: %w", err)
@@ -371,7 +383,8 @@ func (c *ClickHouse) writeConfig(tcpPort, httpPort int, cluster *clusterConfig, 
 		TCPPort, HTTPPort  int
 		Cluster            *clusterConfig
 		MaxTableSizeToDrop uint64
-	}{escaped.String(), tcpPort, httpPort, cluster, maxDrop})
+		PartLog            bool
+	}{escaped.String(), tcpPort, httpPort, cluster, opts.MaxTableSizeToDrop, opts.PartLog})
 	if err != nil {
 		return fmt.Errorf("clickhouse: config template: %w", err)
 	}

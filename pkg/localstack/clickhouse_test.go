@@ -25,6 +25,7 @@ func TestClickHouseStartRestartKeepsAddressAndData(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(cfg), "<listen_host>127.0.0.1</listen_host>")
 	require.NotContains(t, string(cfg), "0.0.0.0")
+	require.NotContains(t, string(cfg), "<part_log>", "the part log is off unless asked for")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -78,4 +79,29 @@ func TestClickHouseStartFailureShowsLogTail(t *testing.T) {
 	require.Contains(t, err.Error(), "--- log tail ---")
 	require.Contains(t, err.Error(), ch.logPath)
 	require.True(t, ch.Process.Exited())
+}
+
+// bench-catchup reads the bytes merges rewrote from system.part_log, which
+// PartLog turns on: inserts and merges show there once the logs are
+// flushed, with 18.16's event numbers (1 a new part, 2 a merge).
+func TestClickHousePartLog(t *testing.T) {
+	ch, err := StartClickHouseWith(t.TempDir(), ClickHouseOptions{PartLog: true})
+	require.NoError(t, err)
+	t.Cleanup(ch.Stop)
+	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{ch.Addr}, ReadTimeout: 30 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+
+	ctx := t.Context()
+	require.NoError(t, conn.Exec(ctx, "CREATE TABLE default.t (n UInt64) ENGINE = MergeTree ORDER BY n"))
+	for range 2 {
+		require.NoError(t, conn.Exec(ctx, "INSERT INTO default.t SELECT number FROM system.numbers LIMIT 1000"))
+	}
+	require.NoError(t, conn.Exec(ctx, "OPTIMIZE TABLE default.t FINAL"))
+	require.NoError(t, conn.Exec(ctx, "SYSTEM FLUSH LOGS"))
+	var inserted, merged uint64
+	require.NoError(t, conn.QueryRow(ctx, `SELECT countIf(toInt8(event_type) = 1), countIf(toInt8(event_type) = 2)
+		FROM system.part_log WHERE database = 'default' AND table = 't'`).Scan(&inserted, &merged))
+	require.Equal(t, uint64(2), inserted)
+	require.Equal(t, uint64(1), merged)
 }
