@@ -77,15 +77,17 @@ func (b *bench) check(ctx context.Context, res result, headEnd uint64, sched *sc
 		res.Rows += 1 + uint64(e.TxCount) + uint64(e.LogCount)
 	}
 	res.Workflows = b.countWorkflows(ctx)
+	res.CPU = cpu
 	if len(cpu) > 0 && res.Heights > 0 {
 		var parts []string
 		for _, name := range []string{"clickhouse", "worker", "temporal"} {
 			if s, ok := cpu[name]; ok {
-				parts = append(parts, fmt.Sprintf("%s %.1f s (%.2f ms/height)", name, s, s*1000/float64(res.Heights)))
+				parts = append(parts, fmt.Sprintf("%s %.1f s (%.2f ms/height)", name, s, res.cpuMsPerHeight(name)))
 			}
 		}
 		b.say("cpu from the start to the worker's stop: %s", strings.Join(parts, ", "))
 	}
+	b.measureDisk(ctx, &res)
 	return res, nil
 }
 

@@ -122,8 +122,8 @@ func (b *bench) catchUp(ctx context.Context, lags *lagSampler, sched *schedulerV
 				secs := time.Since(lastStatus).Seconds()
 				elapsed := time.Since(b.workerStart).Seconds()
 				wm, _, _ := b.store.Watermark(ctx, chainID, 0)
-				line := fmt.Sprintf("status: %d/%d heights indexed, %.1f/s now, %.1f/s overall; watermark %d, newest %d, head %d, lag %d (p95 so far %d); worker rss peak %.0f MiB",
-					n[0], head+1, float64(n[0]-min(n[0], lastCount))/secs, float64(n[0])/elapsed, wm, top, head, head-min(head, top), lags.p95(), b.sampleRSS())
+				line := fmt.Sprintf("status: %d/%d heights indexed, %.1f/s now, %.1f/s overall; watermark %d, newest %d, head %d, lag %d (p95 so far %d); worker rss peak %.0f MiB; disk %.2f GB",
+					n[0], head+1, float64(n[0]-min(n[0], lastCount))/secs, float64(n[0])/elapsed, wm, top, head, head-min(head, top), lags.p95(), b.sampleRSS(), gb(b.disk.latest()))
 				b.say("%s%s", line, sched.status())
 				lastCount = n[0]
 			}

@@ -32,17 +32,35 @@ func maxOf(xs []uint64) uint64 {
 
 // result is what the final line reports.
 type result struct {
-	Heights     uint64  // heights [0, head at the end]
-	Seconds     float64 // worker start to the watermark reaching the head
-	Txs, Rows   uint64  // expected transactions; blocks+transactions+logs rows stored
-	LagP95      uint64
-	LagMax      uint64
-	Missing     uint64
-	Duplicates  uint64
-	Workflows   int64 // -1 when the visibility API did not answer
-	PeakRSSMiB  float64
-	TimedOut    bool
-	Interrupted bool
+	Heights    uint64  // heights [0, head at the end]
+	Seconds    float64 // worker start to the watermark reaching the head
+	Txs, Rows  uint64  // expected transactions; blocks+transactions+logs rows stored
+	LagP95     uint64
+	LagMax     uint64
+	Missing    uint64
+	Duplicates uint64
+	Workflows  int64 // -1 when the visibility API did not answer
+	PeakRSSMiB float64
+	// CPU is the CPU seconds of each process ("clickhouse", "worker",
+	// "temporal") from its start to the worker's stop.
+	CPU map[string]float64
+	// Disk, in GB; -1 when it could not be measured.
+	DiskPeakGB, DiskEndGB, LiveGB float64
+	// MergeAmplification is bytes merged / bytes inserted over the
+	// bench's database; -1 when unknown.
+	MergeAmplification float64
+	TimedOut           bool
+	Interrupted        bool
+}
+
+// cpuMsPerHeight is a process's CPU milliseconds per height of the
+// catch-up; -1 when its CPU time was not read or no height was indexed.
+func (r result) cpuMsPerHeight(name string) float64 {
+	s, ok := r.CPU[name]
+	if !ok || r.Heights == 0 {
+		return -1
+	}
+	return s * 1000 / float64(r.Heights)
 }
 
 func rate(n uint64, seconds float64) float64 {
@@ -53,11 +71,15 @@ func rate(n uint64, seconds float64) float64 {
 }
 
 // line is the one machine-readable line the benchmark ends with. Its
-// fields and their order are fixed (issue 8); tools parse it.
+// fields and their order are fixed (issue 8; issue 21 appended the CPU per
+// height and the disk fields); tools parse it. New fields go at the end.
 func (r result) line() string {
-	return fmt.Sprintf("catchup: n=%d heights_per_s=%.1f txs_per_s=%.1f rows_per_s=%.1f lag_p95_blocks=%d lag_max_blocks=%d missing=%d duplicates=%d workflows=%d peak_rss_mb=%.0f",
+	return fmt.Sprintf("catchup: n=%d heights_per_s=%.1f txs_per_s=%.1f rows_per_s=%.1f lag_p95_blocks=%d lag_max_blocks=%d missing=%d duplicates=%d workflows=%d peak_rss_mb=%.0f"+
+		" ch_ms=%.2f worker_ms=%.2f temporal_ms=%.2f disk_peak_gb=%.3f disk_end_gb=%.3f live_gb=%.3f merge_amplification=%.2f",
 		r.Heights, rate(r.Heights, r.Seconds), rate(r.Txs, r.Seconds), rate(r.Rows, r.Seconds),
-		r.LagP95, r.LagMax, r.Missing, r.Duplicates, r.Workflows, r.PeakRSSMiB)
+		r.LagP95, r.LagMax, r.Missing, r.Duplicates, r.Workflows, r.PeakRSSMiB,
+		r.cpuMsPerHeight("clickhouse"), r.cpuMsPerHeight("worker"), r.cpuMsPerHeight("temporal"),
+		r.DiskPeakGB, r.DiskEndGB, r.LiveGB, r.MergeAmplification)
 }
 
 // exitCode: 0 only for a complete, exact catch-up within the timeout.

@@ -10,7 +10,7 @@
 // a status line every 10 s, then checks the database against the chain and
 // ends with one machine-readable line:
 //
-//	catchup: n=… heights_per_s=… txs_per_s=… rows_per_s=… lag_p95_blocks=… lag_max_blocks=… missing=… duplicates=… workflows=… peak_rss_mb=…
+//	catchup: n=… heights_per_s=… txs_per_s=… rows_per_s=… lag_p95_blocks=… lag_max_blocks=… missing=… duplicates=… workflows=… peak_rss_mb=… ch_ms=… worker_ms=… temporal_ms=… disk_peak_gb=… disk_end_gb=… live_gb=… merge_amplification=…
 //
 // Fields:
 //   - n: heights of the catch-up, [0, the watermark when it reached the
@@ -29,7 +29,18 @@
 //   - duplicates: extra writes of heights, see verify.Duplicates;
 //   - workflows: workflow executions on the (fresh) dev server, counted
 //     through the visibility API, -1 if it did not answer;
-//   - peak_rss_mb: the worker process's VmHWM, MiB.
+//   - peak_rss_mb: the worker process's VmHWM, MiB;
+//   - ch_ms, worker_ms, temporal_ms: CPU milliseconds per height of
+//     ClickHouse, the worker and the Temporal dev server, from their start
+//     to the worker's stop;
+//   - disk_peak_gb, disk_end_gb: ClickHouse's data directory (allocated
+//     blocks, as du counts), the largest of the walks every 10 s from the
+//     worker's start to the end of the check, and the last walk's;
+//   - live_gb: the active parts of the bench's database at the end;
+//   - merge_amplification: bytes merges wrote / bytes inserted in the
+//     bench's database (system.part_log).
+//
+// Fields that could not be measured print -1.
 //
 // Run's exit code is 0 for an exact catch-up (missing=0, duplicates=0), 1
 // otherwise, 2 on the timeout, 130 when interrupted; everything started is
@@ -137,6 +148,7 @@ type bench struct {
 
 	workerStart time.Time
 	peakRSS     atomic.Uint64 // KiB
+	disk        *diskSampler  // ClickHouse's data directory
 }
 
 func (b *bench) say(format string, args ...any) { b.out.Say(format, args...) }
@@ -165,11 +177,15 @@ func (b *bench) run(ctx context.Context) (result, error) {
 	b.say("built ./app/indexer in %.1fs", time.Since(t).Seconds())
 
 	t = time.Now()
-	st, err := benchkit.StartStack(&b.cleanup, filepath.Join(b.dir, "temporal"), filepath.Join(b.dir, "clickhouse"),
-		localstack.TemporalOptions{NoUI: true, SearchAttributes: temporal.SearchAttributeSpecs()})
+	// The part log gives the bytes merges rewrote (merge_amplification).
+	st, err := benchkit.StartStackWith(&b.cleanup, filepath.Join(b.dir, "temporal"), filepath.Join(b.dir, "clickhouse"),
+		localstack.TemporalOptions{NoUI: true, SearchAttributes: temporal.SearchAttributeSpecs()},
+		localstack.ClickHouseOptions{PartLog: true})
 	if err != nil {
 		return result{}, err
 	}
+	// The server's <path>: every database's parts and metadata.
+	b.disk = newDiskSampler(filepath.Join(st.ClickHouse.Dir, "data"))
 	b.servers = st.Processes()
 	b.say("Temporal dev server on %s, ClickHouse on %s (%.1fs)", st.Temporal.HostPort, st.ClickHouse.Addr, time.Since(t).Seconds())
 
@@ -202,6 +218,8 @@ func (b *bench) run(ctx context.Context) (result, error) {
 	b.workerStart = time.Now()
 	b.out.Start(b.workerStart)
 	b.cleanup.Add(b.worker.Stop)
+	b.disk.start(ctx)
+	b.cleanup.Add(b.disk.halt)
 	b.say("worker started (pid %d, config %s, log %s)", b.worker.Pid(), cfgPath, b.worker.LogPath)
 	if err := b.waitWorkerReady(ctx); err != nil {
 		return result{}, err

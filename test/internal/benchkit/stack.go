@@ -25,12 +25,18 @@ type Stack struct {
 // StartStack starts the Temporal dev server with its database in
 // temporalDir, then ClickHouse in clickhouseDir, and adds their stops to c.
 func StartStack(c *Cleanup, temporalDir, clickhouseDir string, topts localstack.TemporalOptions) (*Stack, error) {
+	return StartStackWith(c, temporalDir, clickhouseDir, topts, localstack.ClickHouseOptions{})
+}
+
+// StartStackWith is StartStack with ClickHouse's options (bench-catchup
+// turns the part log on).
+func StartStackWith(c *Cleanup, temporalDir, clickhouseDir string, topts localstack.TemporalOptions, chopts localstack.ClickHouseOptions) (*Stack, error) {
 	tmp, err := localstack.StartTemporal(temporalDir, topts)
 	if err != nil {
 		return nil, fmt.Errorf("start temporal: %w", err)
 	}
 	c.Add(tmp.Stop)
-	ch, err := localstack.StartClickHouse(clickhouseDir)
+	ch, err := localstack.StartClickHouseWith(clickhouseDir, chopts)
 	if err != nil {
 		return nil, fmt.Errorf("start clickhouse: %w", err)
 	}
