@@ -236,6 +236,8 @@ func StoreConfig(cfg config.ClickHouse) storage.Config {
 		QueryTimeout:   cfg.QueryTimeout,
 		MigrateTimeout: cfg.MigrateTimeout,
 		Cluster:        cfg.Cluster,
+
+		SkipTokenTransfers: cfg.SkipTokenTransfers,
 	}
 }
 
