@@ -26,9 +26,9 @@ func TestText(t *testing.T) {
 		{abiString, "Tide Token", EncodingString, true},
 		{"0x4f4c44" + strings.Repeat("0", 58), "OLD", EncodingBytes32, true}, // "OLD" as bytes32
 		{"0x", "", EncodingNone, false},
-		{"0x" + word(0), "", EncodingNone, false},                             // an all-zero bytes32
-		{"0x" + word(32) + word(99), "", EncodingNone, false},                 // a length beyond the data
-		{"0x" + word(1) + word(2) + "00", "", EncodingNone, false},            // not whole words
+		{"0x" + word(0), "", EncodingNone, false},                                                    // an all-zero bytes32
+		{"0x" + word(32) + word(99), "", EncodingNone, false},                                        // a length beyond the data
+		{"0x" + word(1) + word(2) + "00", "", EncodingNone, false},                                   // not whole words
 		{"0x" + word(32) + word(3) + "410a42" + strings.Repeat("0", 58), "AB", EncodingString, true}, // a newline dropped
 	} {
 		text, enc, ok := Text(hexBytes(t, c.answer))
