@@ -168,13 +168,11 @@ func esTxOf(tx chain.Transaction, ts, watermark uint64) esTx {
 		gasPrice = tx.GasPrice
 	}
 	isError, status := "0", "1"
-	if tx.Status == 0 {
+	switch s := receiptStatus(tx); {
+	case s == nil:
+		status = "" // pre-Byzantium: the receipt has no status
+	case *s == chain.StatusFailure:
 		isError, status = "1", "0"
-	}
-	if o, err := objectOf(tx.ReceiptRaw); err == nil {
-		if _, root := o["root"]; root {
-			status = "" // pre-Byzantium: the receipt has no status
-		}
 	}
 	u := func(n uint64) string { return strconv.FormatUint(n, 10) }
 	return esTx{
