@@ -190,7 +190,7 @@ func TestChainsAtRuntime(t *testing.T) {
 
 	// Paused mid catch-up.
 	out = mustRun("pause", dynID)
-	require.Contains(t, out, "chain "+dynID+" paused: 4 of 4 Schedules paused, scheduler "+temporal.SchedulerID(dynID)+" paused")
+	require.Contains(t, out, "chain "+dynID+" paused: 5 of 5 Schedules paused, scheduler "+temporal.SchedulerID(dynID)+" paused")
 	exist, paused, err := temporal.SchedulesPaused(ctx, tc, dynID)
 	require.NoError(t, err)
 	require.Equal(t, [2]int{4, 4}, [2]int{exist, paused}, "every Schedule paused: HeadScan, GapScan, Aggregate, Prune")
@@ -221,7 +221,7 @@ func TestChainsAtRuntime(t *testing.T) {
 
 	// Resumed: it catches up to the head, equal to the node.
 	out = mustRun("resume", dynID)
-	require.Contains(t, out, "chain "+dynID+" resumed: 4 of 4 Schedules running")
+	require.Contains(t, out, "chain "+dynID+" resumed: 5 of 5 Schedules running")
 	waitGauge("indexer_chain_paused", 0)
 	head := nodeHead(t, dynNode.HTTPURL)
 	waitIndexed(t, store, dynID, head, 3*time.Minute)
