@@ -47,31 +47,11 @@ func (q *esReq) txlist() {
 		return
 	}
 	addr = strings.ToLower(addr)
-	desc := false
-	switch q.get("sort") {
-	case "", "asc":
-	case "desc":
-		desc = true
-	default:
-		q.notOK("Invalid sort: %q is neither asc nor desc", clip(q.get("sort")))
-		return
-	}
-	limit, skip, ok := q.paging()
+	l, ok := q.accountListing() // etherscan_tokens.go
 	if !ok {
 		return
 	}
-	v, ok := q.view()
-	if !ok {
-		return
-	}
-	lo, hi, ok := q.rangeOf("startblock", "endblock", v)
-	if !ok {
-		return
-	}
-	if !v.HasWatermark || lo > hi {
-		q.empty("No transactions found")
-		return
-	}
+	desc, limit, skip, v, lo, hi := l.desc, l.limit, l.skip, l.v, l.lo, l.hi
 	ctx := q.r.Context()
 	ps, err := q.s.store.AddressTxPositions(ctx, q.id, storage.AddressTxQuery{
 		Address: addr, From: lo, To: hi, Desc: desc, Limit: limit, Offset: skip,

@@ -5,7 +5,8 @@ import (
 	"net/http"
 )
 
-// The proxy module's block-position methods:
+// The proxy module's block-position methods (and the tag parameter of
+// every block method):
 // eth_getBlockTransactionCountByNumber and
 // eth_getTransactionByBlockNumberAndIndex, answered as a node answers them
 // (null for a block or index it does not have).
@@ -43,7 +44,7 @@ func (q *esReq) servedBlockTag() (h uint64, ok bool) {
 		return 0, false
 	}
 	if !v.Serves(h) {
-		q.rpcResult(nil)
+		q.rpcResult(nil) // as a node answers for a block it does not have
 		return 0, false
 	}
 	return h, true

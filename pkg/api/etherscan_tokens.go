@@ -120,6 +120,37 @@ func (q *esReq) sortParam() (desc, ok bool) {
 	return false, false
 }
 
+// accountList is what an account module listing is asked for.
+type accountList struct {
+	desc        bool
+	limit, skip int
+	v           view
+	lo, hi      uint64
+}
+
+// accountListing parses sort, page and offset, reads the view and
+// resolves startblock and endblock; ok is false when the answer is sent
+// (an error, or "No transactions found" for an empty range).
+func (q *esReq) accountListing() (l accountList, ok bool) {
+	if l.desc, ok = q.sortParam(); !ok {
+		return l, false
+	}
+	if l.limit, l.skip, ok = q.paging(); !ok {
+		return l, false
+	}
+	if l.v, ok = q.view(); !ok {
+		return l, false
+	}
+	if l.lo, l.hi, ok = q.rangeOf("startblock", "endblock", l.v); !ok {
+		return l, false
+	}
+	if !l.v.HasWatermark || l.lo > l.hi {
+		q.empty("No transactions found")
+		return l, false
+	}
+	return l, true
+}
+
 // tokenTx answers tokentx, tokennfttx and token1155tx: the transfers of
 // one standard of an address and/or a token contract.
 func (q *esReq) tokenTx(standard string) {
@@ -135,28 +166,14 @@ func (q *esReq) tokenTx(standard string) {
 		q.notOK("Missing address or contractaddress: give one, or both")
 		return
 	}
-	desc, ok := q.sortParam()
+	l, ok := q.accountListing()
 	if !ok {
 		return
 	}
-	limit, skip, ok := q.paging()
-	if !ok {
-		return
-	}
-	v, ok := q.view()
-	if !ok {
-		return
-	}
-	lo, hi, ok := q.rangeOf("startblock", "endblock", v)
-	if !ok {
-		return
-	}
-	if !v.HasWatermark || lo > hi {
-		q.empty("No transactions found")
-		return
-	}
+	desc, v := l.desc, l.v
 	ctx := q.r.Context()
-	tq := storage.TransferQuery{Address: addr, Token: contract, Standard: standard, From: lo, To: hi, Desc: desc, Limit: limit, Offset: skip}
+	tq := storage.TransferQuery{Address: addr, Token: contract, Standard: standard, From: l.lo, To: l.hi, Desc: desc,
+		Limit: l.limit, Offset: l.skip}
 	list := q.s.store.AddressTransferPositions
 	if addr == "" {
 		list = q.s.store.TokenTransferPositions

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/tideline-dev/tideline/pkg/abidecode"
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
@@ -66,35 +67,12 @@ func (s *Server) events(r *http.Request) (any, *apiError) {
 	case ev != nil && ev.Topic0() != "":
 		f.Topics = []storage.TopicTerm{{Position: 0, Value: ev.Topic0()}}
 	}
-	limit, after, e := q.listing(cursorEvents)
+	logs, p0, e := s.logsPage(q, cursorEvents, from, to, f)
 	if e != nil {
 		return nil, e
 	}
-	v, e := q.viewOf()
-	if e != nil {
-		return nil, e
-	}
-	if v.IsPruned(from) {
-		return nil, gone("from", from, v.Pruned)
-	}
-	out := page[DecodedLog]{Items: []DecodedLog{}, Watermark: v.Watermark}
-	if !v.HasWatermark {
-		return out, nil
-	}
-	from, to = max(from, v.Lowest()), min(to, v.Watermark)
-	if from > to {
-		return out, nil
-	}
-	logs, err := s.store.Logs(r.Context(), q.id, storage.LogQuery{From: from, To: to, Filter: f, After: after, Limit: limit + 1})
-	if err != nil {
-		return nil, fromStore(err)
-	}
-	for i, l := range logs {
-		if i == limit {
-			c := encodeCursor(cursorEvents, storage.Position{Block: logs[i-1].BlockNumber, Index: logs[i-1].LogIndex})
-			out.NextCursor = &c
-			break
-		}
+	out := page[DecodedLog]{Items: []DecodedLog{}, Watermark: p0.Watermark, NextCursor: p0.NextCursor}
+	for _, l := range logs {
 		d := DecodedLog{Log: logOf(l)}
 		if ev == nil {
 			why := "no event given to decode with"
@@ -113,6 +91,40 @@ func (s *Server) events(r *http.Request) (any, *apiError) {
 		out.Items = append(out.Items, d)
 	}
 	return out, nil
+}
+
+// logsPage reads one page of the logs of [from, to] that f selects, for
+// the listing of kind (`limit` and `cursor` of q): the logs, and the
+// page's watermark and next cursor (its items left empty). Shared by
+// /logs and /events.
+func (s *Server) logsPage(q *restReq, kind string, from, to uint64, f storage.LogFilter) ([]chain.Log, page[struct{}], *apiError) {
+	var out page[struct{}]
+	limit, after, e := q.listing(kind)
+	if e != nil {
+		return nil, out, e
+	}
+	v, e := q.viewOf()
+	if e != nil {
+		return nil, out, e
+	}
+	if v.IsPruned(from) {
+		return nil, out, gone("from", from, v.Pruned)
+	}
+	out.Watermark = v.Watermark
+	from, to = max(from, v.Lowest()), min(to, v.Watermark)
+	if !v.HasWatermark || from > to {
+		return nil, out, nil
+	}
+	logs, err := s.store.Logs(q.r.Context(), q.id, storage.LogQuery{From: from, To: to, Filter: f, After: after, Limit: limit + 1})
+	if err != nil {
+		return nil, out, fromStore(err)
+	}
+	if len(logs) > limit {
+		logs = logs[:limit]
+		c := encodeCursor(kind, storage.Position{Block: logs[limit-1].BlockNumber, Index: logs[limit-1].LogIndex})
+		out.NextCursor = &c
+	}
+	return logs, out, nil
 }
 
 // cursorEvents is the kind of the events listing's cursor.

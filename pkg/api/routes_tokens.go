@@ -7,7 +7,6 @@ import (
 	"math/big"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
@@ -25,37 +24,32 @@ const (
 	cursorAddressTransfers = "address-transfers"
 )
 
-// transferCursor is a cursor (params.go) with the batch index as well.
-type transferCursor struct {
-	Kind  string `json:"k"`
-	Block uint64 `json:"b"`
-	Log   uint32 `json:"i,omitempty"`
-	Batch uint32 `json:"j,omitempty"`
-}
-
 func encodeTransferCursor(kind string, p storage.TransferPosition) string {
-	b, _ := json.Marshal(transferCursor{Kind: kind, Block: p.Block, Log: p.Log, Batch: p.Batch})
+	b, _ := json.Marshal(cursor{Kind: kind, Block: p.Block, Index: p.Log, Batch: p.Batch})
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 func (p params) transferCursor(kind string) (*storage.TransferPosition, *apiError) {
-	if !p.has("cursor") {
-		return nil, nil
+	c, e := p.rawCursor(kind)
+	if c == nil || e != nil {
+		return nil, e
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(p.get("cursor"))
-	var c transferCursor
-	if err == nil {
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(&c)
+	return &storage.TransferPosition{Block: c.Block, Log: c.Index, Batch: c.Batch}, nil
+}
+
+// optRange parses a listing's optional `from` and `to` heights, from not
+// above to.
+func (p params) optRange() (from, to uint64, hasFrom, hasTo bool, e *apiError) {
+	if from, hasFrom, e = p.optHeight("from"); e != nil {
+		return
 	}
-	if err != nil {
-		return nil, badParam("cursor", "not a cursor this API issued; pass next_cursor of the previous page unchanged")
+	if to, hasTo, e = p.optHeight("to"); e != nil {
+		return
 	}
-	if c.Kind != kind {
-		return nil, badParam("cursor", "a cursor of another listing (%s); pass next_cursor of this listing's previous page", clip(c.Kind))
+	if hasFrom && hasTo && from > to {
+		e = badParam("from", "%d is above to (%d)", from, to)
 	}
-	return &storage.TransferPosition{Block: c.Block, Log: c.Log, Batch: c.Batch}, nil
+	return
 }
 
 func (s *Server) tokenTransfers(r *http.Request) (any, *apiError) { return s.transferList(r, true) }
@@ -90,16 +84,9 @@ func (s *Server) transferList(r *http.Request, byToken bool) (any, *apiError) {
 			return nil, e
 		}
 	}
-	from, hasFrom, e := q.p.optHeight("from")
+	from, to, hasFrom, hasTo, e := q.p.optRange()
 	if e != nil {
 		return nil, e
-	}
-	to, hasTo, e := q.p.optHeight("to")
-	if e != nil {
-		return nil, e
-	}
-	if hasFrom && hasTo && from > to {
-		return nil, badParam("from", "%d is above to (%d)", from, to)
 	}
 	limit, e := q.p.limit(defaultPage, s.cfg.MaxPageSize)
 	if e != nil {
