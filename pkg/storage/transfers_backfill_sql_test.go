@@ -132,9 +132,9 @@ func backfillTransfersSQL() string {
 		"        if(kind = 'erc20' OR kind = 'erc721', " + addr("topic1") + ", " + addr("topic2") + ") AS from_address,\n" +
 		"        if(kind = 'erc20' OR kind = 'erc721', " + addr("topic2") + ", " + addr("topic3") + ") AS to_address,\n" +
 		"        multiIf(kind = 'erc20', [''], kind = 'erc721', [substring(topic3, 3)], kind = 'erc1155', [substring(d, 1, 64)],\n" +
-		"                kind = 'batch', arrayMap(i -> " + word("3 + i") + ", range(if(kind = 'batch', n, 0))), emptyArrayString()) AS ids,\n" +
+		"                kind = 'batch', arraySlice(extractAll(d, '.{64}'), 4, if(kind = 'batch', n, 0)), emptyArrayString()) AS ids,\n" +
 		"        multiIf(kind = 'erc20', [d], kind = 'erc721', ['" + strings.Repeat("0", 63) + "1'], kind = 'erc1155', [substring(d, 65, 64)],\n" +
-		"                kind = 'batch', arrayMap(i -> " + word("4 + n + i") + ", range(if(kind = 'batch', n, 0))), emptyArrayString()) AS amounts\n" +
+		"                kind = 'batch', arraySlice(extractAll(d, '.{64}'), 5 + n, if(kind = 'batch', n, 0)), emptyArrayString()) AS amounts\n" +
 		"    FROM (SELECT *, if(substring(data, 1, 2) = '0x', substring(data, 3), data) AS d FROM logs FINAL\n" +
 		"          WHERE is_canonical = 1 AND topic0 IN ('" + tokens.TopicTransfer + "',\n" +
 		"                '" + tokens.TopicTransferSingle + "',\n" +

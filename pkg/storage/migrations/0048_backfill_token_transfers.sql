@@ -230,9 +230,9 @@ FROM (SELECT chain_id, block_number, block_hash, tx_hash, tx_index, log_index, t
         if(kind = 'erc20' OR kind = 'erc721', concat('0x', substring(topic1, 27, 40)), concat('0x', substring(topic2, 27, 40))) AS from_address,
         if(kind = 'erc20' OR kind = 'erc721', concat('0x', substring(topic2, 27, 40)), concat('0x', substring(topic3, 27, 40))) AS to_address,
         multiIf(kind = 'erc20', [''], kind = 'erc721', [substring(topic3, 3)], kind = 'erc1155', [substring(d, 1, 64)],
-                kind = 'batch', arrayMap(i -> substring(d, 1 + 64 * (3 + i), 64), range(if(kind = 'batch', n, 0))), emptyArrayString()) AS ids,
+                kind = 'batch', arraySlice(extractAll(d, '.{64}'), 4, if(kind = 'batch', n, 0)), emptyArrayString()) AS ids,
         multiIf(kind = 'erc20', [d], kind = 'erc721', ['0000000000000000000000000000000000000000000000000000000000000001'], kind = 'erc1155', [substring(d, 65, 64)],
-                kind = 'batch', arrayMap(i -> substring(d, 1 + 64 * (4 + n + i), 64), range(if(kind = 'batch', n, 0))), emptyArrayString()) AS amounts
+                kind = 'batch', arraySlice(extractAll(d, '.{64}'), 5 + n, if(kind = 'batch', n, 0)), emptyArrayString()) AS amounts
     FROM (SELECT *, if(substring(data, 1, 2) = '0x', substring(data, 3), data) AS d FROM logs FINAL
           WHERE is_canonical = 1 AND topic0 IN ('0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef',
                 '0xc3d58168c5ae7397731d063d5bbf3d657854427343f4c083240f7aacaa2d0f62',
