@@ -246,7 +246,7 @@ func TestChainsAtRuntime(t *testing.T) {
 
 	// Removed, data kept.
 	out = mustRun("remove", dynID)
-	require.Contains(t, out, "would delete 4 Schedules")
+	require.Contains(t, out, "would delete 5 Schedules")
 	require.Contains(t, out, "run again with --yes")
 	require.Equal(t, "active", list()[dynID].State, "a dry run changes nothing")
 	out = mustRun("remove", dynID, "--yes")
