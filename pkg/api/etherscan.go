@@ -78,10 +78,13 @@ func (q *esReq) empty(message string) {
 
 // Known module and action names, for the metric's labels.
 var esActions = map[string][]string{
-	"account": {"txlist"},
+	"account": {"txlist", "tokentx", "tokennfttx", "token1155tx", "tokenbalance"},
 	"logs":    {"getLogs"},
 	"block":   {"getblocknobytime"},
-	"proxy":   {"eth_blockNumber", "eth_getBlockByNumber", "eth_getTransactionByHash", "eth_getTransactionReceipt"},
+	"proxy": {"eth_blockNumber", "eth_getBlockByNumber", "eth_getTransactionByHash", "eth_getTransactionReceipt",
+		"eth_getBlockTransactionCountByNumber", "eth_getTransactionByBlockNumberAndIndex"},
+	"transaction": {"getstatus", "gettxreceiptstatus"},
+	"stats":       {"tokensupply"},
 }
 
 func esLabels(module, action string) (string, string) {
@@ -110,6 +113,9 @@ func (s *Server) etherscan(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.form = r.Form
+	if !q.chainIDMatches() { // etherscan_v2.go
+		return
+	}
 	module, action := q.get("module"), q.get("action")
 	s.m.etherscan.WithLabelValues(esLabels(module, action)).Inc()
 	switch {
@@ -127,8 +133,9 @@ func (s *Server) etherscan(w http.ResponseWriter, r *http.Request) {
 		q.transactionByHash()
 	case module == "proxy" && action == "eth_getTransactionReceipt":
 		q.transactionReceipt()
+	case q.moreActions(module, action): // etherscan_tokens.go
 	case esActions[module] == nil:
-		q.notOK("Missing Or invalid Module name (this API serves account, logs, block and proxy)")
+		q.notOK("Missing Or invalid Module name (this API serves account, logs, block, proxy, transaction and stats)")
 	default:
 		q.notOK("Missing Or invalid Action name (module %s serves %s)", module, strings.Join(esActions[module], ", "))
 	}

@@ -47,31 +47,11 @@ func (q *esReq) txlist() {
 		return
 	}
 	addr = strings.ToLower(addr)
-	desc := false
-	switch q.get("sort") {
-	case "", "asc":
-	case "desc":
-		desc = true
-	default:
-		q.notOK("Invalid sort: %q is neither asc nor desc", clip(q.get("sort")))
-		return
-	}
-	limit, skip, ok := q.paging()
+	l, ok := q.accountListing() // etherscan_tokens.go
 	if !ok {
 		return
 	}
-	v, ok := q.view()
-	if !ok {
-		return
-	}
-	lo, hi, ok := q.rangeOf("startblock", "endblock", v)
-	if !ok {
-		return
-	}
-	if !v.HasWatermark || lo > hi {
-		q.empty("No transactions found")
-		return
-	}
+	desc, limit, skip, v, lo, hi := l.desc, l.limit, l.skip, l.v, l.lo, l.hi
 	ctx := q.r.Context()
 	ps, err := q.s.store.AddressTxPositions(ctx, q.id, storage.AddressTxQuery{
 		Address: addr, From: lo, To: hi, Desc: desc, Limit: limit, Offset: skip,
@@ -168,13 +148,11 @@ func esTxOf(tx chain.Transaction, ts, watermark uint64) esTx {
 		gasPrice = tx.GasPrice
 	}
 	isError, status := "0", "1"
-	if tx.Status == 0 {
+	switch s := receiptStatus(tx); {
+	case s == nil:
+		status = "" // pre-Byzantium: the receipt has no status
+	case *s == chain.StatusFailure:
 		isError, status = "1", "0"
-	}
-	if o, err := objectOf(tx.ReceiptRaw); err == nil {
-		if _, root := o["root"]; root {
-			status = "" // pre-Byzantium: the receipt has no status
-		}
 	}
 	u := func(n uint64) string { return strconv.FormatUint(n, 10) }
 	return esTx{

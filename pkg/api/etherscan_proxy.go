@@ -92,39 +92,8 @@ func (q *esReq) blockByNumber() {
 		q.rpcFail(http.StatusOK, rpcInvalidParams, "invalid argument 1: boolean %q is neither true nor false", clip(q.get("boolean")))
 		return
 	}
-	v, e := q.viewOf()
-	if e != nil {
-		q.rpcFailed(e)
-		return
-	}
-	tag := q.get("tag")
-	var h uint64
-	switch tag {
-	case "latest":
-		if !v.HasWatermark {
-			q.rpcResult(nil)
-			return
-		}
-		h = v.Watermark
-	case "earliest":
-		h = v.Lowest()
-	case "":
-		q.rpcFail(http.StatusOK, rpcInvalidParams, "missing tag: a block number in hex (0x10d4f), latest or earliest")
-		return
-	default:
-		n, ok := quantityParam(tag)
-		if !ok {
-			q.rpcFail(http.StatusOK, rpcInvalidParams, "invalid argument 0: tag %q is not a hex block number (0x10d4f), latest or earliest", clip(tag))
-			return
-		}
-		h = n
-	}
-	if v.IsPruned(h) {
-		q.rpcFail(http.StatusOK, rpcServerError, "block %d was pruned: this index keeps heights above %d only", h, v.Pruned)
-		return
-	}
-	if !v.Serves(h) {
-		q.rpcResult(nil) // as a node answers for a block it does not have
+	h, ok := q.servedBlockTag() // etherscan_proxy_block.go
+	if !ok {
 		return
 	}
 	ctx := q.r.Context()

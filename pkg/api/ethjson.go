@@ -170,8 +170,9 @@ func rpcReceipt(tx chain.Transaction, logs []chain.Log) (json.RawMessage, error)
 	o.set("from", tx.From)
 	o.set("to", orNull(tx.To))
 	o.set("type", quantity(tx.Type))
-	// A pre-Byzantium receipt has a state root and no status.
-	if _, root := o["root"]; !root {
+	// A pre-Byzantium receipt has a state root and no status (stored as
+	// StatusUnknown; rows written before that have 1 and the root).
+	if _, root := o["root"]; !root && tx.Status != chain.StatusUnknown {
 		o.set("status", quantity(uint64(tx.Status)))
 	}
 	o.set("gasUsed", quantity(tx.GasUsed))

@@ -139,6 +139,9 @@ type cursor struct {
 	Kind  string `json:"k"`
 	Block uint64 `json:"b"`
 	Index uint32 `json:"i,omitempty"`
+	// Batch is a token transfer's index in its ERC-1155 batch
+	// (routes_tokens.go).
+	Batch uint32 `json:"j,omitempty"`
 }
 
 // Kinds of cursor.
@@ -157,6 +160,16 @@ func encodeCursor(kind string, p storage.Position) string {
 // cursor parses the `cursor` parameter of a listing of kind; nil when
 // absent.
 func (p params) cursor(kind string) (*storage.Position, *apiError) {
+	c, e := p.rawCursor(kind)
+	if c == nil || e != nil {
+		return nil, e
+	}
+	return &storage.Position{Block: c.Block, Index: c.Index}, nil
+}
+
+// rawCursor parses the `cursor` parameter of a listing of kind; nil when
+// absent.
+func (p params) rawCursor(kind string) (*cursor, *apiError) {
 	if !p.has("cursor") {
 		return nil, nil
 	}
@@ -173,7 +186,7 @@ func (p params) cursor(kind string) (*storage.Position, *apiError) {
 	if c.Kind != kind {
 		return nil, badParam("cursor", "a cursor of another listing (%s); pass next_cursor of this listing's previous page", clip(c.Kind))
 	}
-	return &storage.Position{Block: c.Block, Index: c.Index}, nil
+	return &c, nil
 }
 
 // clip shortens what a client sent before it is quoted back.

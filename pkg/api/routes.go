@@ -33,6 +33,13 @@ func (s *Server) routes() {
 	s.rest("/v1/chains/{id}/addresses/{address}/txs", s.addressTxs)
 	s.rest("/v1/chains/{id}/logs", s.listLogs)
 	s.rest("/v1/chains/{id}/stats", s.stats)
+	s.rest("/v1/chains/{id}/tokens/{address}", s.token)
+	s.rest("/v1/chains/{id}/tokens/{address}/transfers", s.tokenTransfers)
+	s.rest("/v1/chains/{id}/tokens/{address}/holders", s.tokenHolders)
+	s.rest("/v1/chains/{id}/addresses/{address}/transfers", s.addressTransfers)
+	s.rest("/v1/chains/{id}/addresses/{address}/tokens", s.addressTokens)
+	s.rest("/v1/chains/{id}/events", s.events)
+	s.rest("/v1/chains/{id}/txs/{hash}/input", s.txInput)
 	// …/blocks/hash/{hash} and …/blocks/{height}/txs overlap as patterns
 	// (…/blocks/hash/txs matches both), which ServeMux refuses: one
 	// pattern takes both and hands each to its own instrumented route.
@@ -57,6 +64,11 @@ func (s *Server) routes() {
 		s.mux.Handle(pattern, s.instrument(pattern, s.limit(pattern, true, s.deadline(http.HandlerFunc(s.etherscan)))))
 	}
 	s.mux.Handle("/v1/chains/{id}/etherscan/api", s.notAllowed("/v1/chains/{id}/etherscan/api", true))
+	for _, m := range []string{"GET", "POST"} { // Etherscan's V2 addressing (etherscan_v2.go)
+		pattern := m + " /v2/api"
+		s.mux.Handle(pattern, s.instrument(pattern, s.limit(pattern, true, s.deadline(http.HandlerFunc(s.etherscanV2)))))
+	}
+	s.mux.Handle("/v2/api", s.notAllowed("/v2/api", true))
 
 	s.mux.Handle("GET /openapi.json", s.instrument("GET /openapi.json", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -15,16 +15,9 @@ func (s *Server) addressTxs(r *http.Request) (any, *apiError) {
 		return nil, e
 	}
 	addr := q.address
-	from, hasFrom, e := q.p.optHeight("from")
+	from, to, hasFrom, hasTo, e := q.p.optRange() // routes_tokens.go
 	if e != nil {
 		return nil, e
-	}
-	to, hasTo, e := q.p.optHeight("to")
-	if e != nil {
-		return nil, e
-	}
-	if hasFrom && hasTo && from > to {
-		return nil, badParam("from", "%d is above to (%d)", from, to)
 	}
 	limit, after, e := q.listing(cursorAddressTxs)
 	if e != nil {

@@ -39,38 +39,15 @@ func (s *Server) listLogs(r *http.Request) (any, *apiError) {
 		}
 		f.Topics = append(f.Topics, storage.TopicTerm{Position: i, Value: t})
 	}
-	limit, after, e := q.listing(cursorLogs)
+	logs, out, e := s.logsPage(q, cursorLogs, from, to, f) // routes_events.go
 	if e != nil {
 		return nil, e
 	}
-	v, e := q.viewOf()
-	if e != nil {
-		return nil, e
+	items := page[Log]{Items: []Log{}, Watermark: out.Watermark, NextCursor: out.NextCursor}
+	for _, l := range logs {
+		items.Items = append(items.Items, logOf(l))
 	}
-	if v.IsPruned(from) {
-		return nil, gone("from", from, v.Pruned)
-	}
-	out := page[Log]{Items: []Log{}, Watermark: v.Watermark}
-	if !v.HasWatermark {
-		return out, nil
-	}
-	from, to = max(from, v.Lowest()), min(to, v.Watermark)
-	if from > to {
-		return out, nil
-	}
-	logs, err := s.store.Logs(r.Context(), q.id, storage.LogQuery{From: from, To: to, Filter: f, After: after, Limit: limit + 1})
-	if err != nil {
-		return nil, fromStore(err)
-	}
-	for i, l := range logs {
-		if i == limit {
-			c := encodeCursor(cursorLogs, storage.Position{Block: logs[i-1].BlockNumber, Index: logs[i-1].LogIndex})
-			out.NextCursor = &c
-			break
-		}
-		out.Items = append(out.Items, logOf(l))
-	}
-	return out, nil
+	return items, nil
 }
 
 // logRange parses a required, capped height range of a logs query.

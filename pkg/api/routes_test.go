@@ -36,6 +36,15 @@ func TestOpenAPIDocumentListsTheRoutes(t *testing.T) {
 		"/v1/chains/{id}/stats":                   {"GET"},
 		"/v1/chains/{id}/etherscan/api":           {"GET", "POST"},
 		"/openapi.json":                           {"GET"},
+
+		"/v1/chains/{id}/tokens/{address}":              {"GET"},
+		"/v1/chains/{id}/tokens/{address}/transfers":    {"GET"},
+		"/v1/chains/{id}/tokens/{address}/holders":      {"GET"},
+		"/v1/chains/{id}/addresses/{address}/transfers": {"GET"},
+		"/v1/chains/{id}/addresses/{address}/tokens":    {"GET"},
+		"/v1/chains/{id}/events":                        {"GET"},
+		"/v1/chains/{id}/txs/{hash}/input":              {"GET"},
+		"/v2/api":                                       {"GET", "POST"},
 	}
 	got := map[string][]string{}
 	for path, item := range c.Doc.Paths.Map() {

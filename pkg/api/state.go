@@ -162,6 +162,7 @@ type Store interface {
 	Logs(ctx context.Context, chainID string, q storage.LogQuery) ([]chain.Log, error)
 	TxLogs(ctx context.Context, chainID string, p storage.Position) ([]chain.Log, error)
 	AggregatesAt(ctx context.Context, chainID string, heights []uint64) (map[uint64]storage.AggregateRow, error)
+	TokenStore // types_tokens.go
 }
 
 var _ Store = (*storage.Reader)(nil)

@@ -41,7 +41,7 @@ type Transaction struct {
 	Nonce             uint64          `json:"nonce"`
 	Gas               uint64          `json:"gas"`
 	GasPrice          *string         `json:"gas_price"`
-	Status            uint8           `json:"status"`
+	Status            *uint8          `json:"status"` // null before Byzantium: not recorded
 	GasUsed           uint64          `json:"gas_used"`
 	EffectiveGasPrice *string         `json:"effective_gas_price"`
 	ContractAddress   *string         `json:"contract_address"`
@@ -99,7 +99,7 @@ func transactionOf(tx chain.Transaction) Transaction {
 	return Transaction{
 		BlockNumber: tx.BlockNumber, BlockHash: tx.BlockHash, TxIndex: tx.Index, Hash: tx.Hash, Type: tx.Type,
 		From: tx.From, To: optional(tx.To), Value: tx.Value, Nonce: tx.Nonce, Gas: tx.Gas,
-		GasPrice: optional(tx.GasPrice), Status: tx.Status, GasUsed: tx.GasUsed,
+		GasPrice: optional(tx.GasPrice), Status: receiptStatus(tx), GasUsed: tx.GasUsed,
 		EffectiveGasPrice: optional(tx.EffectiveGasPrice), ContractAddress: optional(tx.ContractAddress),
 		LogCount: tx.LogCount, Raw: rawObject(tx.Raw), ReceiptRaw: rawObject(tx.ReceiptRaw),
 	}
@@ -114,4 +114,21 @@ func logOf(l chain.Log) Log {
 		BlockNumber: l.BlockNumber, BlockHash: l.BlockHash, TxHash: l.TxHash, TxIndex: l.TxIndex,
 		LogIndex: l.LogIndex, Address: l.Address, Topics: topics, Data: l.Data, Raw: rawObject(l.Raw),
 	}
+}
+
+// receiptStatus is a transaction's receipt status, nil when the receipt
+// has none (before Byzantium): stored as chain.StatusUnknown, or, in rows
+// written before that value existed, as 1 with the receipt's state root
+// kept in receipt_raw.
+func receiptStatus(tx chain.Transaction) *uint8 {
+	if tx.Status == chain.StatusUnknown {
+		return nil
+	}
+	if o, err := objectOf(tx.ReceiptRaw); err == nil {
+		if _, root := o["root"]; root {
+			return nil
+		}
+	}
+	s := tx.Status
+	return &s
 }

@@ -40,7 +40,7 @@ type Transaction struct {
 	Nonce             uint64
 	Gas               uint64
 	GasPrice          string // decimal wei, "" if the node omits it
-	Status            uint8  // receipt status: 1 success, 0 failure
+	Status            uint8  // receipt status: StatusSuccess, StatusFailure, or StatusUnknown before Byzantium
 	GasUsed           uint64 // from the receipt
 	EffectiveGasPrice string // decimal wei from the receipt, "" if absent
 	ContractAddress   string // from the receipt, "" if none
@@ -61,6 +61,17 @@ type Log struct {
 	Data        string // 0x-hex
 	Raw         []byte // the rest of the node's log object ("removed", unknown keys)
 }
+
+// Receipt statuses. A receipt from before Byzantium (EIP-658) carries a
+// state root instead of a status: whether the transaction failed is not
+// recorded, so it is stored as StatusUnknown, which a UInt8 column holds
+// on every ClickHouse version (no Nullable needed), and answered as the
+// node does, with no status.
+const (
+	StatusFailure uint8 = 0
+	StatusSuccess uint8 = 1
+	StatusUnknown uint8 = 2
+)
 
 // BlockData is everything indexed for one height; it is written as a unit.
 type BlockData struct {

@@ -102,6 +102,9 @@ type ClickHouse struct {
 	// MigrateTimeout bounds each migration that fills a table from indexed
 	// data (a backfill), which reads whole tables: see docs/operations.md.
 	MigrateTimeout time.Duration `mapstructure:"migrate_timeout"`
+	// SkipTokenTransfers turns off deriving token transfers in the write
+	// path (docs/operations.md, "Token transfers").
+	SkipTokenTransfers bool `mapstructure:"skip_token_transfers"`
 }
 
 // Chain is one followed chain; its key in `chains` is the chain ID used in

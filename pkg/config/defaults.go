@@ -31,6 +31,7 @@ func Defaults(v *viper.Viper) {
 	v.SetDefault("api.state_refresh", a.StateRefresh.String())
 	v.SetDefault("registry.poll_interval", "5s")
 	v.SetDefault("clickhouse.migrate_timeout", "24h")
+	v.SetDefault("clickhouse.skip_token_transfers", false)
 }
 
 // DefaultChain is a chain with every tunable at its default (the seed's

@@ -296,8 +296,8 @@ func (d decoder) applyReceiptsSized(data *chain.BlockData, receipts []json.RawMe
 			tx.Status = uint8(status)
 		case o.has("root"):
 			// Pre-Byzantium receipts carry a state root instead of a status
-			// and did not record failure: the transaction was included.
-			tx.Status = 1
+			// and did not record failure: unknown, not success.
+			tx.Status = chain.StatusUnknown
 		default:
 			return o.malformed("status", "missing (and no pre-Byzantium root)")
 		}

@@ -484,8 +484,9 @@ func (d oldDecoder) applyReceipts(data *chain.BlockData, receipts []json.RawMess
 			tx.Status = uint8(status)
 		case o.has("root"):
 			// Pre-Byzantium receipts carry a state root instead of a status
-			// and did not record failure: the transaction was included.
-			tx.Status = 1
+			// and did not record failure: unknown (issue 19 changed this
+			// from 1, here as in decode.go).
+			tx.Status = chain.StatusUnknown
 		default:
 			return o.malformed("status", "missing (and no pre-Byzantium root)")
 		}

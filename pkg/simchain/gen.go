@@ -82,6 +82,7 @@ type logEntry struct {
 	ntopics  int
 	topics   [4]uint16 // pool address index, or topicSigFlag|signature index
 	words    int
+	data     dataShape
 	dataSeed uint64
 }
 
@@ -267,7 +268,7 @@ func makeLog(l *logEntry, p *pools, r *rng, t *txn) {
 		if e.topics >= 1 && t.from >= contractCount {
 			l.topics[1] = t.from // the sender usually appears in its own events
 		}
-		l.ntopics, l.words = 1+e.topics, e.words
+		l.ntopics, l.words, l.data = 1+e.topics, e.words, e.data
 		return
 	}
 	l.topics[0] = topicSigFlag | uint16(len(knownEvents)+int(r.intn(customSigs)))
@@ -275,7 +276,7 @@ func makeLog(l *logEntry, p *pools, r *rng, t *txn) {
 	for i := 1; i < l.ntopics; i++ {
 		l.topics[i] = uint16(r.intn(poolSize))
 	}
-	l.words = int(r.intn(5))
+	l.words, l.data = int(r.intn(5)), dataWords
 }
 
 func (t *txn) inputBytes() int {

@@ -25,13 +25,22 @@ var knownEvents = []struct {
 	sig    string
 	topics int // indexed address arguments after the signature
 	words  int // data words
+	data   dataShape
 }{
-	{"Transfer(address,address,uint256)", 2, 1},
-	{"Approval(address,address,uint256)", 2, 1},
-	{"Swap(address,uint256,uint256,uint256,uint256,address)", 2, 4},
-	{"Sync(uint112,uint112)", 0, 2},
-	{"Deposit(address,uint256)", 1, 1},
-	{"Withdrawal(address,uint256)", 1, 1},
+	{"Transfer(address,address,uint256)", 2, 1, dataWords},
+	{"Approval(address,address,uint256)", 2, 1, dataWords},
+	{"Swap(address,uint256,uint256,uint256,uint256,address)", 2, 4, dataWords},
+	{"Sync(uint112,uint112)", 0, 2, dataWords},
+	{"Deposit(address,uint256)", 1, 1, dataWords},
+	{"Withdrawal(address,uint256)", 1, 1, dataWords},
+	// Token events of the other standards (tokens.go), and logs that look
+	// like transfers and are none, as real chains hold them.
+	{"Transfer(address,address,uint256)", 3, 0, dataWords},                                // ERC-721: the id indexed
+	{"TransferSingle(address,address,address,uint256,uint256)", 3, 2, dataWords},          // ERC-1155
+	{"TransferBatch(address,address,address,uint256[],uint256[])", 3, 0, dataBatch},       // ERC-1155
+	{"Transfer(address,address,uint256)", 0, 3, dataWords},                                // malformed: nothing indexed
+	{"Transfer(address,address,uint256)", 2, 2, dataWords},                                // malformed: 64 bytes of data
+	{"TransferBatch(address,address,address,uint256[],uint256[])", 3, 0, dataBatchUneven}, // malformed: lengths differ
 }
 
 type bloomBits [3]uint16

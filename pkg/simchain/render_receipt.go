@@ -99,12 +99,7 @@ func (rd *renderer) appendLog(dst []byte, b *block, i, li int) []byte {
 		dst = rd.appendTopic(dst, tp)
 	}
 	dst = append(dst, `],"data":"0x`...)
-	dr := rng{l.dataSeed}
-	for k := 0; k < l.words; k++ {
-		// Amounts: a 32-byte word with a value of up to 64 bits.
-		dst = append(dst, "000000000000000000000000000000000000000000000000"...)
-		dst = appendU64Hex(dst, dr.next()>>(dr.next()%48))
-	}
+	dst = appendLogData(dst, l)
 	dst = append(dst, `","blockNumber":`...)
 	dst = appendQty(dst, b.number)
 	dst = append(dst, `,"transactionHash":`...)

@@ -172,8 +172,8 @@ func BenchmarkBackfillLookups(b *testing.B) {
 	require.NoError(b, err)
 	var backfills []migration
 	for _, m := range ms {
-		if backfillRE.MatchString(m.stmt) {
-			backfills = append(backfills, m)
+		if sub := backfillRE.FindStringSubmatch(m.stmt); sub != nil && source[sub[1]] != "" {
+			backfills = append(backfills, m) // the look-ups' (0017-0021); transfers have their own benchmark
 		}
 	}
 	require.Len(b, backfills, len(lookupTables))

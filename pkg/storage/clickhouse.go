@@ -39,6 +39,10 @@ type Config struct {
 	// can take far longer than a query; zero means DefaultMigrateTimeout.
 	// DDL migrations keep QueryTimeout.
 	MigrateTimeout time.Duration `mapstructure:"migrate_timeout"`
+	// SkipTokenTransfers turns off the token transfer tables in the write
+	// path (transfers_write.go): WriteBlocks then neither derives nor
+	// tombstones transfers. Off (transfers written) by default.
+	SkipTokenTransfers bool `mapstructure:"skip_token_transfers"`
 }
 
 // Validate reports the first bad setting by its configuration key.
@@ -105,6 +109,7 @@ func (c Config) withDefaults() Config {
 // safe for concurrent use: the driver pools connections.
 type ClickHouse struct {
 	*db
+	transferObserver transferObserverSlot // transfers_write.go
 }
 
 // Open connects over the native protocol and creates the database if it
@@ -114,7 +119,7 @@ func Open(ctx context.Context, cfg Config, logger *zap.Logger) (*ClickHouse, err
 	if err != nil {
 		return nil, err
 	}
-	return &ClickHouse{d}, nil
+	return &ClickHouse{db: d}, nil
 }
 
 // Reader is the read-only view of the same connection, for a process that

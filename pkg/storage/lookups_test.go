@@ -310,6 +310,9 @@ func TestBackfillMigrationsMatchTheWritePath(t *testing.T) {
 	_, err = c.migrate(ctx, ms[:15])
 	require.NoError(t, err)
 	stopMerges(t, c) // every version stays on disk: the backfill must pick the newest
+	// Written before the token transfer tables (0044-0046) exist, as a
+	// binary from then did; the writes after the migrations have them.
+	c.cfg.SkipTokenTransfers = true
 
 	// The same history on two chains: "old" through the main tables only,
 	// "new" through WriteBlocks and RemoveBlock.
@@ -325,7 +328,8 @@ func TestBackfillMigrationsMatchTheWritePath(t *testing.T) {
 
 	applied, err := c.migrate(ctx, ms)
 	require.NoError(t, err)
-	applied = slices.DeleteFunc(applied, func(f string) bool { return !strings.Contains(f, "_backfill_") })
+	c.cfg.SkipTokenTransfers = false
+	applied = slices.DeleteFunc(applied, func(f string) bool { return !strings.Contains(f, "_backfill_") || f > "0043" })
 	require.Equal(t, []string{
 		"0017_backfill_tx_by_hash.sql", "0018_backfill_block_by_hash.sql", "0019_backfill_block_by_time.sql",
 		"0020_backfill_address_txs.sql", "0021_backfill_address_logs.sql",

@@ -174,6 +174,18 @@ func TestBaselineMatchesTheNumberedMigrations(t *testing.T) {
 	for _, m := range ms {
 		numberedFiles = append(numberedFiles, m.file)
 	}
+	// The numbered files above the baseline run on top of it, on a fresh
+	// database too: their statements and creates are the ones it may send
+	// besides the baseline's.
+	above := ms[baselineVersion:]
+	aboveSent, aboveCreates := map[string]bool{}, 0
+	for _, m := range above {
+		baselineRun = append(baselineRun, m.file)
+		aboveSent[m.stmt] = true
+		if strings.HasPrefix(m.stmt, "CREATE") {
+			aboveCreates++
+		}
+	}
 
 	numbered := openDatabase(t, "numbered")
 	start := time.Now()
@@ -202,12 +214,14 @@ func TestBaselineMatchesTheNumberedMigrations(t *testing.T) {
 		require.Equal(t, withMarker, got)
 		creates := 0
 		for _, stmt := range rec.sent {
-			require.Regexp(t, baselineStatementRE, stmt)
+			if !aboveSent[stmt] {
+				require.Regexp(t, baselineStatementRE, stmt)
+			}
 			if strings.HasPrefix(stmt, "CREATE") {
 				creates++
 			}
 		}
-		require.Equal(t, 1+len(base.tables), creates, "schema_migrations, then each table once")
+		require.Equal(t, 1+len(base.tables)+aboveCreates, creates, "schema_migrations, then each table once")
 		for _, name := range []string{"blocks_g8192", "blocks_g256", "logs_g512", "address_logs_g1024"} {
 			require.NotContains(t, got.Tables, name)
 		}

@@ -107,6 +107,11 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		"aggregates":        "ReplacingMergeTree",
 		"chain_registry":    "ReplacingMergeTree",
 		"schema_migrations": "ReplacingMergeTree",
+
+		"token_transfers":          "ReplacingMergeTree",
+		"token_transfers_by_token": "ReplacingMergeTree",
+		"address_transfers":        "ReplacingMergeTree",
+		"token_metadata":           "ReplacingMergeTree",
 	}, engines)
 
 	// A new file is applied alone, after the others.

@@ -47,13 +47,16 @@ var PruneTables = []PruneTable{
 	{tableBlockByTime, "number"},
 	{tableAddressTxs, "block_number"},
 	{tableAddressLogs, "block_number"},
+	{tableTokenTransfers, "block_number"},
+	{tableTransfersByTok, "block_number"},
+	{tableAddressTransfer, "block_number"},
 }
 
 // KeptTables are the tables with chain rows that retention leaves whole
 // (see above). Every table with a chain_id column is in exactly one of
 // PruneTables and KeptTables (TestPruneTablesCoverTheSchema), so a table
 // added later is decided on, not forgotten.
-var KeptTables = []string{tableIndexedHeights, tableIndexedChunks, tableAggregates, tableChainState}
+var KeptTables = []string{tableIndexedHeights, tableIndexedChunks, tableAggregates, tableChainState, tableTokenMetadata}
 
 // PruneResult says what one PruneRows call did.
 type PruneResult struct {

@@ -96,7 +96,16 @@ func (c *ClickHouse) RemoveBlock(ctx context.Context, chainID string, height uin
 	if err != nil {
 		return fmt.Errorf("storage: reading stored positions for chain %q %s: %w", chainID, where, err)
 	}
-	return c.insertRows(ctx, chainID, where, removalRows(chainID, height, stale[height], c.clock.next()))
+	version := c.clock.next()
+	r := removalRows(chainID, height, stale[height], version)
+	if !c.cfg.SkipTokenTransfers {
+		old, err := c.storedTransfers(ctx, chainID, []chain.HeightRange{{From: height, To: height}})
+		if err != nil {
+			return fmt.Errorf("storage: reading stored token transfers for chain %q %s: %w", chainID, where, err)
+		}
+		r.transfers = removalTransfers(chainID, height, old[height], version)
+	}
+	return c.insertRows(ctx, chainID, where, r)
 }
 
 // removalRows are the tombstones of everything stored canonical at one

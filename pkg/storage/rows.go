@@ -58,6 +58,9 @@ type rowSet struct {
 	blocks  blockRows
 	marks   markRows
 	lookups lookupRows
+	// transfers are the token transfer tables' rows (transfers_write.go);
+	// nil when turned off.
+	transfers *transferSet
 }
 
 // tableRows is one insert of a rowSet: the table and its columns, the
@@ -73,17 +76,19 @@ type tableRows struct {
 // and the indexed_heights marks last. Empty ones are skipped by the caller.
 func (r *rowSet) inserts() []tableRows {
 	l := &r.lookups
-	return []tableRows{
+	return slices.Concat([]tableRows{
 		{insertStmt{tableTxByHash, txByHashColumns}, l.txByHash.len(), l.txByHash.columns()},
 		{insertStmt{tableAddressTxs, addressTxColumns}, l.addressTxs.len(), l.addressTxs.columns()},
 		{insertStmt{tableAddressLogs, addressLogColumns}, l.addressLogs.len(), l.addressLogs.columns()},
 		{insertStmt{tableBlockByHash, blockByHashColumns}, l.blockByHash.len(), l.blockByHash.columns()},
 		{insertStmt{tableBlockByTime, blockByTimeColumns}, l.blockByTime.len(), l.blockByTime.columns()},
+	}, r.transfers.lookupInserts(), []tableRows{
 		{insertStmt{tableTransactions, transactionRewriteColumns}, r.txs.len(), r.txs.columns()},
 		{insertStmt{tableLogs, logRewriteColumns}, r.logs.len(), r.logs.columns()},
+		r.transfers.mainInsert(),
 		{insertStmt{tableBlocks, blockRewriteColumns}, r.blocks.len(), r.blocks.columns()},
 		{insertStmt{tableIndexedHeights, indexedHeightColumns}, r.marks.len(), r.marks.columns()},
-	}
+	})
 }
 
 // buildRows turns blocks into rows: canonical rows for every block,

@@ -82,8 +82,14 @@ func (c *ClickHouse) WriteBlocks(ctx context.Context, chainID string, blocks []*
 	}
 	version := c.clock.next()
 	r := buildRows(chainID, blocks, stale, version, time.Now())
-
-	return c.insertRows(ctx, chainID, where, r)
+	if r.transfers, err = c.transferRows(ctx, chainID, ranges, blocks, version); err != nil {
+		return fmt.Errorf("storage: reading stored token transfers for chain %q %s: %w", chainID, where, err)
+	}
+	if err := c.insertRows(ctx, chainID, where, r); err != nil {
+		return err
+	}
+	c.observeTransfers(chainID, r.transfers)
+	return nil
 }
 
 // insertRows sends the inserts of r in their order (rowSet.inserts),

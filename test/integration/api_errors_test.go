@@ -67,6 +67,22 @@ func checkMalformed(h *apiHarness, nc *nodeChain, head uint64) {
 		{"GET", c + "/stats?from=9&to=1", 400, "bad_parameter", "from", "from: 9 is above to (1)"},
 		{"GET", c + "/stats?from=x&to=1", 400, "bad_parameter", "from", `"x" is not a decimal block height`},
 		{"GET", c + "/status?verbose=1", 400, "bad_parameter", "verbose", "unknown parameter: this route takes none"},
+		{"GET", c + "/tokens/0x12", 400, "bad_parameter", "address", "expected a 20-byte address"},
+		{"GET", c + "/tokens/" + addr, 404, "not_found", "", "no transfer of token " + addr},
+		{"GET", c + "/tokens/" + addr + "/transfers?standard=erc777", 400, "bad_parameter", "standard", "none of erc20, erc721, erc1155"},
+		{"GET", c + "/tokens/" + addr + "/transfers?token=" + addr, 400, "bad_parameter", "token", "unknown parameter"},
+		{"GET", c + "/tokens/" + addr + "/transfers?cursor=" + blocksCursor, 400, "bad_parameter", "cursor", "a cursor of another listing (blocks)"},
+		{"GET", c + "/tokens/" + addr + "/holders?token_id=0x1", 400, "bad_parameter", "token_id", "not a decimal token id"},
+		{"GET", c + "/tokens/" + addr + "/holders?limit=1001", 400, "bad_parameter", "limit", "above the largest page"},
+		{"GET", c + "/addresses/" + addr + "/transfers?from=9&to=1", 400, "bad_parameter", "from", "from: 9 is above to (1)"},
+		{"GET", c + "/addresses/" + addr + "/transfers?token=0x1", 400, "bad_parameter", "token", "expected a 20-byte address"},
+		{"GET", c + "/addresses/" + addr + "/tokens?token=abc", 400, "bad_parameter", "token", "has no 0x prefix"},
+		{"GET", c + "/events?from=0&to=5", 400, "bad_parameter", "event", "give an event, an address, or both"},
+		{"GET", c + "/events?from=0&to=5&event=Transfer(address", 400, "bad_parameter", "event", "bad signature"},
+		{"GET", c + "/events?from=0&to=20000&address=" + addr, 400, "bad_parameter", "to", "more than 10000 (api.max_log_range)"},
+		{"GET", c + "/txs/" + hash + "/input", 400, "bad_parameter", "function", "function: required"},
+		{"GET", c + "/txs/" + hash + "/input?function=%7B%22type%22", 400, "bad_parameter", "function", "bad signature"},
+		{"GET", c + "/txs/" + hash + "/input?function=f(uint256)", 404, "not_found", "", "no canonical transaction " + hash},
 		{"POST", c + "/blocks/1", 405, "method_not_allowed", "", "POST is not allowed here"},
 		{"DELETE", c + "/etherscan/api", 405, "method_not_allowed", "", "DELETE is not allowed here"},
 	}
@@ -135,6 +151,16 @@ func checkMalformed(h *apiHarness, nc *nodeChain, head uint64) {
 		{[]string{"module", "logs", "action", "getLogs", "fromBlock", "0", "topic3", "0x1"}, "Error! Invalid topic3"},
 		{[]string{"module", "block", "action", "getblocknobytime", "timestamp", "1", "closest", "near"}, `Error! Invalid closest: "near"`},
 		{[]string{"module", "block", "action", "getblocknobytime", "timestamp", "soon", "closest", "before"}, "Error! Invalid timestamp"},
+		{[]string{"module", "account", "action", "tokentx"}, "Error! Missing address or contractaddress"},
+		{[]string{"module", "account", "action", "tokennfttx", "address", "0x12"}, "Error! Invalid address format"},
+		{[]string{"module", "account", "action", "token1155tx", "contractaddress", "zz"}, "Error! Invalid contractaddress format"},
+		{[]string{"module", "account", "action", "tokentx", "address", addr, "offset", "5000"}, "Error! Invalid offset"},
+		{[]string{"module", "account", "action", "tokenbalance", "address", addr}, "Error! Missing contractaddress"},
+		{[]string{"module", "account", "action", "tokenbalance", "address", addr, "contractaddress", addr, "tag", "earliest"}, "Error! Invalid tag"},
+		{[]string{"module", "stats", "action", "tokensupply", "contractaddress", addr}, "Error! Token supply of"},
+		{[]string{"module", "transaction", "action", "getstatus", "txhash", "0x1"}, "Error! Invalid txhash format"},
+		{[]string{"module", "transaction", "action", "gettxreceiptstatus"}, "Error! Invalid txhash format"},
+		{[]string{"module", "account", "action", "txlist", "address", addr, "chainid", "999999"}, "Missing or unsupported chainid parameter"},
 	}
 	for _, tc := range es {
 		var env struct{ Status, Message, Result string }
@@ -152,6 +178,8 @@ func checkMalformed(h *apiHarness, nc *nodeChain, head uint64) {
 		{[]string{"module", "proxy", "action", "eth_getBlockByNumber", "tag", "0x1", "boolean", "yes"}, `invalid argument 1: boolean "yes"`},
 		{[]string{"module", "proxy", "action", "eth_getTransactionByHash", "txhash", "0x12"}, "invalid argument 0: txhash:"},
 		{[]string{"module", "proxy", "action", "eth_getTransactionReceipt"}, "invalid argument 0: txhash: empty"},
+		{[]string{"module", "proxy", "action", "eth_getBlockTransactionCountByNumber", "tag", "12"}, `tag "12" is not a hex block number`},
+		{[]string{"module", "proxy", "action", "eth_getTransactionByBlockNumberAndIndex", "tag", "0x1", "index", "1"}, `invalid argument 1: index "1"`},
 	}
 	for _, tc := range rpcBad {
 		var e struct {

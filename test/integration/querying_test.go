@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/pkg/loadgen"
+	"github.com/tideline-dev/tideline/pkg/loadgen/contracts"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 )
 
@@ -54,6 +56,8 @@ const (
 	docTxHash      = "'0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060'"
 	docRangeTo     = "19000000"
 	docRangeBefore = "18000000"
+	docToken       = "'0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48'"
+	docHolder      = "'0x28c6c06298d514db089934071355e5743bf21d60'"
 )
 
 // queryAll runs q and returns its rows, each value as the driver scans it
@@ -151,6 +155,25 @@ func TestQueryingDocExamples(t *testing.T) {
 		calls = append(calls, hashes[0])
 	}
 	nodeCall(t, rc, nil, "evm_setAutomine", true)
+	// An ERC-20 with mints and transfers, for the token examples.
+	c20 := contracts.MustLoad(contracts.TideToken20)
+	token, err := gen.DeployContract(ctx, c20, nil)
+	require.NoError(t, err)
+	holder := common.BigToAddress(big.NewInt(0xb0b))
+	var tokenTxs []common.Hash
+	for _, step := range []struct {
+		method string
+		args   []any
+	}{
+		{"mint", []any{gen.From(), big.NewInt(1000)}}, {"transfer", []any{holder, big.NewInt(300)}},
+		{"transfer", []any{holder, big.NewInt(200)}}, {"mint", []any{holder, big.NewInt(7)}},
+	} {
+		h, err := gen.Transact(ctx, token, c20, step.method, nil, step.args...)
+		require.NoError(t, err)
+		tokenTxs = append(tokenTxs, h)
+	}
+	_, err = gen.WaitReceipts(ctx, tokenTxs)
+	require.NoError(t, err)
 	// One failed transaction: enough gas to be mined, too little to run.
 	var failed common.Hash
 	nodeCall(t, rc, &failed, "eth_sendTransaction", map[string]any{
@@ -188,10 +211,13 @@ func TestQueryingDocExamples(t *testing.T) {
 	var recipient string
 	var recipientTxs uint64
 	require.NoError(t, raw.QueryRow(ctx, "SELECT to_address, count() AS n FROM transactions"+where+
-		" AND to_address != ? AND to_address != '' GROUP BY to_address ORDER BY n DESC, to_address LIMIT 1", chainID, contractHex).Scan(&recipient, &recipientTxs))
+		" AND to_address != ? AND to_address != ? AND to_address != '' GROUP BY to_address ORDER BY n DESC, to_address LIMIT 1",
+		chainID, contractHex, strings.ToLower(token.Hex())).Scan(&recipient, &recipientTxs))
+	emitterLogs := rawUint(t, raw, "SELECT count() FROM logs"+where+" AND address = ?", chainID, contractHex)
 	pings := rawUint(t, raw, "SELECT count() FROM logs"+where+" AND address = ? AND topic0 = ?", chainID, contractHex, strings.ToLower(loadgen.PingTopic.Hex()))
 	require.Positive(t, pings)
 	const rangeFrom, rangeTo = 11, 30
+	holderHex := strings.ToLower(holder.Hex())
 	require.Greater(t, head, uint64(rangeTo))
 
 	checks := map[string]func(rows [][]any){
@@ -222,7 +248,8 @@ func TestQueryingDocExamples(t *testing.T) {
 			require.Equal(t, totalGas, gas, "the blocks' gas is their transactions' gas")
 		},
 		"top_contracts_by_logs": func(rows [][]any) {
-			require.Equal(t, []any{contractHex, totalLogs}, []any{rows[0][0], num(t, rows[0][1])}, "the emitter emits every log")
+			require.Equal(t, []any{contractHex, emitterLogs}, []any{rows[0][0], num(t, rows[0][1])}, "the emitter emits the most logs")
+			require.Equal(t, totalLogs, emitterLogs+4, "and the token the other four")
 		},
 		"top_senders": func(rows [][]any) {
 			require.Len(t, rows, 1, "one account sent everything")
@@ -263,6 +290,25 @@ func TestQueryingDocExamples(t *testing.T) {
 			require.Equal(t, rawTotals(t, raw, chainID, rangeFrom, rangeTo), got)
 			require.Positive(t, got[0])
 		},
+		"top_holders": func(rows [][]any) {
+			require.Len(t, rows, 2, "the zero address holds nothing")
+			require.Equal(t, []any{holderHex, 507.0}, []any{rows[0][0], rows[0][1]})
+			require.Equal(t, []any{strings.ToLower(gen.From().Hex()), 500.0}, []any{rows[1][0], rows[1][1]})
+		},
+		"token_daily_volume": func(rows [][]any) {
+			var transfers uint64
+			var volume float64
+			for _, r := range rows {
+				transfers += num(t, r[1])
+				volume += r[2].(float64)
+			}
+			require.Equal(t, uint64(4), transfers)
+			require.Equal(t, 1507.0, volume)
+		},
+		"address_transfers": func(rows [][]any) {
+			require.Len(t, rows, 3)
+			require.Equal(t, []any{"0x0000000000000000000000000000000000000000", "7"}, []any{rows[0][3], rows[0][5]}, "newest first: the mint")
+		},
 		"first_block_after": func(rows [][]any) {
 			require.Len(t, rows, 1)
 			require.Equal(t, uint64(0), num(t, rows[0][0]), "every block is younger than 2024")
@@ -280,6 +326,7 @@ func TestQueryingDocExamples(t *testing.T) {
 			docChain, "'"+chainID+"'", docAddress, "'"+recipient+"'", docContract, "'"+contractHex+"'",
 			docTopic0, "'"+strings.ToLower(loadgen.PingTopic.Hex())+"'", docTxHash, "'"+strings.ToLower(calls[7].Hex())+"'",
 			docRangeTo, strconv.Itoa(rangeTo), docRangeBefore, strconv.Itoa(rangeFrom-1),
+			docToken, "'"+strings.ToLower(token.Hex())+"'", docHolder, "'"+holderHex+"'",
 		).Replace(q.sql)
 		rows, err := queryAll(t, rctx, reader, sql)
 		require.NoError(t, err, "%s as %s:\n%s", q.name, localstack.ReadOnlyUser, sql)

@@ -60,6 +60,7 @@ type Activities struct {
 	Store    Store
 	Temporal client.Client
 	Metrics  *metrics.Metrics
+	Tokens   *metrics.Tokens // nil: not counted (token_metadata.go)
 	Log      *zap.Logger
 	// Push is the chain's push source in this process; nil means pull
 	// only. Set before the workers start, read-only afterwards.

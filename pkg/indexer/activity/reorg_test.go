@@ -23,6 +23,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/rpc"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/temporal"
+	"github.com/tideline-dev/tideline/pkg/tokens"
 )
 
 // fakeChain is a node whose canonical chain the test rewrites at will.
@@ -111,9 +112,13 @@ func fakeBlock(branch byte, h uint64, parent string, txs int) *chain.BlockData {
 			BlockNumber: h, BlockHash: hash, Index: uint32(i), Hash: tx, Value: "0", Status: 1, LogCount: 1,
 			From: fmt.Sprintf("0x%040x", 0xf0+i), To: fmt.Sprintf("0x%040x", 0xe0+i),
 		})
+		// An ERC-20 transfer of the sender's, so that every table has rows
+		// (token_transfers and its look-ups too).
 		d.Logs = append(d.Logs, chain.Log{
 			BlockNumber: h, BlockHash: hash, TxHash: tx, TxIndex: uint32(i), LogIndex: uint32(i),
-			Topics: []string{hash}, Data: "0x",
+			Address: fmt.Sprintf("0x%040x", 0xc0),
+			Topics:  []string{tokens.TopicTransfer, fmt.Sprintf("0x%064x", 0xf0+i), fmt.Sprintf("0x%064x", 0xe0+i)},
+			Data:    fmt.Sprintf("0x%064x", h+1),
 		})
 	}
 	return d

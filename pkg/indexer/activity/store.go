@@ -58,6 +58,11 @@ type Store interface {
 	PruneRows(ctx context.Context, chainID string, height uint64) (storage.PruneResult, error)
 	HighestBlockBefore(ctx context.Context, chainID string, from, to uint64, cutoff time.Time) (uint64, bool, error)
 	PendingMutations(ctx context.Context) (uint64, error)
+
+	// Token metadata (token_metadata.go).
+	TokensInRange(ctx context.Context, chainID string, from, to uint64) ([]storage.SeenToken, error)
+	TokenMetadata(ctx context.Context, chainID string, tokens []string) (map[string]storage.TokenMetadata, error)
+	WriteTokenMetadata(ctx context.Context, chainID string, ms []storage.TokenMetadata) error
 }
 
 var _ Store = (*storage.ClickHouse)(nil)

@@ -28,6 +28,8 @@ const (
 	IndexModeAggregate IndexMode = "aggregate"
 	// IndexModePrune: retention, deleting old detailed rows.
 	IndexModePrune IndexMode = "prune"
+	// IndexModeTokenMetadata: asking new tokens for their metadata.
+	IndexModeTokenMetadata IndexMode = "token-metadata"
 )
 
 // IndexModes lists every mode.

@@ -30,6 +30,7 @@ type process struct {
 	store      *storage.ClickHouse
 	metrics    *metrics.Metrics
 	chains     *metrics.Chains
+	tokens     *metrics.Tokens
 	rpcMetrics *rpc.Metrics
 	log        *zap.Logger
 	opts       Options
@@ -87,6 +88,7 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 		Store:    p.store,
 		Temporal: p.tc,
 		Metrics:  p.metrics,
+		Tokens:   p.tokens,
 		Log:      p.log,
 	}
 	if ch.PushEnabled() {

@@ -92,8 +92,10 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 	}
 	defer tc.Close()
 
+	tokens := metrics.NewTokens(reg)
+	store.OnTransfers(transferObserver(tokens))
 	p := &process{
-		cfg: cfg, tc: tc, store: store, metrics: m, chains: metrics.NewChains(reg), rpcMetrics: rpcMetrics, log: log, opts: opts,
+		cfg: cfg, tc: tc, store: store, metrics: m, chains: metrics.NewChains(reg), tokens: tokens, rpcMetrics: rpcMetrics, log: log, opts: opts,
 		lookupEnv:        os.LookupEnv,
 		searchAttributes: EnsureSearchAttributes(startCtx, tc, cfg.Temporal.Namespace, log),
 	}
@@ -138,6 +140,7 @@ func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activit
 	w.RegisterWorkflowWithOptions(wfs.GapScan, sdkworkflow.RegisterOptions{Name: temporal.GapScanWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.Aggregate, sdkworkflow.RegisterOptions{Name: temporal.AggregateWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.Prune, sdkworkflow.RegisterOptions{Name: temporal.PruneWorkflow})
+	w.RegisterWorkflowWithOptions(wfs.TokenMetadata, sdkworkflow.RegisterOptions{Name: temporal.TokenMetadataWorkflow})
 	w.RegisterActivity(acts)
 }
 
@@ -151,6 +154,7 @@ func EnsureSchedules(ctx context.Context, c client.Client, o temporal.Options, c
 		o.HeadScanSchedule(ch.HeadScan.Interval, string(types.IndexModeDirect), types.HeadScanInput{ChainID: o.ChainID}),
 		o.GapScanSchedule(ch.GapScan.Interval, string(types.IndexModeGap), types.GapScanInput{ChainID: o.ChainID}),
 		o.AggregateSchedule(ch.Aggregator.Interval, string(types.IndexModeAggregate), types.AggregateInput{ChainID: o.ChainID}),
+		o.TokenMetadataSchedule(string(types.IndexModeTokenMetadata), types.TokenMetadataInput{ChainID: o.ChainID}),
 	}
 	if ch.Retention.Enabled() {
 		schedules = append(schedules, o.PruneSchedule(ch.Retention.Interval, string(types.IndexModePrune), types.PruneInput{ChainID: o.ChainID}))
@@ -236,6 +240,8 @@ func StoreConfig(cfg config.ClickHouse) storage.Config {
 		QueryTimeout:   cfg.QueryTimeout,
 		MigrateTimeout: cfg.MigrateTimeout,
 		Cluster:        cfg.Cluster,
+
+		SkipTokenTransfers: cfg.SkipTokenTransfers,
 	}
 }
 

@@ -70,10 +70,21 @@ func (b *bench) sample(ctx context.Context) (*load.Inputs, error) {
 	}); err != nil {
 		return nil, err
 	}
+	// Tokens and holders: the transfers of the same heights (none on an
+	// index built with clickhouse.skip_token_transfers).
+	if err := scan("SELECT token_address, to_address FROM token_transfers WHERE "+fmt.Sprintf(where, "block_number")+
+		" AND standard = 'erc20'", func(r driver.Rows) error {
+		var token, to string
+		err := r.Scan(&token, &to)
+		in.Tokens, in.Holders = append(in.Tokens, token), append(in.Holders, to)
+		return err
+	}); err != nil {
+		return nil, err
+	}
 	if len(in.Blocks) == 0 || len(in.Txs) == 0 || len(in.Logs) == 0 {
 		return nil, fmt.Errorf("no inputs drawn: %d blocks, %d transactions, %d logs", len(in.Blocks), len(in.Txs), len(in.Logs))
 	}
-	b.say("inputs: %d heights, %d block hashes, %d transaction hashes, %d addresses, %d log filters",
-		len(in.Heights), len(in.Blocks), len(in.Txs), len(in.Addresses), len(in.Logs))
+	b.say("inputs: %d heights, %d block hashes, %d transaction hashes, %d addresses, %d log filters, %d token transfers",
+		len(in.Heights), len(in.Blocks), len(in.Txs), len(in.Addresses), len(in.Logs), len(in.Tokens))
 	return in, nil
 }

@@ -11,6 +11,9 @@ type Inputs struct {
 	Txs       []string // transaction hashes
 	Addresses []string // senders and recipients
 	Logs      []LogInput
+	// Tokens and Holders are ERC-20 transfers' tokens and recipients
+	// (pairwise); empty when the index has no transfers.
+	Tokens, Holders []string
 }
 
 // LogInput is one log's position and filter keys.
@@ -32,7 +35,7 @@ func Routes(chainID string, in *Inputs) []Route {
 	pick := func(i, n int) int { return (i * 7919) % n }
 	c := "/v1/chains/" + chainID
 	es := c + "/etherscan/api?"
-	return []Route{
+	return append([]Route{
 		{"block by height", func(i int) string { return fmt.Sprintf("%s/blocks/%d", c, in.Heights[pick(i, len(in.Heights))]) }},
 		{"block by hash", func(i int) string { return c + "/blocks/hash/" + in.Blocks[pick(i, len(in.Blocks))] }},
 		{"transaction by hash", func(i int) string { return c + "/txs/" + in.Txs[pick(i, len(in.Txs))] }},
@@ -80,6 +83,35 @@ func Routes(chainID string, in *Inputs) []Route {
 		}},
 		{"etherscan eth_getTransactionReceipt", func(i int) string {
 			return es + "module=proxy&action=eth_getTransactionReceipt&txhash=" + in.Txs[pick(i, len(in.Txs))]
+		}},
+	}, tokenRoutes(c, es, in, pick)...)
+}
+
+// tokenRoutes are the token routes, when the index has transfers.
+func tokenRoutes(c, es string, in *Inputs, pick func(i, n int) int) []Route {
+	if len(in.Tokens) == 0 {
+		return nil
+	}
+	transfer := "Transfer(address%20indexed%20from,address%20indexed%20to,uint256%20value)"
+	return []Route{
+		{"token transfers", func(i int) string { return c + "/tokens/" + in.Tokens[pick(i, len(in.Tokens))] + "/transfers?limit=25" }},
+		{"token holders (top 25)", func(i int) string { return c + "/tokens/" + in.Tokens[pick(i, len(in.Tokens))] + "/holders?limit=25" }},
+		{"address transfers", func(i int) string {
+			return c + "/addresses/" + in.Holders[pick(i, len(in.Holders))] + "/transfers?limit=25"
+		}},
+		{"address tokens", func(i int) string { return c + "/addresses/" + in.Holders[pick(i, len(in.Holders))] + "/tokens" }},
+		{"events (token, Transfer, 1000 heights)", func(i int) string {
+			l := in.Logs[pick(i, len(in.Logs))]
+			from := l.Height - min(l.Height, 500)
+			return fmt.Sprintf("%s/events?from=%d&to=%d&address=%s&event=%s&limit=100", c, from, from+999,
+				in.Tokens[pick(i, len(in.Tokens))], transfer)
+		}},
+		{"etherscan tokentx", func(i int) string {
+			return es + "module=account&action=tokentx&page=1&offset=25&sort=desc&address=" + in.Holders[pick(i, len(in.Holders))]
+		}},
+		{"etherscan tokenbalance", func(i int) string {
+			j := pick(i, len(in.Tokens))
+			return es + "module=account&action=tokenbalance&contractaddress=" + in.Tokens[j] + "&address=" + in.Holders[j]
 		}},
 	}
 }

@@ -1,0 +1,399 @@
+package api
+
+import (
+	"cmp"
+	"math/big"
+	"slices"
+	"strconv"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/tokens"
+)
+
+// The account module's token actions (tokentx, tokennfttx, token1155tx,
+// tokenbalance) and stats/tokensupply, in Etherscan's fields and formats:
+// numbers as decimal strings, "input" as "deprecated" (Etherscan no longer
+// sends a transfer's input), the token's name, symbol and decimals from
+// token_metadata ("" while not fetched or not answered). Balances and
+// supply are derived from the canonical transfers (docs/querying.md), not
+// asked of the contract.
+
+// esTokenTx is a tokentx record (ERC-20).
+type esTokenTx struct {
+	BlockNumber       string `json:"blockNumber"`
+	TimeStamp         string `json:"timeStamp"`
+	Hash              string `json:"hash"`
+	Nonce             string `json:"nonce"`
+	BlockHash         string `json:"blockHash"`
+	From              string `json:"from"`
+	ContractAddress   string `json:"contractAddress"`
+	To                string `json:"to"`
+	Value             string `json:"value"`
+	TokenName         string `json:"tokenName"`
+	TokenSymbol       string `json:"tokenSymbol"`
+	TokenDecimal      string `json:"tokenDecimal"`
+	TransactionIndex  string `json:"transactionIndex"`
+	Gas               string `json:"gas"`
+	GasPrice          string `json:"gasPrice"`
+	GasUsed           string `json:"gasUsed"`
+	CumulativeGasUsed string `json:"cumulativeGasUsed"`
+	Input             string `json:"input"`
+	MethodID          string `json:"methodId"`
+	FunctionName      string `json:"functionName"`
+	Confirmations     string `json:"confirmations"`
+}
+
+// esNFTTx is a tokennfttx record (ERC-721).
+type esNFTTx struct {
+	BlockNumber       string `json:"blockNumber"`
+	TimeStamp         string `json:"timeStamp"`
+	Hash              string `json:"hash"`
+	Nonce             string `json:"nonce"`
+	BlockHash         string `json:"blockHash"`
+	From              string `json:"from"`
+	ContractAddress   string `json:"contractAddress"`
+	To                string `json:"to"`
+	TokenID           string `json:"tokenID"`
+	TokenName         string `json:"tokenName"`
+	TokenSymbol       string `json:"tokenSymbol"`
+	TokenDecimal      string `json:"tokenDecimal"`
+	TransactionIndex  string `json:"transactionIndex"`
+	Gas               string `json:"gas"`
+	GasPrice          string `json:"gasPrice"`
+	GasUsed           string `json:"gasUsed"`
+	CumulativeGasUsed string `json:"cumulativeGasUsed"`
+	Input             string `json:"input"`
+	MethodID          string `json:"methodId"`
+	FunctionName      string `json:"functionName"`
+	Confirmations     string `json:"confirmations"`
+}
+
+// es1155Tx is a token1155tx record (ERC-1155).
+type es1155Tx struct {
+	BlockNumber       string `json:"blockNumber"`
+	TimeStamp         string `json:"timeStamp"`
+	Hash              string `json:"hash"`
+	Nonce             string `json:"nonce"`
+	BlockHash         string `json:"blockHash"`
+	TransactionIndex  string `json:"transactionIndex"`
+	Gas               string `json:"gas"`
+	GasPrice          string `json:"gasPrice"`
+	GasUsed           string `json:"gasUsed"`
+	CumulativeGasUsed string `json:"cumulativeGasUsed"`
+	Input             string `json:"input"`
+	MethodID          string `json:"methodId"`
+	FunctionName      string `json:"functionName"`
+	ContractAddress   string `json:"contractAddress"`
+	From              string `json:"from"`
+	To                string `json:"to"`
+	TokenID           string `json:"tokenID"`
+	TokenValue        string `json:"tokenValue"`
+	TokenName         string `json:"tokenName"`
+	TokenSymbol       string `json:"tokenSymbol"`
+	Confirmations     string `json:"confirmations"`
+}
+
+// addressParam parses an optional address parameter; ok is false when the
+// answer (an error) is sent.
+func (q *esReq) addressParam(name string) (addr string, ok bool) {
+	if !q.has(name) {
+		return "", true
+	}
+	a, e := parseAddress(name, q.get(name))
+	if e != nil {
+		q.notOK("Invalid %s format: %s", name, e.Message)
+		return "", false
+	}
+	return a, true
+}
+
+// sortParam parses sort: asc (the default) or desc.
+func (q *esReq) sortParam() (desc, ok bool) {
+	switch q.get("sort") {
+	case "", "asc":
+		return false, true
+	case "desc":
+		return true, true
+	}
+	q.notOK("Invalid sort: %q is neither asc nor desc", clip(q.get("sort")))
+	return false, false
+}
+
+// accountList is what an account module listing is asked for.
+type accountList struct {
+	desc        bool
+	limit, skip int
+	v           view
+	lo, hi      uint64
+}
+
+// accountListing parses sort, page and offset, reads the view and
+// resolves startblock and endblock; ok is false when the answer is sent
+// (an error, or "No transactions found" for an empty range).
+func (q *esReq) accountListing() (l accountList, ok bool) {
+	if l.desc, ok = q.sortParam(); !ok {
+		return l, false
+	}
+	if l.limit, l.skip, ok = q.paging(); !ok {
+		return l, false
+	}
+	if l.v, ok = q.view(); !ok {
+		return l, false
+	}
+	if l.lo, l.hi, ok = q.rangeOf("startblock", "endblock", l.v); !ok {
+		return l, false
+	}
+	if !l.v.HasWatermark || l.lo > l.hi {
+		q.empty("No transactions found")
+		return l, false
+	}
+	return l, true
+}
+
+// tokenTx answers tokentx, tokennfttx and token1155tx: the transfers of
+// one standard of an address and/or a token contract.
+func (q *esReq) tokenTx(standard string) {
+	addr, ok := q.addressParam("address")
+	if !ok {
+		return
+	}
+	contract, ok := q.addressParam("contractaddress")
+	if !ok {
+		return
+	}
+	if addr == "" && contract == "" {
+		q.notOK("Missing address or contractaddress: give one, or both")
+		return
+	}
+	l, ok := q.accountListing()
+	if !ok {
+		return
+	}
+	desc, v := l.desc, l.v
+	ctx := q.r.Context()
+	tq := storage.TransferQuery{Address: addr, Token: contract, Standard: standard, From: l.lo, To: l.hi, Desc: desc,
+		Limit: l.limit, Offset: l.skip}
+	list := q.s.store.AddressTransferPositions
+	if addr == "" {
+		list = q.s.store.TokenTransferPositions
+	}
+	ps, err := list(ctx, q.id, tq)
+	if err != nil {
+		q.failed(fromStore(err))
+		return
+	}
+	ts, err := q.s.store.TransfersAt(ctx, q.id, ps)
+	if err != nil {
+		q.failed(fromStore(err))
+		return
+	}
+	ts = slices.DeleteFunc(ts, func(t storage.TokenTransfer) bool { return !matchesTransfer(t, tq) })
+	if len(ts) == 0 {
+		q.empty("No transactions found")
+		return
+	}
+	if desc { // TransfersAt reads in ascending order
+		slices.Reverse(ts)
+	}
+	txs, meta, ok := q.transferContext(ts)
+	if !ok {
+		return
+	}
+	out := make([]any, 0, len(ts))
+	for _, t := range ts {
+		tx := txs[storage.Position{Block: t.BlockNumber, Index: t.TxIndex}]
+		base := esTxOf(tx, t.Timestamp, v.Watermark)
+		m := meta[t.Token]
+		decimals := ""
+		if m.HasDecimals {
+			decimals = strconv.Itoa(int(m.Decimals))
+		}
+		switch standard {
+		case tokens.ERC20:
+			out = append(out, esTokenTx{
+				BlockNumber: base.BlockNumber, TimeStamp: base.TimeStamp, Hash: t.TxHash, Nonce: base.Nonce,
+				BlockHash: t.BlockHash, From: t.From, ContractAddress: t.Token, To: t.To, Value: t.Amount,
+				TokenName: m.Name, TokenSymbol: m.Symbol, TokenDecimal: decimals, TransactionIndex: base.TransactionIndex,
+				Gas: base.Gas, GasPrice: base.GasPrice, GasUsed: base.GasUsed, CumulativeGasUsed: base.CumulativeGasUsed,
+				Input: "deprecated", MethodID: base.MethodID, Confirmations: base.Confirmations,
+			})
+		case tokens.ERC721:
+			out = append(out, esNFTTx{
+				BlockNumber: base.BlockNumber, TimeStamp: base.TimeStamp, Hash: t.TxHash, Nonce: base.Nonce,
+				BlockHash: t.BlockHash, From: t.From, ContractAddress: t.Token, To: t.To, TokenID: t.TokenID,
+				TokenName: m.Name, TokenSymbol: m.Symbol, TokenDecimal: "0", TransactionIndex: base.TransactionIndex,
+				Gas: base.Gas, GasPrice: base.GasPrice, GasUsed: base.GasUsed, CumulativeGasUsed: base.CumulativeGasUsed,
+				Input: "deprecated", MethodID: base.MethodID, Confirmations: base.Confirmations,
+			})
+		default:
+			out = append(out, es1155Tx{
+				BlockNumber: base.BlockNumber, TimeStamp: base.TimeStamp, Hash: t.TxHash, Nonce: base.Nonce,
+				BlockHash: t.BlockHash, TransactionIndex: base.TransactionIndex, Gas: base.Gas, GasPrice: base.GasPrice,
+				GasUsed: base.GasUsed, CumulativeGasUsed: base.CumulativeGasUsed, Input: "deprecated", MethodID: base.MethodID,
+				ContractAddress: t.Token, From: t.From, To: t.To, TokenID: t.TokenID, TokenValue: t.Amount,
+				TokenName: m.Name, TokenSymbol: m.Symbol, Confirmations: base.Confirmations,
+			})
+		}
+	}
+	q.ok(out)
+}
+
+// transferContext reads the transactions of transfers (for nonce, gas and
+// the method id) and their tokens' metadata.
+func (q *esReq) transferContext(ts []storage.TokenTransfer) (map[storage.Position]chain.Transaction, map[string]storage.TokenMetadata, bool) {
+	var ps []storage.Position
+	var toks []string
+	seen := map[storage.Position]bool{}
+	for _, t := range ts {
+		p := storage.Position{Block: t.BlockNumber, Index: t.TxIndex}
+		if !seen[p] {
+			seen[p] = true
+			ps = append(ps, p)
+		}
+		if !slices.Contains(toks, t.Token) {
+			toks = append(toks, t.Token)
+		}
+	}
+	slices.SortFunc(ps, func(a, b storage.Position) int {
+		return cmp.Or(cmp.Compare(a.Block, b.Block), cmp.Compare(a.Index, b.Index))
+	})
+	ctx := q.r.Context()
+	txs, err := q.s.store.TransactionsAt(ctx, q.id, ps)
+	if err != nil {
+		q.failed(fromStore(err))
+		return nil, nil, false
+	}
+	meta, err := q.s.store.TokenMetadata(ctx, q.id, toks)
+	if err != nil {
+		q.failed(fromStore(err))
+		return nil, nil, false
+	}
+	out := make(map[storage.Position]chain.Transaction, len(txs))
+	for _, tx := range txs {
+		out[storage.Position{Block: tx.BlockNumber, Index: tx.Index}] = tx
+	}
+	return out, meta, true
+}
+
+// tokenBalance answers tokenbalance: the holder's balance of an ERC-20
+// derived from the canonical transfers up to the watermark ("latest").
+func (q *esReq) tokenBalance() {
+	contract, ok := q.requiredAddress("contractaddress")
+	if !ok {
+		return
+	}
+	addr, ok := q.requiredAddress("address")
+	if !ok {
+		return
+	}
+	if tag := q.get("tag"); tag != "" && tag != "latest" {
+		q.notOK("Invalid tag: %q; only latest (the index's watermark) is served", clip(tag))
+		return
+	}
+	bs, ok := q.derivedBalances(addr, contract)
+	if !ok {
+		return
+	}
+	sum := new(big.Int)
+	for _, b := range bs {
+		if b.Standard == tokens.ERC20 {
+			sum.Add(sum, b.Value)
+		}
+	}
+	q.ok(sum.String())
+}
+
+// tokenSupply answers stats/tokensupply: what was minted minus what was
+// burnt (transfers from and to the zero address) up to the watermark, or
+// the contract's totalSupply() as asked when first seen if no mint was
+// indexed.
+func (q *esReq) tokenSupply() {
+	contract, ok := q.requiredAddress("contractaddress")
+	if !ok {
+		return
+	}
+	bs, ok := q.derivedBalances(tokens.ZeroAddress, contract)
+	if !ok {
+		return
+	}
+	supply := new(big.Int)
+	for _, b := range bs {
+		if b.Standard == tokens.ERC20 {
+			supply.Sub(supply, b.Value)
+		}
+	}
+	if supply.Sign() > 0 {
+		q.ok(supply.String())
+		return
+	}
+	meta, err := q.s.store.TokenMetadata(q.r.Context(), q.id, []string{contract})
+	if err != nil {
+		q.failed(fromStore(err))
+		return
+	}
+	if m, ok := meta[contract]; ok && m.TotalSupply != "" {
+		q.ok(m.TotalSupply)
+		return
+	}
+	q.notOK("Token supply of %s is not known: no mint of it is indexed and its totalSupply() was not answered", contract)
+}
+
+// requiredAddress parses an address parameter that must be given.
+func (q *esReq) requiredAddress(name string) (string, bool) {
+	if !q.has(name) {
+		q.notOK("Missing %s", name)
+		return "", false
+	}
+	return q.addressParam(name)
+}
+
+// derivedBalances sums addr's balances of token over the served heights;
+// a chain with pruned heights has none.
+func (q *esReq) derivedBalances(addr, token string) ([]storage.Balance, bool) {
+	v, ok := q.view()
+	if !ok {
+		return nil, false
+	}
+	if v.HasPruned && v.Pruned >= v.Start {
+		q.notOK("Balances are sums of every transfer, and heights up to %d are pruned from this index", v.Pruned)
+		return nil, false
+	}
+	if !v.HasWatermark {
+		return nil, true
+	}
+	bs, err := q.s.store.AddressBalances(q.r.Context(), q.id, addr, token, v.Lowest(), v.Watermark)
+	if err != nil {
+		q.failed(fromStore(err))
+		return nil, false
+	}
+	return bs, true
+}
+
+// moreActions dispatches the token, transaction, stats and block-position
+// proxy actions; false for any other.
+func (q *esReq) moreActions(module, action string) bool {
+	switch {
+	case module == "account" && action == "tokentx":
+		q.tokenTx(tokens.ERC20)
+	case module == "account" && action == "tokennfttx":
+		q.tokenTx(tokens.ERC721)
+	case module == "account" && action == "token1155tx":
+		q.tokenTx(tokens.ERC1155)
+	case module == "account" && action == "tokenbalance":
+		q.tokenBalance()
+	case module == "stats" && action == "tokensupply":
+		q.tokenSupply()
+	case module == "transaction" && action == "gettxreceiptstatus":
+		q.txReceiptStatus()
+	case module == "transaction" && action == "getstatus":
+		q.execStatus()
+	case module == "proxy" && action == "eth_getBlockTransactionCountByNumber":
+		q.blockTxCount()
+	case module == "proxy" && action == "eth_getTransactionByBlockNumberAndIndex":
+		q.txByBlockAndIndex()
+	default:
+		return false
+	}
+	return true
+}
