@@ -23,7 +23,7 @@ func (m *Multi) FetchBlocks(ctx context.Context, heights []uint64) []BlockResult
 		pending[i] = i
 	}
 	errs := make([][]EndpointError, len(heights))
-	eps := m.order(-1)
+	eps := m.fetchOrder(-1)
 	for n, ep := range eps {
 		if len(pending) == 0 {
 			break
