@@ -105,6 +105,10 @@ func (c Config) withDefaults() Config {
 // safe for concurrent use: the driver pools connections.
 type ClickHouse struct {
 	*db
+	// beforeTraces writes as a binary from before the traces tables
+	// (0044-0046) did, for tests of older data: no traces rows, marks
+	// without their traced flag.
+	beforeTraces bool
 }
 
 // Open connects over the native protocol and creates the database if it
@@ -114,7 +118,7 @@ func Open(ctx context.Context, cfg Config, logger *zap.Logger) (*ClickHouse, err
 	if err != nil {
 		return nil, err
 	}
-	return &ClickHouse{d}, nil
+	return &ClickHouse{db: d}, nil
 }
 
 // Reader is the read-only view of the same connection, for a process that

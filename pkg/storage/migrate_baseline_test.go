@@ -174,6 +174,22 @@ func TestBaselineMatchesTheNumberedMigrations(t *testing.T) {
 	for _, m := range ms {
 		numberedFiles = append(numberedFiles, m.file)
 	}
+	// The numbered files above the baseline run on top of it, on a fresh
+	// database too: their statements (and, for an ADD COLUMN, the check
+	// that the column is missing) and creates are the ones it may send
+	// besides the baseline's.
+	aboveSent, aboveCreates, aboveAlters := map[string]bool{}, 0, false
+	for _, m := range ms[baselineVersion:] {
+		baselineRun = append(baselineRun, m.file)
+		aboveSent[m.stmt] = true
+		switch {
+		case strings.HasPrefix(m.stmt, "CREATE"):
+			aboveCreates++
+		case strings.HasPrefix(m.stmt, "ALTER TABLE"):
+			aboveAlters = true
+		}
+	}
+	columnCheck, _ := columnExistsQuery{}.toSQL()
 
 	numbered := openDatabase(t, "numbered")
 	start := time.Now()
@@ -202,12 +218,14 @@ func TestBaselineMatchesTheNumberedMigrations(t *testing.T) {
 		require.Equal(t, withMarker, got)
 		creates := 0
 		for _, stmt := range rec.sent {
-			require.Regexp(t, baselineStatementRE, stmt)
+			if !aboveSent[stmt] && !(aboveAlters && stmt == columnCheck) {
+				require.Regexp(t, baselineStatementRE, stmt)
+			}
 			if strings.HasPrefix(stmt, "CREATE") {
 				creates++
 			}
 		}
-		require.Equal(t, 1+len(base.tables), creates, "schema_migrations, then each table once")
+		require.Equal(t, 1+len(base.tables)+aboveCreates, creates, "schema_migrations, then each table once")
 		for _, name := range []string{"blocks_g8192", "blocks_g256", "logs_g512", "address_logs_g1024"} {
 			require.NotContains(t, got.Tables, name)
 		}

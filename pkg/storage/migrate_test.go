@@ -107,6 +107,9 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		"aggregates":        "ReplacingMergeTree",
 		"chain_registry":    "ReplacingMergeTree",
 		"schema_migrations": "ReplacingMergeTree",
+
+		"traces":         "ReplacingMergeTree",
+		"address_traces": "ReplacingMergeTree",
 	}, engines)
 
 	// A new file is applied alone, after the others.

@@ -47,6 +47,8 @@ var PruneTables = []PruneTable{
 	{tableBlockByTime, "number"},
 	{tableAddressTxs, "block_number"},
 	{tableAddressLogs, "block_number"},
+	{tableTraces, "block_number"},
+	{tableAddressTraces, "block_number"},
 }
 
 // KeptTables are the tables with chain rows that retention leaves whole

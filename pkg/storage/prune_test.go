@@ -72,9 +72,9 @@ func TestPruneRowsDropsWhatItCanAndDeletesTheRest(t *testing.T) {
 	ctx := testContext(t)
 	aHeights := []uint64{999_998, 999_999, 1_000_000, 1_000_001, 1_999_999, 2_000_000, 2_000_001, 2_000_002}
 	for _, h := range aHeights {
-		require.NoError(t, c.WriteBlocks(ctx, "a", blocksOf(sampleBlock(h))))
+		require.NoError(t, c.WriteBlocks(ctx, "a", blocksOf(withTraces(sampleBlock(h)))))
 	}
-	require.NoError(t, c.WriteBlocks(ctx, "b", blocksOf(sampleBlock(1_000_500), sampleBlock(2_000_001))))
+	require.NoError(t, c.WriteBlocks(ctx, "b", blocksOf(withTraces(sampleBlock(1_000_500)), withTraces(sampleBlock(2_000_001)))))
 	require.NoError(t, c.WriteAggregates(ctx, "a", []AggregateRow{{Number: 999_998, Txs: 2}, {Number: 999_999, Txs: 4}}))
 	const height = 2_000_000
 

@@ -92,6 +92,10 @@ func readRebuilt(t *testing.T, c *ClickHouse) lookupsView {
 func writeHistory(t *testing.T, c *ClickHouse) {
 	t.Helper()
 	ctx := testContext(t)
+	// Written before the traces tables (0044-0046) exist, as a binary
+	// from then did.
+	c.beforeTraces = true
+	defer func() { c.beforeTraces = false }()
 	for n := uint64(3); n <= 6; n++ {
 		require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(n))))
 	}
