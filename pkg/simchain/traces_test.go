@@ -13,7 +13,7 @@ import (
 // debugFrame is a callTracer frame as a test reads it.
 type debugFrame struct {
 	From, To, Value, Gas, GasUsed, Input, Output, Error, RevertReason, Type string
-	Calls                                                                 []debugFrame
+	Calls                                                                   []debugFrame
 }
 
 func hexBig(s string) *big.Int {
@@ -42,7 +42,7 @@ func TestTracesAreConsistentWithTheBlock(t *testing.T) {
 		mustUnmarshal(t, call(t, s.HTTPURL(), "eth_getBlockByNumber", q, true), &b)
 		var receipts []struct {
 			GasUsed, ContractAddress, Status string
-			Logs                         []struct{ Address string }
+			Logs                             []struct{ Address string }
 		}
 		mustUnmarshal(t, call(t, s.HTTPURL(), "eth_getBlockReceipts", q), &receipts)
 		var traces []struct {
