@@ -88,6 +88,13 @@ func (e *Ethereum) FetchBlocks(ctx context.Context, heights []uint64) []BlockRes
 	for i, h := range heights {
 		out[i].Height = h
 	}
+	e.fetchAll(ctx, out, false)
+	return out
+}
+
+// fetchAll fills out (heights set; with tracesOnly, blocks set too and
+// only their traces asked) in requests of the right size, a few at once.
+func (e *Ethereum) fetchAll(ctx context.Context, out []BlockResult, tracesOnly bool) {
 	perRequest, concurrency := e.cfg.FetchBatch, e.cfg.FetchConcurrency
 	if e.tracing() != TracesOff {
 		// Requests that carry traces have the traces' limits (traces.go).
@@ -109,24 +116,23 @@ func (e *Ethereum) FetchBlocks(ctx context.Context, heights []uint64) []BlockRes
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			e.fetchChunk(ctx, chunk)
+			e.fetchChunk(ctx, chunk, tracesOnly)
 		})
 	}
 	wg.Wait()
-	return out
 }
 
 // fetchChunk fills the results of one request's heights, asking again the
 // heights whose calls failed transiently, within the heights' budget of
 // MaxAttempts attempts (the request's own retries count against it too).
-func (e *Ethereum) fetchChunk(ctx context.Context, chunk []BlockResult) {
+func (e *Ethereum) fetchChunk(ctx context.Context, chunk []BlockResult, tracesOnly bool) {
 	pending := make([]*BlockResult, len(chunk))
 	for i := range chunk {
 		pending[i] = &chunk[i]
 	}
 	used := 0
 	for len(pending) > 0 {
-		retry, n := e.fetchOnce(ctx, pending, e.cfg.MaxAttempts-used)
+		retry, n := e.fetchOnce(ctx, pending, e.cfg.MaxAttempts-used, tracesOnly)
 		used += n
 		if len(retry) == 0 {
 			return
@@ -160,12 +166,15 @@ type retryable struct {
 // fetchOnce sends one batch for rs (split if the answer is too large),
 // with at most budget attempts, and fills each result, except those
 // returned to be asked again. used is the attempts a height took at most.
-func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int) (retry []retryable, used int) {
-	withReceipts := !e.noBlockReceipts.Load()
+func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int, tracesOnly bool) (retry []retryable, used int) {
+	withReceipts := !e.noBlockReceipts.Load() && !tracesOnly
 	mode := e.tracing()
 	per := 1
 	if withReceipts {
 		per = 2
+	}
+	if tracesOnly {
+		per = 0
 	}
 	if mode != TracesOff {
 		per++ // the trace is the height's last call
@@ -174,8 +183,10 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int)
 	methods := make([]string, 0, per*len(rs))
 	for _, r := range rs {
 		q := "0x" + strconv.FormatUint(r.Height, 16)
-		args = append(args, []any{q, true})
-		methods = append(methods, "eth_getBlockByNumber")
+		if !tracesOnly {
+			args = append(args, []any{q, true})
+			methods = append(methods, "eth_getBlockByNumber")
+		}
 		if withReceipts {
 			args = append(args, []any{q})
 			methods = append(methods, "eth_getBlockReceipts")
@@ -202,24 +213,30 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int)
 		if errors.As(err, &timeout) && len(rs) > 1 && budget > used {
 			// One slow trace holds the whole request: halves isolate it.
 			half := len(rs) / 2
-			low, n := e.fetchOnce(ctx, rs[:half], budget-used)
-			high, m := e.fetchOnce(ctx, rs[half:], budget-used)
+			low, n := e.fetchOnce(ctx, rs[:half], budget-used, tracesOnly)
+			high, m := e.fetchOnce(ctx, rs[half:], budget-used, tracesOnly)
 			return append(low, high...), used + max(n, m)
 		}
 		if errors.As(err, &split) {
 			if len(rs) > 1 && budget > used {
 				// One answer cannot carry these heights: two may.
 				half := len(rs) / 2
-				low, n := e.fetchOnce(ctx, rs[:half], budget-used)
-				high, m := e.fetchOnce(ctx, rs[half:], budget-used)
+				low, n := e.fetchOnce(ctx, rs[:half], budget-used, tracesOnly)
+				high, m := e.fetchOnce(ctx, rs[half:], budget-used, tracesOnly)
 				return append(low, high...), used + max(n, m)
 			}
 			err = split.err // what a single height gets
 		}
 		for _, r := range rs {
-			r.Data, r.Err = nil, err
+			if !tracesOnly {
+				r.Data = nil
+			}
+			r.Err = err
 		}
 		return nil, used
+	}
+	if tracesOnly {
+		return e.traceResults(ctx, mode, rs, per, results, errs, nil, true), used
 	}
 	var fallback []*BlockResult
 	for i, r := range rs {
@@ -269,7 +286,7 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int)
 		}
 	}
 	if mode != TracesOff {
-		retry = e.traceResults(ctx, mode, rs, per, results, errs, retry)
+		retry = e.traceResults(ctx, mode, rs, per, results, errs, retry, false)
 	}
 	return retry, used
 }

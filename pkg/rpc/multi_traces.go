@@ -94,3 +94,63 @@ func (m *Multi) SetTraceMode(mode TraceMode) {
 		}
 	}
 }
+
+// FetchTraces asks the endpoints that can trace for the traces of blocks
+// already known (Ethereum.FetchTraces), each block's failures on one
+// endpoint asked again of the next, as FetchBlocks does.
+func (m *Multi) FetchTraces(ctx context.Context, blocks []*chain.BlockData) []error {
+	out := make([]BlockResult, len(blocks))
+	for i, d := range blocks {
+		out[i].Height = d.Block.Number
+	}
+	m.fetchEach(ctx, "FetchTraces", out, func(c Client, pending []int) []BlockResult {
+		bs := make([]*chain.BlockData, len(pending))
+		for k, i := range pending {
+			bs[k] = blocks[i]
+		}
+		errs := FetchTraces(ctx, c, bs)
+		rs := make([]BlockResult, len(pending))
+		for k, i := range pending {
+			rs[k] = BlockResult{Height: blocks[i].Block.Number, Err: errs[k]}
+			if errs[k] == nil {
+				rs[k].Data = blocks[i]
+			}
+		}
+		return rs
+	})
+	errs := make([]error, len(out))
+	for i, r := range out {
+		errs[i] = r.Err
+	}
+	return errs
+}
+
+// TraceFetcher is a client that reads the traces of known blocks in
+// batches.
+type TraceFetcher interface {
+	FetchTraces(ctx context.Context, blocks []*chain.BlockData) []error
+}
+
+var (
+	_ TraceFetcher = (*Ethereum)(nil)
+	_ TraceFetcher = (*Multi)(nil)
+)
+
+// FetchTraces reads the traces of blocks already known (their hash and
+// transactions set) with c's batch method if it has one, else one block
+// at a time with Traces. The error of each block is at its index.
+func FetchTraces(ctx context.Context, c Client, blocks []*chain.BlockData) []error {
+	if f, ok := c.(TraceFetcher); ok {
+		return f.FetchTraces(ctx, blocks)
+	}
+	errs := make([]error, len(blocks))
+	t, ok := c.(Tracer)
+	for i, d := range blocks {
+		if !ok || t.TraceMode() == TracesOff {
+			errs[i] = fmt.Errorf("block %d: the client does not trace", d.Block.Number)
+			continue
+		}
+		errs[i] = t.Traces(ctx, d)
+	}
+	return errs
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
+	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 	"github.com/tideline-dev/tideline/pkg/simchain"
 )
@@ -128,4 +129,48 @@ func TestASlowTraceIsIsolated(t *testing.T) {
 	// Splitting 8 heights down to one takes 3 timeouts, then 2 attempts
 	// of the slow height alone: about 5 × 300 ms, far below 8 × 5 × 300 ms.
 	assert.Less(t, took, 4*time.Second)
+}
+
+// The backfill's fetch: traces only, for blocks read before (from the
+// database, in the indexer), checked against them; one slow height fails
+// alone, and a block the node no longer has is refused.
+func TestFetchTracesOfKnownBlocks(t *testing.T) {
+	cfg := simchain.DefaultConfig()
+	cfg.Length = 100
+	sim, err := simchain.Start(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sim.Close() })
+	plain, err := rpc.NewEthereum(context.Background(), rpc.EthereumConfig{EndpointName: "sim", URL: sim.HTTPURL()}, nil, nil)
+	require.NoError(t, err)
+	defer plain.Close()
+	traced, err := rpc.NewEthereum(context.Background(), rpc.EthereumConfig{
+		EndpointName: "sim", URL: sim.HTTPURL(), Traces: rpc.TraceConfig{Mode: rpc.TracesParity, Batch: 3},
+	}, nil, nil)
+	require.NoError(t, err)
+	defer traced.Close()
+	heights := []uint64{20, 21, 22, 23, 24, 25, 26}
+	want := traced.FetchBlocks(context.Background(), heights)
+	known := plain.FetchBlocks(context.Background(), heights)
+	blocks := make([]*chain.BlockData, len(known))
+	for i, r := range known {
+		require.NoError(t, r.Err)
+		require.False(t, r.Data.Traced)
+		blocks[i] = r.Data
+	}
+	multi, err := rpc.NewMulti("c", []rpc.NamedClient{{Name: "sim", Client: traced}}, rpc.MultiOptions{}, nil, nil)
+	require.NoError(t, err)
+	for i, err := range rpc.FetchTraces(context.Background(), multi, blocks) {
+		require.NoError(t, err)
+		assert.Equal(t, want[i].Data.Traces, blocks[i].Traces)
+	}
+
+	blocks[2].Transactions[0].Hash = blocks[3].Transactions[0].Hash // not the node's block any more
+	errs := traced.FetchTraces(context.Background(), blocks)
+	var mal *rpc.MalformedError
+	require.ErrorAs(t, errs[2], &mal)
+	for i, err := range errs {
+		if i != 2 {
+			assert.NoError(t, err)
+		}
+	}
 }

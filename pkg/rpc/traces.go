@@ -210,23 +210,52 @@ func traceMethodOf(mode TraceMode) string {
 // last of per calls of each height) to the heights whose block and
 // receipts came back, and returns retry with the heights whose trace
 // failed transiently added.
+// With tracesOnly the blocks are the caller's (FetchTraces): a failed
+// trace leaves them and sets only Err.
 func (e *Ethereum) traceResults(ctx context.Context, mode TraceMode, rs []*BlockResult, per int,
-	results []json.RawMessage, errs []error, retry []retryable) []retryable {
+	results []json.RawMessage, errs []error, retry []retryable, tracesOnly bool) []retryable {
 	for i, r := range rs {
-		if r.Data == nil || r.Data.Traced {
+		if r.Data == nil || (r.Data.Traced && !tracesOnly) {
 			continue // failed or asked again already, or an empty block
 		}
+		r.Err = nil
 		k := per*i + per - 1
 		again, err := e.traceResult(ctx, mode, r.Data, results[k], errs[k])
 		switch {
 		case again != nil:
-			r.Data = nil
+			if !tracesOnly {
+				r.Data = nil
+			}
 			retry = append(retry, retryable{r, traceMethodOf(mode), *again})
+		case err != nil && tracesOnly:
+			r.Err = err
 		case err != nil:
 			r.Data, r.Err = nil, err
 		}
 	}
 	return retry
+}
+
+// FetchTraces reads the traces of blocks already known, their hash and
+// transactions set (the backfill of a chain indexed without traces), in
+// requests of traces only with the traces' limits, checked against each
+// block as FetchBlocks checks them. The error of each block is at its
+// index (nil: its Traces are set, and Traced).
+func (e *Ethereum) FetchTraces(ctx context.Context, blocks []*chain.BlockData) []error {
+	out := make([]BlockResult, len(blocks))
+	for i, d := range blocks {
+		d.Traced = false
+		out[i] = BlockResult{Height: d.Block.Number, Data: d}
+	}
+	e.fetchAll(ctx, out, true)
+	errs := make([]error, len(out))
+	for i, r := range out {
+		errs[i] = r.Err
+		if r.Err == nil && !blocks[i].Traced {
+			errs[i] = fmt.Errorf("rpc endpoint %q: block %d: no trace came back", e.cfg.EndpointName, r.Height)
+		}
+	}
+	return errs
 }
 
 // traceResult applies one trace answer to data (Traces, Traced), or
