@@ -152,3 +152,49 @@ func withTraces(d *chain.BlockData) *chain.BlockData {
 	}
 	return d
 }
+
+// The backfill's part of the store: the heights indexed without traces,
+// newest first; what to trace them with; and WriteTraces, which adds the
+// frames and marks the heights traced without rewriting the blocks, and
+// leaves out a height whose block changed meanwhile.
+func TestWriteTracesFillsIndexedHeights(t *testing.T) {
+	c := openTest(t)
+	ctx := testContext(t)
+	plain := []*chain.BlockData{mixBlock(30, 3, 1), mixBlock(31, 2, 1), mixBlock(32, 0, 0), mixBlock(33, 2, 1)}
+	require.NoError(t, c.WriteBlocks(ctx, "c", plain))
+	require.NoError(t, c.WriteBlocks(ctx, "c", []*chain.BlockData{tracedBlock(34, 2, 0)}))
+	untraced, err := c.UntracedHeights(ctx, "c", 0, 100, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{33, 32, 31, 30}, untraced)
+	limited, err := c.UntracedHeights(ctx, "c", 30, 32, 2)
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{32, 31}, limited)
+
+	targets, err := c.TraceTargets(ctx, "c", []uint64{30, 31, 32, 99})
+	require.NoError(t, err)
+	require.Len(t, targets, 3)
+	assert.Equal(t, plain[0].Block.Hash, targets[30].Block.Hash)
+	require.Len(t, targets[30].Transactions, 3)
+	assert.Equal(t, plain[0].Transactions[2].Hash, targets[30].Transactions[2].Hash)
+	assert.Empty(t, targets[32].Transactions)
+
+	// Height 31 is rewritten with another block before the traces land.
+	full30, full31 := tracedBlock(30, 3, 0), tracedBlock(31, 2, 0)
+	targets[30].Traces, targets[30].Traced = full30.Traces, true
+	targets[31].Traces, targets[31].Traced = full31.Traces, true
+	targets[32].Traced = true
+	other := mixBlock(31, 1, 1)
+	other.Block.Hash = hash('q', 31)
+	require.NoError(t, c.WriteBlocks(ctx, "c", []*chain.BlockData{other}))
+	skipped, err := c.WriteTraces(ctx, "c", []*chain.BlockData{targets[30], targets[31], targets[32]})
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{31}, skipped)
+	assert.Equal(t, full30.Traces, framesOf(t, c, 30, 3))
+	assert.Empty(t, framesOf(t, c, 31, 2))
+	untraced, err = c.UntracedHeights(ctx, "c", 0, 100, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{33, 31}, untraced)
+	blocks, err := c.Reader().BlocksAt(ctx, "c", []uint64{30})
+	require.NoError(t, err)
+	assert.Equal(t, plain[0].Block.Hash, blocks[0].Hash, "the block is not rewritten")
+}
