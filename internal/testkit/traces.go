@@ -1,12 +1,17 @@
 package testkit
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/big"
 	"slices"
 	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 )
@@ -178,4 +183,17 @@ func errorString(output string) string {
 		return ""
 	}
 	return string(b[o+32 : o+32+n.Uint64()])
+}
+
+// NewestVersion is the highest version among a chain's rows of table
+// (every version, merged or not): a write of any of them raises it, so a
+// test can tell that nothing was written again.
+func NewestVersion(t testing.TB, addr, database, table, chainID string) uint64 {
+	t.Helper()
+	conn := connect(t, addr, database)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var v uint64
+	require.NoError(t, conn.QueryRow(ctx, "SELECT max(version) FROM "+table+" WHERE chain_id = ?", chainID).Scan(&v))
+	return v
 }

@@ -115,13 +115,13 @@ func ChooseTraces(setting string, probes []TraceSupport) (TraceMode, error) {
 			have = parity
 		}
 		if answered > 0 && len(have) == 0 {
-			return TracesOff, &TraceChoiceError{Setting: setting, Reason: fmt.Sprintf("no endpoint has the %s tracer (%s)", setting, describe(probes))}
+			return TracesOff, &TraceChoiceError{Setting: setting, Reason: fmt.Sprintf("no endpoint has the %s tracer (%s)", setting, DescribeTraceSupport(probes))}
 		}
 		return TraceMode(setting), nil
 	case "auto":
 		switch {
 		case answered == 0:
-			return TracesOff, &TraceChoiceError{Setting: setting, Reason: "no endpoint answered the probes: " + describe(probes)}
+			return TracesOff, &TraceChoiceError{Setting: setting, Reason: "no endpoint answered the probes: " + DescribeTraceSupport(probes)}
 		case len(any) == 0:
 			return TracesOff, nil
 		case len(debug) == len(any):
@@ -129,14 +129,14 @@ func ChooseTraces(setting string, probes []TraceSupport) (TraceMode, error) {
 		case len(parity) == len(any):
 			return TracesParity, nil
 		}
-		return TracesOff, &TraceChoiceError{Setting: setting, Reason: "the endpoints disagree: " + describe(probes) +
+		return TracesOff, &TraceChoiceError{Setting: setting, Reason: "the endpoints disagree: " + DescribeTraceSupport(probes) +
 			"; set traces to debug or parity (endpoints without that tracer are skipped for traces)"}
 	}
 	return TracesOff, &TraceChoiceError{Setting: setting, Reason: "not off, debug, parity or auto"}
 }
 
-// describe lists what each endpoint has, for errors and logs.
-func describe(probes []TraceSupport) string {
+// DescribeTraceSupport lists what each endpoint has, for errors and logs.
+func DescribeTraceSupport(probes []TraceSupport) string {
 	parts := make([]string, 0, len(probes))
 	for _, p := range probes {
 		var has []string
@@ -189,7 +189,7 @@ func ResolveTraces(ctx context.Context, m *Multi, setting string, log *zap.Logge
 	}
 	if log != nil {
 		log.Info("traces: tracer chosen", zap.String("chain_id", m.chainID), zap.String("setting", setting),
-			zap.String("mode", modeName(mode)), zap.String("endpoints", describe(probes)))
+			zap.String("mode", modeName(mode)), zap.String("endpoints", DescribeTraceSupport(probes)))
 	}
 	return mode, nil
 }

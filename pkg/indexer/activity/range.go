@@ -230,6 +230,9 @@ func (r *rangeRun) fetchChunk(ctx context.Context, heights []uint64) ([]*chain.B
 	blocks := make([]*chain.BlockData, 0, len(results))
 	errs := map[uint64]error{}
 	for _, res := range results {
+		if res.Err == nil {
+			res.Err = r.a.requireTraces(res.Data)
+		}
 		if res.Err != nil {
 			errs[res.Height] = res.Err
 			r.a.Metrics.IndexErrors.WithLabelValues(r.chainID, stageFetch).Inc()
@@ -336,6 +339,7 @@ func (r *rangeRun) written(blocks []*chain.BlockData) {
 	m.HeightsIndexed.WithLabelValues(r.chainID, types.IndexModeRange.Label()).Add(n)
 	m.TxsIndexed.WithLabelValues(r.chainID).Add(float64(txs))
 	m.LogsIndexed.WithLabelValues(r.chainID).Add(float64(logs))
+	r.a.countTraces(blocks...)
 	r.mu.Lock()
 	r.progress.Indexed += uint64(len(blocks))
 	r.progress.Txs += txs

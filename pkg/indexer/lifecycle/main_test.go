@@ -114,6 +114,7 @@ func createSchedules(t *testing.T, tc client.Client, id string, paused bool) {
 		o.GapScanSchedule(time.Hour, string(types.IndexModeGap), types.GapScanInput{ChainID: id}),
 		o.AggregateSchedule(time.Hour, string(types.IndexModeAggregate), types.AggregateInput{ChainID: id}),
 		o.PruneSchedule(time.Hour, string(types.IndexModePrune), types.PruneInput{ChainID: id}),
+		o.TraceBackfillSchedule(time.Hour, string(types.IndexModeTraces), types.TraceBackfillInput{ChainID: id}),
 	} {
 		// Created paused, so that none fires at once (a new Schedule
 		// does), then unpaused if asked.
