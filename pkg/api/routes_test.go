@@ -32,10 +32,13 @@ func TestOpenAPIDocumentListsTheRoutes(t *testing.T) {
 		"/v1/chains/{id}/blocks/{height}/txs":     {"GET"},
 		"/v1/chains/{id}/txs/{hash}":              {"GET"},
 		"/v1/chains/{id}/addresses/{address}/txs": {"GET"},
-		"/v1/chains/{id}/logs":                    {"GET"},
-		"/v1/chains/{id}/stats":                   {"GET"},
-		"/v1/chains/{id}/etherscan/api":           {"GET", "POST"},
-		"/openapi.json":                           {"GET"},
+
+		"/v1/chains/{id}/txs/{hash}/trace":                 {"GET"},
+		"/v1/chains/{id}/addresses/{address}/internal-txs": {"GET"},
+		"/v1/chains/{id}/logs":                             {"GET"},
+		"/v1/chains/{id}/stats":                            {"GET"},
+		"/v1/chains/{id}/etherscan/api":                    {"GET", "POST"},
+		"/openapi.json":                                    {"GET"},
 	}
 	got := map[string][]string{}
 	for path, item := range c.Doc.Paths.Map() {
