@@ -185,15 +185,20 @@ func errorString(output string) string {
 	return string(b[o+32 : o+32+n.Uint64()])
 }
 
-// NewestVersion is the highest version among a chain's rows of table
-// (every version, merged or not): a write of any of them raises it, so a
-// test can tell that nothing was written again.
-func NewestVersion(t testing.TB, addr, database, table, chainID string) uint64 {
+// NewestVersion is the highest version among a chain's rows of table at
+// or below a height (every version, merged or not): a write of any of
+// them raises it, so a test can tell that nothing was written again.
+func NewestVersion(t testing.TB, addr, database, table, chainID string, upTo uint64) uint64 {
 	t.Helper()
 	conn := connect(t, addr, database)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	height := "block_number"
+	if table == "blocks" {
+		height = "number"
+	}
 	var v uint64
-	require.NoError(t, conn.QueryRow(ctx, "SELECT max(version) FROM "+table+" WHERE chain_id = ?", chainID).Scan(&v))
+	require.NoError(t, conn.QueryRow(ctx, "SELECT max(version) FROM "+table+" WHERE chain_id = ? AND "+height+" <= ?",
+		chainID, upTo).Scan(&v))
 	return v
 }

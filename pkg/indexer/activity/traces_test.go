@@ -135,7 +135,7 @@ func TestBackfillFillsTheTracesOfIndexedHeights(t *testing.T) {
 	f.indexRange(plainEnv, plain, 0, 150)
 	require.Len(t, f.untraced(), 151)
 	blockRows := func() uint64 {
-		return testkit.NewestVersion(t, clickhouse.Addr, testkit.Database(t, "a_"), "blocks", f.chainID)
+		return testkit.NewestVersion(t, clickhouse.Addr, testkit.Database(t, "a_"), "blocks", f.chainID, 1<<40)
 	}
 	before := blockRows()
 
