@@ -67,13 +67,17 @@ bench-e2e: tools
 # bench-catchup knobs (docs/performance.md): N heights of backlog, TXS per
 # block, LOGS per transaction, BLOCK_TIME, RANGE (scheduler.range_size; empty
 # leaves the key out: the indexer's default), PUSH=1 for the push source,
-# SET="key=value ..." extra config, BENCH_TIMEOUT, BENCH_FLAGS (more flags).
+# TRACES=debug|parity to index the call traces (CALLS inner frames per
+# contract transaction), SET="key=value ..." extra config, BENCH_TIMEOUT,
+# BENCH_FLAGS (more flags).
 N ?= 50000
 TXS ?= 20
 LOGS ?= 2
 BLOCK_TIME ?= 2s
 RANGE ?=
 PUSH ?=
+TRACES ?=
+CALLS ?= 3
 SET ?=
 BENCH_TIMEOUT ?= 60m
 BENCH_FLAGS ?=
@@ -82,7 +86,8 @@ BENCH_FLAGS ?=
 bench-catchup: tools
 	$(GO) build -o bin/bench-catchup ./test/benchcatchup
 	./bin/bench-catchup -n $(N) -txs $(TXS) -logs $(LOGS) -block-time $(BLOCK_TIME) -timeout $(BENCH_TIMEOUT) \
-		$(if $(RANGE),-range $(RANGE)) $(if $(filter 1 true yes,$(PUSH)),-push) $(foreach s,$(SET),-set $(s)) $(BENCH_FLAGS)
+		$(if $(RANGE),-range $(RANGE)) $(if $(filter 1 true yes,$(PUSH)),-push) $(if $(TRACES),-set traces=$(TRACES)) \
+		-calls-per-tx $(CALLS) $(foreach s,$(SET),-set $(s)) $(BENCH_FLAGS)
 
 # bench-api knobs (docs/performance.md): API_N heights indexed first,
 # API_REQUESTS per route, API_CONCURRENCY in flight; API_DIR keeps the run's

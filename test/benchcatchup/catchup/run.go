@@ -75,7 +75,11 @@ type Options struct {
 	BlockTime  time.Duration
 	RangeSize  int // -1: leave scheduler.range_size out
 	Push       bool
-	Sets       workerconfig.Overrides
+	// CallsPerTx and TraceLatency are the simulated chain's trace knobs
+	// (the worker traces with -set traces=debug or parity).
+	CallsPerTx   float64
+	TraceLatency time.Duration
+	Sets         workerconfig.Overrides
 	Timeout    time.Duration
 	Seed       uint64
 	LogLevel   string
@@ -180,6 +184,8 @@ func (b *bench) run(ctx context.Context) (result, error) {
 	sc.BlockTime = o.BlockTime
 	sc.TxsPerBlock = o.Txs
 	sc.LogsPerTx = o.Logs
+	sc.CallsPerTx = o.CallsPerTx
+	sc.TraceLatency = o.TraceLatency
 	sc.Now = b.clock.Now
 	if b.sim, err = benchkit.StartSim(&b.cleanup, sc); err != nil {
 		return result{}, err
