@@ -47,29 +47,16 @@ func (q *esReq) txlist() {
 		return
 	}
 	addr = strings.ToLower(addr)
-	desc := false
-	switch q.get("sort") {
-	case "", "asc":
-	case "desc":
-		desc = true
-	default:
-		q.notOK("Invalid sort: %q is neither asc nor desc", clip(q.get("sort")))
+	desc, ok := q.sortParam()
+	if !ok {
 		return
 	}
 	limit, skip, ok := q.paging()
 	if !ok {
 		return
 	}
-	v, ok := q.view()
+	v, lo, hi, ok := q.blockRange()
 	if !ok {
-		return
-	}
-	lo, hi, ok := q.rangeOf("startblock", "endblock", v)
-	if !ok {
-		return
-	}
-	if !v.HasWatermark || lo > hi {
-		q.empty("No transactions found")
 		return
 	}
 	ctx := q.r.Context()

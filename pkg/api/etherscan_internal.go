@@ -63,13 +63,8 @@ func esInternalTxOf(t chain.Trace, ts uint64, byHash bool) esInternalTx {
 }
 
 func (q *esReq) txlistInternal() {
-	desc := false
-	switch q.get("sort") {
-	case "", "asc":
-	case "desc":
-		desc = true
-	default:
-		q.notOK("Invalid sort: %q is neither asc nor desc", clip(q.get("sort")))
+	desc, ok := q.sortParam()
+	if !ok {
 		return
 	}
 	limit, skip, ok := q.paging()
@@ -93,16 +88,8 @@ func (q *esReq) txlistInternal() {
 		q.notOK("Give an address, a txhash, or a block range (startblock and endblock)")
 		return
 	}
-	v, ok := q.view()
+	_, lo, hi, ok := q.blockRange()
 	if !ok {
-		return
-	}
-	lo, hi, ok := q.rangeOf("startblock", "endblock", v)
-	if !ok {
-		return
-	}
-	if !v.HasWatermark || lo > hi {
-		q.empty("No transactions found")
 		return
 	}
 	ctx := q.r.Context()
@@ -130,6 +117,35 @@ func (q *esReq) txlistInternal() {
 		return
 	}
 	q.answerInternal(frames, false)
+}
+
+// sortParam reads `sort` (asc, the default, or desc); ok is false when the
+// answer was sent.
+func (q *esReq) sortParam() (desc, ok bool) {
+	switch q.get("sort") {
+	case "", "asc":
+		return false, true
+	case "desc":
+		return true, true
+	}
+	q.notOK("Invalid sort: %q is neither asc nor desc", clip(q.get("sort")))
+	return false, false
+}
+
+// blockRange resolves startblock and endblock to the served heights; ok
+// is false when the answer was sent (an error, or nothing served there).
+func (q *esReq) blockRange() (v view, lo, hi uint64, ok bool) {
+	if v, ok = q.view(); !ok {
+		return v, 0, 0, false
+	}
+	if lo, hi, ok = q.rangeOf("startblock", "endblock", v); !ok {
+		return v, 0, 0, false
+	}
+	if !v.HasWatermark || lo > hi {
+		q.empty("No transactions found")
+		return v, 0, 0, false
+	}
+	return v, lo, hi, true
 }
 
 // framesOf keeps the frames that name addr (a look-up row that no longer

@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/base64"
 	"encoding/json"
-	"strings"
 
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
@@ -33,18 +32,9 @@ func (p params) traceCursor(kind string) (*storage.TracePosition, *apiError) {
 	if !p.has("cursor") {
 		return nil, nil
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(p.get("cursor"))
 	var c traceCursor
-	if err == nil {
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(&c)
-	}
-	if err != nil {
-		return nil, badParam("cursor", "not a cursor this API issued; pass next_cursor of the previous page unchanged")
-	}
-	if c.Kind != kind {
-		return nil, badParam("cursor", "a cursor of another listing (%s); pass next_cursor of this listing's previous page", clip(c.Kind))
+	if e := p.decodeCursor(&c, &c.Kind, kind); e != nil {
+		return nil, e
 	}
 	return &storage.TracePosition{Block: c.Block, Tx: c.Tx, Index: c.Index}, nil
 }

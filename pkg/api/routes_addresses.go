@@ -15,16 +15,9 @@ func (s *Server) addressTxs(r *http.Request) (any, *apiError) {
 		return nil, e
 	}
 	addr := q.address
-	from, hasFrom, e := q.p.optHeight("from")
+	w, e := q.window()
 	if e != nil {
 		return nil, e
-	}
-	to, hasTo, e := q.p.optHeight("to")
-	if e != nil {
-		return nil, e
-	}
-	if hasFrom && hasTo && from > to {
-		return nil, badParam("from", "%d is above to (%d)", from, to)
 	}
 	limit, after, e := q.listing(cursorAddressTxs)
 	if e != nil {
@@ -34,18 +27,12 @@ func (s *Server) addressTxs(r *http.Request) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	if hasFrom && v.IsPruned(from) {
-		return nil, gone("from", from, v.Pruned)
+	from, to, ok, e := w.clip(v)
+	if e != nil {
+		return nil, e
 	}
 	out := page[Transaction]{Items: []Transaction{}, Watermark: v.Watermark}
-	if !v.HasWatermark {
-		return out, nil
-	}
-	from = max(from, v.Lowest())
-	if !hasTo || to > v.Watermark {
-		to = v.Watermark
-	}
-	if from > to {
+	if !ok {
 		return out, nil
 	}
 	ps, err := s.store.AddressTxPositions(r.Context(), q.id, storage.AddressTxQuery{

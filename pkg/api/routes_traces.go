@@ -121,16 +121,9 @@ func (s *Server) addressInternalTxs(r *http.Request) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	from, hasFrom, e := q.p.optHeight("from")
+	w, e := q.window()
 	if e != nil {
 		return nil, e
-	}
-	to, hasTo, e := q.p.optHeight("to")
-	if e != nil {
-		return nil, e
-	}
-	if hasFrom && hasTo && from > to {
-		return nil, badParam("from", "%d is above to (%d)", from, to)
 	}
 	all, e := q.p.optBool("all")
 	if e != nil {
@@ -148,18 +141,12 @@ func (s *Server) addressInternalTxs(r *http.Request) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	if hasFrom && v.IsPruned(from) {
-		return nil, gone("from", from, v.Pruned)
+	from, to, ok, e := w.clip(v)
+	if e != nil {
+		return nil, e
 	}
 	out := page[InternalTx]{Items: []InternalTx{}, Watermark: v.Watermark}
-	if !v.HasWatermark {
-		return out, nil
-	}
-	from = max(from, v.Lowest())
-	if !hasTo || to > v.Watermark {
-		to = v.Watermark
-	}
-	if from > to {
+	if !ok {
 		return out, nil
 	}
 	ps, err := s.store.AddressTracePositions(r.Context(), q.id, storage.AddressTraceQuery{

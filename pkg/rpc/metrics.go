@@ -80,36 +80,30 @@ func (m *Metrics) failure(chainID, endpoint, method, kind string) {
 }
 
 func (m *Metrics) endpointHealthy(chainID, endpoint string, ok bool) {
-	if m == nil {
-		return
+	if m != nil {
+		setFlag(m.healthy, chainID, endpoint, ok)
 	}
-	v := 0.0
-	if ok {
-		v = 1
-	}
-	m.healthy.WithLabelValues(chainID, endpoint).Set(v)
 }
 
 func (m *Metrics) wrongChain(chainID, endpoint string, wrong bool) {
-	if m == nil {
-		return
+	if m != nil {
+		setFlag(m.wrong, chainID, endpoint, wrong)
 	}
+}
+
+// setFlag sets an endpoint's 0/1 gauge.
+func setFlag(g *prometheus.GaugeVec, chainID, endpoint string, on bool) {
 	v := 0.0
-	if wrong {
+	if on {
 		v = 1
 	}
-	m.wrong.WithLabelValues(chainID, endpoint).Set(v)
+	g.WithLabelValues(chainID, endpoint).Set(v)
 }
 
 func (m *Metrics) endpointTraces(chainID, endpoint string, ok bool) {
-	if m == nil {
-		return
+	if m != nil {
+		setFlag(m.traces, chainID, endpoint, ok)
 	}
-	v := 0.0
-	if ok {
-		v = 1
-	}
-	m.traces.WithLabelValues(chainID, endpoint).Set(v)
 }
 
 // errorKind maps a returned error to its rpc_errors_total kind.

@@ -170,11 +170,11 @@ func tracesConfig(chainID, url string) *config.Config {
 	return c
 }
 
-// holdingTraces forwards to a node but holds every request asking the
-// trace of one height until released, as a node that cannot trace it in
-// time does.
+// holdingTraces forwards to a node (rewritingProxy, unchanged answers)
+// but holds every request asking the trace of one height until released,
+// as a node that cannot trace it in time does.
 type holdingTraces struct {
-	target   string
+	rewritingProxy
 	marker   []byte
 	released atomic.Bool
 	held     atomic.Int64
@@ -191,15 +191,8 @@ func (p *holdingTraces) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // the client gives up first
 		return
 	}
-	resp, err := http.Post(p.target, "application/json", bytes.NewReader(body))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, resp.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	p.rewritingProxy.ServeHTTP(w, r)
 }
 
 // A trace that does not come for one height: the rest of its range
@@ -215,7 +208,7 @@ func TestASlowTraceDoesNotHoldTheRange(t *testing.T) {
 	sim, err := simchain.Start(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sim.Close() })
-	proxy := &holdingTraces{target: sim.HTTPURL(), marker: []byte(`"` + hexutil.EncodeUint64(slow) + `",{"timeout"`)}
+	proxy := &holdingTraces{rewritingProxy: rewritingProxy{target: sim.HTTPURL()}, marker: []byte(`"` + hexutil.EncodeUint64(slow) + `",{"timeout"`)}
 	srv := httptest.NewServer(proxy)
 	t.Cleanup(srv.Close)
 
