@@ -69,23 +69,23 @@ const (
 
 // Options are bench-catchup's flags.
 type Options struct {
-	N          uint64
-	Txs        int
-	Logs       float64
-	BlockTime  time.Duration
-	RangeSize  int // -1: leave scheduler.range_size out
-	Push       bool
+	N         uint64
+	Txs       int
+	Logs      float64
+	BlockTime time.Duration
+	RangeSize int // -1: leave scheduler.range_size out
+	Push      bool
 	// CallsPerTx and TraceLatency are the simulated chain's trace knobs
 	// (the worker traces with -set traces=debug or parity).
 	CallsPerTx   float64
 	TraceLatency time.Duration
 	Sets         workerconfig.Overrides
-	Timeout    time.Duration
-	Seed       uint64
-	LogLevel   string
-	Keep       bool
-	CPUProfile string
-	CPUSeconds int
+	Timeout      time.Duration
+	Seed         uint64
+	LogLevel     string
+	Keep         bool
+	CPUProfile   string
+	CPUSeconds   int
 }
 
 // Run runs one catch-up and returns the process's exit code. The
