@@ -11,6 +11,10 @@ type Inputs struct {
 	Txs       []string // transaction hashes
 	Addresses []string // senders and recipients
 	Logs      []LogInput
+	// TracedTxs are transactions with inner call frames, and
+	// InternalAddresses the receivers of such frames; empty when the index
+	// has no traces.
+	TracedTxs, InternalAddresses []string
 }
 
 // LogInput is one log's position and filter keys.
@@ -32,7 +36,7 @@ func Routes(chainID string, in *Inputs) []Route {
 	pick := func(i, n int) int { return (i * 7919) % n }
 	c := "/v1/chains/" + chainID
 	es := c + "/etherscan/api?"
-	return []Route{
+	return append([]Route{
 		{"block by height", func(i int) string { return fmt.Sprintf("%s/blocks/%d", c, in.Heights[pick(i, len(in.Heights))]) }},
 		{"block by hash", func(i int) string { return c + "/blocks/hash/" + in.Blocks[pick(i, len(in.Blocks))] }},
 		{"transaction by hash", func(i int) string { return c + "/txs/" + in.Txs[pick(i, len(in.Txs))] }},
@@ -81,5 +85,5 @@ func Routes(chainID string, in *Inputs) []Route {
 		{"etherscan eth_getTransactionReceipt", func(i int) string {
 			return es + "module=proxy&action=eth_getTransactionReceipt&txhash=" + in.Txs[pick(i, len(in.Txs))]
 		}},
-	}
+	}, traceRoutes(c, es, in, pick)...)
 }
