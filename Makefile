@@ -67,13 +67,17 @@ bench-e2e: tools
 # bench-catchup knobs (docs/performance.md): N heights of backlog, TXS per
 # block, LOGS per transaction, BLOCK_TIME, RANGE (scheduler.range_size; empty
 # leaves the key out: the indexer's default), PUSH=1 for the push source,
-# SET="key=value ..." extra config, BENCH_TIMEOUT, BENCH_FLAGS (more flags).
+# TRACES=debug|parity to index the call traces (CALLS inner frames per
+# contract transaction), SET="key=value ..." extra config, BENCH_TIMEOUT,
+# BENCH_FLAGS (more flags).
 N ?= 50000
 TXS ?= 20
 LOGS ?= 2
 BLOCK_TIME ?= 2s
 RANGE ?=
 PUSH ?=
+TRACES ?=
+CALLS ?= 3
 SET ?=
 BENCH_TIMEOUT ?= 60m
 BENCH_FLAGS ?=
@@ -82,18 +86,21 @@ BENCH_FLAGS ?=
 bench-catchup: tools
 	$(GO) build -o bin/bench-catchup ./test/benchcatchup
 	./bin/bench-catchup -n $(N) -txs $(TXS) -logs $(LOGS) -block-time $(BLOCK_TIME) -timeout $(BENCH_TIMEOUT) \
-		$(if $(RANGE),-range $(RANGE)) $(if $(filter 1 true yes,$(PUSH)),-push) $(foreach s,$(SET),-set $(s)) $(BENCH_FLAGS)
+		$(if $(RANGE),-range $(RANGE)) $(if $(filter 1 true yes,$(PUSH)),-push) $(if $(TRACES),-set traces=$(TRACES)) \
+		-calls-per-tx $(CALLS) $(foreach s,$(SET),-set $(s)) $(BENCH_FLAGS)
 
 # bench-api knobs (docs/performance.md): API_N heights indexed first,
 # API_REQUESTS per route, API_CONCURRENCY in flight; API_DIR keeps the run's
-# folder and reuses an index already built there.
+# folder and reuses an index already built there; API_TRACES=debug|parity
+# indexes the call traces too and loads the trace routes.
 API_N ?= 100000
 API_REQUESTS ?= 2000
 API_CONCURRENCY ?= 8
 API_DIR ?=
+API_TRACES ?=
 
 ## bench-api: index API_N heights of the simulated chain with the worker, then load each query API route on loopback; requests/s and p50/p99 per route
 bench-api: tools
 	$(GO) build -o bin/bench-api ./test/benchapi
 	./bin/bench-api -n $(API_N) -requests $(API_REQUESTS) -concurrency $(API_CONCURRENCY) -timeout $(BENCH_TIMEOUT) \
-		$(if $(API_DIR),-dir $(API_DIR)) $(BENCH_FLAGS)
+		$(if $(API_DIR),-dir $(API_DIR)) $(if $(API_TRACES),-traces $(API_TRACES)) $(BENCH_FLAGS)

@@ -239,8 +239,9 @@ running catch-up scheduler keeps the mode (range_size) it started with.`,
 }
 
 // checkEndpoints asks every endpoint of the chain for its head (with the
-// chain id, when expected_chain_id is set), each on its own, and returns
-// "name (head N), …". URLs are expanded from this process's environment
+// chain id, when expected_chain_id is set), each on its own, and with
+// traces on which tracers it has, and returns "name (head N), …" and the
+// tracer chosen; a traces setting the endpoints cannot serve is refused. URLs are expanded from this process's environment
 // and never shown: errors name the endpoint's key.
 func checkEndpoints(ctx context.Context, id string, ch config.Chain, log *zap.Logger) (string, error) {
 	prefix := "chains." + id
@@ -252,6 +253,7 @@ func checkEndpoints(ctx context.Context, id string, ch config.Chain, log *zap.Lo
 	defer cancel()
 	m := rpc.NewMetrics(prometheus.NewRegistry())
 	var answered []string
+	var probes []rpc.TraceSupport
 	for _, name := range registry.EndpointNames(ch) {
 		key := prefix + ".endpoints." + name
 		c, err := rpc.NewEthereum(ctx, rpc.EthereumConfig{
@@ -263,6 +265,9 @@ func checkEndpoints(ctx context.Context, id string, ch config.Chain, log *zap.Lo
 			return "", fmt.Errorf("%s: %w", key, err)
 		}
 		head, err := c.HeadHeight(ctx)
+		if err == nil && ch.Traces.Enabled() {
+			probes = append(probes, c.ProbeTraces(ctx))
+		}
 		c.Close()
 		var wrong *rpc.WrongChainError
 		switch {
@@ -276,5 +281,18 @@ func checkEndpoints(ctx context.Context, id string, ch config.Chain, log *zap.Lo
 	if ch.ExpectedChainID == 0 {
 		log.Warn(prefix + ".expected_chain_id is not set: the endpoints are not checked for serving the right chain")
 	}
-	return strings.Join(answered, ", "), nil
+	summary := strings.Join(answered, ", ")
+	if ch.Traces.Enabled() {
+		// The tracer the workers will choose, or why they would refuse it.
+		mode, err := rpc.ChooseTraces(ch.Traces.Mode, probes)
+		if err != nil {
+			return "", &config.KeyError{Key: prefix + ".traces.mode", Reason: err.Error()}
+		}
+		chosen := string(mode)
+		if mode == rpc.TracesOff {
+			chosen = "none (no endpoint can trace: indexed without traces)"
+		}
+		summary += fmt.Sprintf("; traces %s: %s (%s)", ch.Traces.Mode, chosen, rpc.DescribeTraceSupport(probes))
+	}
+	return summary, nil
 }

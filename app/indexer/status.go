@@ -16,6 +16,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/indexer/status"
 	"github.com/tideline-dev/tideline/pkg/indexer/worker"
 	"github.com/tideline-dev/tideline/pkg/rpc"
+	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -103,6 +104,7 @@ for scripts; --watch refreshes until interrupted.`,
 				Watermark:    store.Watermark,
 				Temporal:     tc,
 				QueryTimeout: queryTimeout,
+				Traces:       tracesBackfill(store, all),
 			}
 			out := cmd.OutOrStdout()
 			profile := termenv.Ascii
@@ -140,4 +142,18 @@ for scripts; --watch refreshes until interrupted.`,
 	cmd.Flags().DurationVar(&queryTimeout, "query-timeout", 5*time.Second, "how long to wait for a scheduler's progress query (a busy scheduler answers late; its range is shown without it)")
 	cmd.Flags().StringSliceVar(&only, "chain", nil, "only these chains (repeatable; default: all configured)")
 	return cmd
+}
+
+// tracesBackfill reads the traces backfill of the chains that trace.
+func tracesBackfill(store *storage.ClickHouse, chains map[string]config.Chain) func(context.Context, string) (*status.Traces, error) {
+	return func(ctx context.Context, id string) (*status.Traces, error) {
+		if !chains[id].Traces.Enabled() {
+			return nil, nil
+		}
+		b, err := store.TraceBackfillState(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return &status.Traces{Running: b.Running(), Top: b.Top, Floor: b.Floor, Next: b.Next, Done: b.Done}, nil
+	}
 }

@@ -12,7 +12,7 @@ import (
 // The Etherscan-compatible subset at /v1/chains/{id}/etherscan/api: the
 // same query parameters, envelope and field formats as Etherscan's API, so
 // that tools written for it work against tideline by changing the base
-// URL. Served: account/txlist, logs/getLogs, block/getblocknobytime and
+// URL. Served: account/txlist and txlistinternal, logs/getLogs, block/getblocknobytime and
 // proxy/eth_blockNumber, eth_getBlockByNumber, eth_getTransactionByHash,
 // eth_getTransactionReceipt.
 //
@@ -78,7 +78,7 @@ func (q *esReq) empty(message string) {
 
 // Known module and action names, for the metric's labels.
 var esActions = map[string][]string{
-	"account": {"txlist", "tokentx", "tokennfttx", "token1155tx", "tokenbalance"},
+	"account": {"txlist", "txlistinternal", "tokentx", "tokennfttx", "token1155tx", "tokenbalance"},
 	"logs":    {"getLogs"},
 	"block":   {"getblocknobytime"},
 	"proxy": {"eth_blockNumber", "eth_getBlockByNumber", "eth_getTransactionByHash", "eth_getTransactionReceipt",
@@ -121,6 +121,8 @@ func (s *Server) etherscan(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case module == "account" && action == "txlist":
 		q.txlist()
+	case module == "account" && action == "txlistinternal":
+		q.txlistInternal()
 	case module == "logs" && action == "getLogs":
 		q.getLogs()
 	case module == "block" && action == "getblocknobytime":

@@ -108,49 +108,6 @@ func (q *esReq) addressParam(name string) (addr string, ok bool) {
 	return a, true
 }
 
-// sortParam parses sort: asc (the default) or desc.
-func (q *esReq) sortParam() (desc, ok bool) {
-	switch q.get("sort") {
-	case "", "asc":
-		return false, true
-	case "desc":
-		return true, true
-	}
-	q.notOK("Invalid sort: %q is neither asc nor desc", clip(q.get("sort")))
-	return false, false
-}
-
-// accountList is what an account module listing is asked for.
-type accountList struct {
-	desc        bool
-	limit, skip int
-	v           view
-	lo, hi      uint64
-}
-
-// accountListing parses sort, page and offset, reads the view and
-// resolves startblock and endblock; ok is false when the answer is sent
-// (an error, or "No transactions found" for an empty range).
-func (q *esReq) accountListing() (l accountList, ok bool) {
-	if l.desc, ok = q.sortParam(); !ok {
-		return l, false
-	}
-	if l.limit, l.skip, ok = q.paging(); !ok {
-		return l, false
-	}
-	if l.v, ok = q.view(); !ok {
-		return l, false
-	}
-	if l.lo, l.hi, ok = q.rangeOf("startblock", "endblock", l.v); !ok {
-		return l, false
-	}
-	if !l.v.HasWatermark || l.lo > l.hi {
-		q.empty("No transactions found")
-		return l, false
-	}
-	return l, true
-}
-
 // tokenTx answers tokentx, tokennfttx and token1155tx: the transfers of
 // one standard of an address and/or a token contract.
 func (q *esReq) tokenTx(standard string) {

@@ -173,20 +173,29 @@ func (p params) rawCursor(kind string) (*cursor, *apiError) {
 	if !p.has("cursor") {
 		return nil, nil
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(p.get("cursor"))
 	var c cursor
+	if e := p.decodeCursor(&c, &c.Kind, kind); e != nil {
+		return nil, e
+	}
+	return &c, nil
+}
+
+// decodeCursor decodes the `cursor` parameter into c, whose kind field is
+// *got, and checks it is a cursor of the listing want.
+func (p params) decodeCursor(c any, got *string, want string) *apiError {
+	raw, err := base64.RawURLEncoding.DecodeString(p.get("cursor"))
 	if err == nil {
 		dec := json.NewDecoder(strings.NewReader(string(raw)))
 		dec.DisallowUnknownFields()
-		err = dec.Decode(&c)
+		err = dec.Decode(c)
 	}
 	if err != nil {
-		return nil, badParam("cursor", "not a cursor this API issued; pass next_cursor of the previous page unchanged")
+		return badParam("cursor", "not a cursor this API issued; pass next_cursor of the previous page unchanged")
 	}
-	if c.Kind != kind {
-		return nil, badParam("cursor", "a cursor of another listing (%s); pass next_cursor of this listing's previous page", clip(c.Kind))
+	if *got != want {
+		return badParam("cursor", "a cursor of another listing (%s); pass next_cursor of this listing's previous page", clip(*got))
 	}
-	return &c, nil
+	return nil
 }
 
 // clip shortens what a client sent before it is quoted back.

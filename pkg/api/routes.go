@@ -30,6 +30,8 @@ func (s *Server) routes() {
 	s.rest("/v1/chains/{id}/blocks", s.listBlocks)
 	s.rest("/v1/chains/{id}/blocks/{height}", s.blockByHeight)
 	s.rest("/v1/chains/{id}/txs/{hash}", s.txByHash)
+	s.rest("/v1/chains/{id}/txs/{hash}/trace", s.txTrace)
+	s.rest("/v1/chains/{id}/addresses/{address}/internal-txs", s.addressInternalTxs)
 	s.rest("/v1/chains/{id}/addresses/{address}/txs", s.addressTxs)
 	s.rest("/v1/chains/{id}/logs", s.listLogs)
 	s.rest("/v1/chains/{id}/stats", s.stats)

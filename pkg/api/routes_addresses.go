@@ -15,7 +15,7 @@ func (s *Server) addressTxs(r *http.Request) (any, *apiError) {
 		return nil, e
 	}
 	addr := q.address
-	from, to, hasFrom, hasTo, e := q.p.optRange() // routes_tokens.go
+	w, e := q.window()
 	if e != nil {
 		return nil, e
 	}
@@ -27,18 +27,12 @@ func (s *Server) addressTxs(r *http.Request) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	if hasFrom && v.IsPruned(from) {
-		return nil, gone("from", from, v.Pruned)
+	from, to, ok, e := w.clip(v)
+	if e != nil {
+		return nil, e
 	}
 	out := page[Transaction]{Items: []Transaction{}, Watermark: v.Watermark}
-	if !v.HasWatermark {
-		return out, nil
-	}
-	from = max(from, v.Lowest())
-	if !hasTo || to > v.Watermark {
-		to = v.Watermark
-	}
-	if from > to {
+	if !ok {
 		return out, nil
 	}
 	ps, err := s.store.AddressTxPositions(r.Context(), q.id, storage.AddressTxQuery{

@@ -37,14 +37,16 @@ func TestOpenAPIDocumentListsTheRoutes(t *testing.T) {
 		"/v1/chains/{id}/etherscan/api":           {"GET", "POST"},
 		"/openapi.json":                           {"GET"},
 
-		"/v1/chains/{id}/tokens/{address}":              {"GET"},
-		"/v1/chains/{id}/tokens/{address}/transfers":    {"GET"},
-		"/v1/chains/{id}/tokens/{address}/holders":      {"GET"},
-		"/v1/chains/{id}/addresses/{address}/transfers": {"GET"},
-		"/v1/chains/{id}/addresses/{address}/tokens":    {"GET"},
-		"/v1/chains/{id}/events":                        {"GET"},
-		"/v1/chains/{id}/txs/{hash}/input":              {"GET"},
-		"/v2/api":                                       {"GET", "POST"},
+		"/v1/chains/{id}/tokens/{address}":                 {"GET"},
+		"/v1/chains/{id}/tokens/{address}/transfers":       {"GET"},
+		"/v1/chains/{id}/tokens/{address}/holders":         {"GET"},
+		"/v1/chains/{id}/addresses/{address}/transfers":    {"GET"},
+		"/v1/chains/{id}/addresses/{address}/tokens":       {"GET"},
+		"/v1/chains/{id}/events":                           {"GET"},
+		"/v1/chains/{id}/txs/{hash}/input":                 {"GET"},
+		"/v2/api":                                          {"GET", "POST"},
+		"/v1/chains/{id}/txs/{hash}/trace":                 {"GET"},
+		"/v1/chains/{id}/addresses/{address}/internal-txs": {"GET"},
 	}
 	got := map[string][]string{}
 	for path, item := range c.Doc.Paths.Map() {

@@ -37,21 +37,6 @@ func (p params) transferCursor(kind string) (*storage.TransferPosition, *apiErro
 	return &storage.TransferPosition{Block: c.Block, Log: c.Index, Batch: c.Batch}, nil
 }
 
-// optRange parses a listing's optional `from` and `to` heights, from not
-// above to.
-func (p params) optRange() (from, to uint64, hasFrom, hasTo bool, e *apiError) {
-	if from, hasFrom, e = p.optHeight("from"); e != nil {
-		return
-	}
-	if to, hasTo, e = p.optHeight("to"); e != nil {
-		return
-	}
-	if hasFrom && hasTo && from > to {
-		e = badParam("from", "%d is above to (%d)", from, to)
-	}
-	return
-}
-
 func (s *Server) tokenTransfers(r *http.Request) (any, *apiError) { return s.transferList(r, true) }
 
 func (s *Server) addressTransfers(r *http.Request) (any, *apiError) { return s.transferList(r, false) }
@@ -84,7 +69,7 @@ func (s *Server) transferList(r *http.Request, byToken bool) (any, *apiError) {
 			return nil, e
 		}
 	}
-	from, to, hasFrom, hasTo, e := q.p.optRange()
+	w, e := q.window()
 	if e != nil {
 		return nil, e
 	}
@@ -99,19 +84,12 @@ func (s *Server) transferList(r *http.Request, byToken bool) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	if hasFrom && v.IsPruned(from) {
-		return nil, gone("from", from, v.Pruned)
+	var ok bool
+	if tq.From, tq.To, ok, e = w.clip(v); e != nil {
+		return nil, e
 	}
 	out := tokenPage{Items: []TokenTransfer{}, Watermark: v.Watermark, Tokens: map[string]TokenInfo{}}
-	if !v.HasWatermark {
-		return out, nil
-	}
-	tq.From = max(from, v.Lowest())
-	tq.To = v.Watermark
-	if hasTo && to < tq.To {
-		tq.To = to
-	}
-	if tq.From > tq.To {
+	if !ok {
 		return out, nil
 	}
 	tq.Limit = limit + 1

@@ -163,6 +163,12 @@ type Store interface {
 	TxLogs(ctx context.Context, chainID string, p storage.Position) ([]chain.Log, error)
 	AggregatesAt(ctx context.Context, chainID string, heights []uint64) (map[uint64]storage.AggregateRow, error)
 	TokenStore // types_tokens.go
+	// Call traces (routes_traces.go, etherscan_internal.go).
+	TxTraces(ctx context.Context, chainID string, p storage.Position) ([]chain.Trace, error)
+	TracedHeights(ctx context.Context, chainID string, heights []uint64) (map[uint64]bool, error)
+	AddressTracePositions(ctx context.Context, chainID string, q storage.AddressTraceQuery) ([]storage.TracePosition, error)
+	TracesAt(ctx context.Context, chainID string, ps []storage.TracePosition) ([]chain.Trace, error)
+	TracesInRange(ctx context.Context, chainID string, q storage.TraceRangeQuery) ([]chain.Trace, error)
 }
 
 var _ Store = (*storage.Reader)(nil)

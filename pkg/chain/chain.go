@@ -78,6 +78,11 @@ type BlockData struct {
 	Block        Block
 	Transactions []Transaction
 	Logs         []Log
+	// Traces are the call frames of every transaction, by transaction
+	// and frame index, when Traced: a chain with tracing on writes a
+	// height only with them (trace.go).
+	Traces []Trace
+	Traced bool
 }
 
 // StoredBlock is what the database holds for one height: the newest block

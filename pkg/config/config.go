@@ -143,6 +143,8 @@ type Chain struct {
 	// Retry is the Temporal retry policy of each kind of the chain's
 	// activities (retry.go).
 	Retry Retries `mapstructure:"retry"`
+	// Traces is the chain's call traces (traces.go): off by default.
+	Traces Traces `mapstructure:"traces"`
 }
 
 // Aggregator tunes the chain's aggregator: the Aggregate workflow, run by

@@ -80,6 +80,7 @@ func DefaultChain() Chain {
 		Aggregator: Aggregator{Interval: 10 * time.Second, Chunk: 10_000},
 		Retention:  Retention{Interval: time.Hour},
 		Retry:      DefaultRetries(),
+		Traces:     defaultTraces(),
 	}
 }
 

@@ -67,7 +67,7 @@ func decode(in any, out any) error {
 		WeaklyTypedInput: true,
 		ErrorUnused:      true,
 		DecodeHook: mapstructure.ComposeDecodeHookFunc(
-			mapstructure.StringToTimeDurationHookFunc(), refuseNegativeUnsigned),
+			mapstructure.StringToTimeDurationHookFunc(), refuseNegativeUnsigned, tracesShorthand),
 	})
 	if err != nil {
 		return err

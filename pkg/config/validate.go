@@ -284,6 +284,7 @@ func (ch Chain) validate(prefix, id string) []error {
 	if ch.Retention.Enabled() && ch.Retention.Interval < time.Minute {
 		bad(".retention.interval", "must be at least 1m (each run may start a deletion in ClickHouse)")
 	}
+	ch.Traces.validate(bad)
 	return errs
 }
 

@@ -75,6 +75,9 @@ type Metrics struct {
 	AggregatorRewinds *prometheus.CounterVec
 	PrunedHeight      *prometheus.GaugeVec
 	PruneDeletions    *prometheus.CounterVec
+
+	// Call traces (traces.go).
+	Traces
 }
 
 // Sources of a delivered height: the source label of DuplicateDeliveries.
@@ -218,5 +221,6 @@ func New(reg prometheus.Registerer) *Metrics {
 		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority,
 		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy,
 		m.AggregatorHeight, m.AggregatorRewinds, m.PrunedHeight, m.PruneDeletions)
+	m.Traces = newTraces(reg)
 	return m
 }

@@ -24,7 +24,7 @@ import (
 // place. Failures look like go-ethereum's (gethrpc.HTTPError, errors with
 // ErrorCode, ErrMissingBatchResponse, *json.SyntaxError), so classify
 // treats both paths alike.
-func (e *Ethereum) postBatch(ctx context.Context, methods []string, args [][]any) ([]json.RawMessage, []error, error) {
+func (e *Ethereum) postBatch(ctx context.Context, client *http.Client, methods []string, args [][]any) ([]json.RawMessage, []error, error) {
 	var body bytes.Buffer
 	body.WriteByte('[')
 	for i := range methods {
@@ -44,7 +44,7 @@ func (e *Ethereum) postBatch(ctx context.Context, methods []string, args [][]any
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	resp, err := e.httpClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -24,14 +24,26 @@ type Client interface {
 }
 
 // FetchBlock reads one height completely: header, transactions, receipts
-// and logs, checked for consistency.
+// and logs, and with tracing on its call traces, checked for consistency.
 func FetchBlock(ctx context.Context, c Client, height uint64) (*chain.BlockData, error) {
 	data, err := c.BlockByHeight(ctx, height)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Receipts(ctx, data); err != nil {
+	if err := Complete(ctx, c, data); err != nil {
 		return nil, err
 	}
 	return data, nil
+}
+
+// Complete adds to a block read by BlockByHeight what FetchBlock adds:
+// its receipts and, when c traces, its traces.
+func Complete(ctx context.Context, c Client, data *chain.BlockData) error {
+	if err := c.Receipts(ctx, data); err != nil {
+		return err
+	}
+	if t, ok := c.(Tracer); ok && t.TraceMode() != TracesOff {
+		return t.Traces(ctx, data)
+	}
+	return nil
 }

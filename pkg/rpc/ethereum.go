@@ -56,6 +56,10 @@ type EthereumConfig struct {
 	// ChainRecheck is how long a good eth_chainId answer is trusted;
 	// default one minute.
 	ChainRecheck time.Duration
+	// Traces is how the endpoint is asked for call traces, with the
+	// limits of the requests that carry them (traces.go); the zero value
+	// asks for none.
+	Traces TraceConfig
 }
 
 func (c *EthereumConfig) setDefaults() {
@@ -92,6 +96,7 @@ func (c *EthereumConfig) setDefaults() {
 	if c.ChainRecheck <= 0 {
 		c.ChainRecheck = time.Minute
 	}
+	c.Traces.setDefaults()
 }
 
 // Ethereum is the Client for Ethereum JSON-RPC nodes. It is safe for
@@ -111,7 +116,11 @@ type Ethereum struct {
 
 	// httpClient is the HTTP client of an http(s) endpoint (nil for
 	// websockets): FetchBlocks posts its batches itself (batch_http.go).
-	httpClient *http.Client
+	// traceHTTP is the same with the traces' answer size limit.
+	httpClient, traceHTTP *http.Client
+	// traces is the endpoint's tracing: its mode and whether it was
+	// found unable to trace (traces.go).
+	traces traceState
 	// batchAnswer is the size of the last batch answer read without a
 	// Content-Length: the next one is read into a buffer that size.
 	batchAnswer atomic.Int64
@@ -154,10 +163,12 @@ func NewEthereum(ctx context.Context, cfg EthereumConfig, logger *zap.Logger, m 
 		// idle connections per host would churn TCP/TLS handshakes.
 		tr.MaxIdleConnsPerHost = 64
 		e.httpClient = &http.Client{Transport: limitedTransport{tr, cfg.MaxResponseBytes}}
+		e.traceHTTP = &http.Client{Transport: limitedTransport{tr, cfg.Traces.MaxResponseBytes}}
 		opts = append(opts, gethrpc.WithHTTPClient(e.httpClient))
 	} else {
-		opts = append(opts, gethrpc.WithWebsocketMessageSizeLimit(cfg.MaxResponseBytes))
+		opts = append(opts, gethrpc.WithWebsocketMessageSizeLimit(max(cfg.MaxResponseBytes, cfg.Traces.MaxResponseBytes)))
 	}
+	e.traces.mode.Store(string(cfg.Traces.Mode))
 	c, err := gethrpc.DialOptions(ctx, cfg.URL, opts...)
 	if err != nil {
 		return nil, &RequestError{Method: "dial", Endpoint: cfg.EndpointName, Err: e.clean(err)}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"sync"
 
@@ -87,8 +88,19 @@ func (e *Ethereum) FetchBlocks(ctx context.Context, heights []uint64) []BlockRes
 	for i, h := range heights {
 		out[i].Height = h
 	}
-	perRequest := e.cfg.FetchBatch
-	sem := make(chan struct{}, e.cfg.FetchConcurrency)
+	e.fetchAll(ctx, out, false)
+	return out
+}
+
+// fetchAll fills out (heights set; with tracesOnly, blocks set too and
+// only their traces asked) in requests of the right size, a few at once.
+func (e *Ethereum) fetchAll(ctx context.Context, out []BlockResult, tracesOnly bool) {
+	perRequest, concurrency := e.cfg.FetchBatch, e.cfg.FetchConcurrency
+	if e.tracing() != TracesOff {
+		// Requests that carry traces have the traces' limits (traces.go).
+		perRequest, concurrency = min(perRequest, e.cfg.Traces.Batch), e.cfg.Traces.Concurrency
+	}
+	sem := make(chan struct{}, concurrency)
 	var wg sync.WaitGroup
 	for start := 0; start < len(out); start += perRequest {
 		chunk := out[start:min(start+perRequest, len(out))]
@@ -104,24 +116,23 @@ func (e *Ethereum) FetchBlocks(ctx context.Context, heights []uint64) []BlockRes
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			e.fetchChunk(ctx, chunk)
+			e.fetchChunk(ctx, chunk, tracesOnly)
 		})
 	}
 	wg.Wait()
-	return out
 }
 
 // fetchChunk fills the results of one request's heights, asking again the
 // heights whose calls failed transiently, within the heights' budget of
 // MaxAttempts attempts (the request's own retries count against it too).
-func (e *Ethereum) fetchChunk(ctx context.Context, chunk []BlockResult) {
+func (e *Ethereum) fetchChunk(ctx context.Context, chunk []BlockResult, tracesOnly bool) {
 	pending := make([]*BlockResult, len(chunk))
 	for i := range chunk {
 		pending[i] = &chunk[i]
 	}
 	used := 0
 	for len(pending) > 0 {
-		retry, n := e.fetchOnce(ctx, pending, e.cfg.MaxAttempts-used)
+		retry, n := e.fetchOnce(ctx, pending, e.cfg.MaxAttempts-used, tracesOnly)
 		used += n
 		if len(retry) == 0 {
 			return
@@ -155,21 +166,35 @@ type retryable struct {
 // fetchOnce sends one batch for rs (split if the answer is too large),
 // with at most budget attempts, and fills each result, except those
 // returned to be asked again. used is the attempts a height took at most.
-func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int) (retry []retryable, used int) {
-	withReceipts := !e.noBlockReceipts.Load()
+func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int, tracesOnly bool) (retry []retryable, used int) {
+	withReceipts := !e.noBlockReceipts.Load() && !tracesOnly
+	mode := e.tracing()
 	per := 1
 	if withReceipts {
 		per = 2
+	}
+	if tracesOnly {
+		per = 0
+	}
+	if mode != TracesOff {
+		per++ // the trace is the height's last call
 	}
 	args := make([][]any, 0, per*len(rs))
 	methods := make([]string, 0, per*len(rs))
 	for _, r := range rs {
 		q := "0x" + strconv.FormatUint(r.Height, 16)
-		args = append(args, []any{q, true})
-		methods = append(methods, "eth_getBlockByNumber")
+		if !tracesOnly {
+			args = append(args, []any{q, true})
+			methods = append(methods, "eth_getBlockByNumber")
+		}
 		if withReceipts {
 			args = append(args, []any{q})
 			methods = append(methods, "eth_getBlockReceipts")
+		}
+		if mode != TracesOff {
+			m, a := e.traceCall(mode, q)
+			args = append(args, a)
+			methods = append(methods, m)
 		}
 	}
 	if e.cfg.ExpectedChainID != 0 {
@@ -177,27 +202,41 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int)
 		args = append(args, []any{})
 		methods = append(methods, methodChainID)
 	}
-	used, results, errs, err := e.batchCalls(ctx, rs[0].Height, budget, methods, args)
+	used, results, errs, err := e.batchCallsWithin(ctx, e.requestLimits(mode, len(rs)), rs[0].Height, budget, methods, args)
 	if err == nil && e.cfg.ExpectedChainID != 0 {
 		last := len(methods) - 1
 		err = e.judgeChainID(ctx, results[last], errs[last])
 	}
 	if err != nil {
 		var split *splitError
+		var timeout *attemptTimeout
+		if errors.As(err, &timeout) && len(rs) > 1 && budget > used {
+			// One slow trace holds the whole request: halves isolate it.
+			half := len(rs) / 2
+			low, n := e.fetchOnce(ctx, rs[:half], budget-used, tracesOnly)
+			high, m := e.fetchOnce(ctx, rs[half:], budget-used, tracesOnly)
+			return append(low, high...), used + max(n, m)
+		}
 		if errors.As(err, &split) {
 			if len(rs) > 1 && budget > used {
 				// One answer cannot carry these heights: two may.
 				half := len(rs) / 2
-				low, n := e.fetchOnce(ctx, rs[:half], budget-used)
-				high, m := e.fetchOnce(ctx, rs[half:], budget-used)
+				low, n := e.fetchOnce(ctx, rs[:half], budget-used, tracesOnly)
+				high, m := e.fetchOnce(ctx, rs[half:], budget-used, tracesOnly)
 				return append(low, high...), used + max(n, m)
 			}
 			err = split.err // what a single height gets
 		}
 		for _, r := range rs {
-			r.Data, r.Err = nil, err
+			if !tracesOnly {
+				r.Data = nil
+			}
+			r.Err = err
 		}
 		return nil, used
+	}
+	if tracesOnly {
+		return e.traceResults(ctx, mode, rs, per, results, errs, nil, true), used
 	}
 	var fallback []*BlockResult
 	for i, r := range rs {
@@ -213,9 +252,10 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int)
 			continue
 		}
 		if len(data.Transactions) == 0 {
-			// As Receipts: an empty block needs no receipts.
+			// As Receipts: an empty block needs no receipts, nor traces.
 			data.Logs = nil
 			data.Block.LogCount = 0
+			data.Traced = mode != TracesOff
 			r.Data = data
 			continue
 		}
@@ -244,6 +284,9 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int)
 		if err := e.txReceipts(ctx, r.Data); err != nil {
 			r.Data, r.Err = nil, err
 		}
+	}
+	if mode != TracesOff {
+		retry = e.traceResults(ctx, mode, rs, per, results, errs, retry, false)
 	}
 	return retry, used
 }
@@ -321,12 +364,26 @@ func (e *Ethereum) callError(ctx context.Context, method string, height uint64, 
 // many it made. The calls' own errors are returned in errs, not retried
 // here.
 func (e *Ethereum) batchCalls(ctx context.Context, height uint64, budget int, methods []string, args [][]any) (used int, _ []json.RawMessage, _ []error, _ error) {
+	return e.batchCallsWithin(ctx, requestLimits{attemptLimits: attemptLimits{timeout: e.cfg.Timeout}, method: batchMethod, http: e.httpClient},
+		height, budget, methods, args)
+}
+
+// requestLimits are a batch's attempt limits, the name its metrics carry
+// and the HTTP client (with its answer size limit) that sends it.
+type requestLimits struct {
+	attemptLimits
+	method string
+	http   *http.Client
+}
+
+// batchCallsWithin is batchCalls with the given limits.
+func (e *Ethereum) batchCallsWithin(ctx context.Context, lim requestLimits, height uint64, budget int, methods []string, args [][]any) (used int, _ []json.RawMessage, _ []error, _ error) {
 	results := make([]json.RawMessage, len(args))
 	errs := make([]error, len(args))
-	used, err := e.attempts(ctx, batchMethod, height, len(args), true, budget, func(ctx context.Context) error {
-		if e.httpClient != nil {
+	used, err := e.attemptsWithin(ctx, lim.attemptLimits, lim.method, height, len(args), true, budget, func(ctx context.Context) error {
+		if lim.http != nil {
 			var err error
-			results, errs, err = e.postBatch(ctx, methods, args)
+			results, errs, err = e.postBatch(ctx, lim.http, methods, args)
 			return err
 		}
 		elems := make([]gethrpc.BatchElem, len(args))

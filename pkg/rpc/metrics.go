@@ -24,6 +24,7 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	healthy  *prometheus.GaugeVec
 	wrong    *prometheus.GaugeVec
+	traces   *prometheus.GaugeVec
 }
 
 // NewMetrics creates the series and registers them with reg (nil: not
@@ -52,9 +53,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "rpc_endpoint_wrong_chain",
 			Help: "1 if the endpoint's last eth_chainId answer was not the chain's expected_chain_id (it is not used), 0 if it was.",
 		}, []string{"chain_id", "endpoint"}),
+		traces: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "rpc_endpoint_traces",
+			Help: "Chains with tracing on: 1 if the endpoint answers its tracer, 0 if it said it lacks the method (it is skipped for traces).",
+		}, []string{"chain_id", "endpoint"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.errors, m.duration, m.healthy, m.wrong)
+		reg.MustRegister(m.requests, m.errors, m.duration, m.healthy, m.wrong, m.traces)
 	}
 	return m
 }
@@ -75,25 +80,30 @@ func (m *Metrics) failure(chainID, endpoint, method, kind string) {
 }
 
 func (m *Metrics) endpointHealthy(chainID, endpoint string, ok bool) {
-	if m == nil {
-		return
+	if m != nil {
+		setFlag(m.healthy, chainID, endpoint, ok)
 	}
-	v := 0.0
-	if ok {
-		v = 1
-	}
-	m.healthy.WithLabelValues(chainID, endpoint).Set(v)
 }
 
 func (m *Metrics) wrongChain(chainID, endpoint string, wrong bool) {
-	if m == nil {
-		return
+	if m != nil {
+		setFlag(m.wrong, chainID, endpoint, wrong)
 	}
+}
+
+// setFlag sets an endpoint's 0/1 gauge.
+func setFlag(g *prometheus.GaugeVec, chainID, endpoint string, on bool) {
 	v := 0.0
-	if wrong {
+	if on {
 		v = 1
 	}
-	m.wrong.WithLabelValues(chainID, endpoint).Set(v)
+	g.WithLabelValues(chainID, endpoint).Set(v)
+}
+
+func (m *Metrics) endpointTraces(chainID, endpoint string, ok bool) {
+	if m != nil {
+		setFlag(m.traces, chainID, endpoint, ok)
+	}
 }
 
 // errorKind maps a returned error to its rpc_errors_total kind.

@@ -17,22 +17,34 @@ import (
 // transport failure of every height starts one.
 func (m *Multi) FetchBlocks(ctx context.Context, heights []uint64) []BlockResult {
 	out := make([]BlockResult, len(heights))
-	pending := make([]int, len(heights))
 	for i, h := range heights {
 		out[i].Height = h
-		pending[i] = i
 	}
-	errs := make([][]EndpointError, len(heights))
-	eps := m.order(-1)
-	for n, ep := range eps {
-		if len(pending) == 0 {
-			break
-		}
+	m.fetchEach(ctx, "FetchBlocks", out, func(c Client, pending []int) []BlockResult {
 		hs := make([]uint64, len(pending))
 		for k, i := range pending {
 			hs[k] = heights[i]
 		}
-		rs := FetchBlocks(ctx, ep.client, hs)
+		return FetchBlocks(ctx, c, hs)
+	})
+	return out
+}
+
+// fetchEach fills out, asking each endpoint in turn (fetchOrder) for the
+// results still failing: ask(client, pending) answers for out's indexes
+// pending, in that order.
+func (m *Multi) fetchEach(ctx context.Context, method string, out []BlockResult, ask func(c Client, pending []int) []BlockResult) {
+	pending := make([]int, len(out))
+	for i := range out {
+		pending[i] = i
+	}
+	errs := make([][]EndpointError, len(out))
+	eps := m.fetchOrder(-1)
+	for n, ep := range eps {
+		if len(pending) == 0 {
+			break
+		}
+		rs := ask(ep.client, pending)
 		var next []int
 		answered := false
 		var fault error
@@ -40,7 +52,7 @@ func (m *Multi) FetchBlocks(ctx context.Context, heights []uint64) []BlockResult
 			i := pending[k]
 			switch {
 			case r.Err == nil:
-				out[i].Data = r.Data
+				out[i].Data, out[i].Err = r.Data, nil
 				m.remember(r.Data.Block.Hash, ep.idx)
 				answered = true
 				continue
@@ -58,7 +70,7 @@ func (m *Multi) FetchBlocks(ctx context.Context, heights []uint64) []BlockResult
 			for _, i := range next {
 				out[i].Err = errs[i][len(errs[i])-1].Err
 			}
-			return out
+			return
 		}
 		switch {
 		case answered:
@@ -67,14 +79,13 @@ func (m *Multi) FetchBlocks(ctx context.Context, heights []uint64) []BlockResult
 			m.observe(ep, fault)
 		}
 		if len(next) > 0 && n+1 < len(eps) {
-			m.log.Debug("rpc heights failed; trying the next endpoint", zap.Int("heights", len(next)),
-				zap.Uint64("first", heights[next[0]]), zap.String("endpoint", ep.name),
+			m.log.Debug("rpc heights failed; trying the next endpoint", zap.String("method", method), zap.Int("heights", len(next)),
+				zap.Uint64("first", out[next[0]].Height), zap.String("endpoint", ep.name),
 				zap.String("next", eps[n+1].name), zap.Error(errs[next[0]][len(errs[next[0]])-1].Err))
 		}
 		pending = next
 	}
 	for _, i := range pending {
-		out[i].Err = m.allFailed("FetchBlocks", errs[i])
+		out[i].Err = m.allFailed(method, errs[i])
 	}
-	return out
 }

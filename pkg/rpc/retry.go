@@ -41,6 +41,27 @@ func (e *Ethereum) do(ctx context.Context, method string, height uint64, n int, 
 // made. checkChain false leaves out the chain check (for the check's own
 // request).
 func (e *Ethereum) attempts(ctx context.Context, method string, height uint64, n int, checkChain bool, budget int, attempt func(context.Context) error) (int, error) {
+	return e.attemptsWithin(ctx, attemptLimits{timeout: e.cfg.Timeout}, method, height, n, checkChain, budget, attempt)
+}
+
+// attemptLimits are what differ between requests: the time one attempt
+// may take, and whether a timeout ends the attempts at once with an
+// *attemptTimeout (a request of several traces is split instead of being
+// asked again whole: traces.go).
+type attemptLimits struct {
+	timeout        time.Duration
+	splitOnTimeout bool
+}
+
+// attemptTimeout is the timeout of a request that splitOnTimeout let
+// through: the caller splits the request.
+type attemptTimeout struct{ err error }
+
+func (e *attemptTimeout) Error() string { return e.err.Error() }
+func (e *attemptTimeout) Unwrap() error { return e.err }
+
+// attemptsWithin is attempts with the given limits.
+func (e *Ethereum) attemptsWithin(ctx context.Context, lim attemptLimits, method string, height uint64, n int, checkChain bool, budget int, attempt func(context.Context) error) (int, error) {
 	var last failure
 	for i := 1; ; i++ {
 		if checkChain {
@@ -53,7 +74,7 @@ func (e *Ethereum) attempts(ctx context.Context, method string, height uint64, n
 		if err := e.wait(ctx, n); err != nil {
 			return i - 1, e.giveUp(ctx, method, i-1, last, err)
 		}
-		actx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+		actx, cancel := context.WithTimeout(ctx, lim.timeout)
 		start := time.Now()
 		err := attempt(actx)
 		cancel()
@@ -62,6 +83,10 @@ func (e *Ethereum) attempts(ctx context.Context, method string, height uint64, n
 			return i, nil
 		}
 		last = e.classify(ctx, err)
+		timedOut := last.transient && errors.Is(last.err, context.DeadlineExceeded)
+		if timedOut {
+			last.err = &cleanError{msg: fmt.Sprintf("no answer within %v", lim.timeout), causes: []error{context.DeadlineExceeded}}
+		}
 		// Whatever failed, the endpoint may not be what it was.
 		e.forgetChain()
 		if ctx.Err() != nil {
@@ -76,6 +101,11 @@ func (e *Ethereum) attempts(ctx context.Context, method string, height uint64, n
 			return i, &RequestError{Method: method, Endpoint: e.cfg.EndpointName, Code: last.code, HTTPStatus: last.status, Err: last.err}
 		}
 		e.metrics.failure(e.cfg.ChainID, e.cfg.EndpointName, method, KindTransient)
+		if timedOut && lim.splitOnTimeout && i < budget {
+			e.log.Debug("rpc request timed out; splitting it", zap.String("method", method), zap.Uint64("height", height),
+				zap.Int("calls", n), zap.Error(last.err))
+			return i, &attemptTimeout{&TransientError{Method: method, Endpoint: e.cfg.EndpointName, Attempts: i, Err: last.err}}
+		}
 		if i >= budget {
 			return i, e.giveUp(ctx, method, i, last, nil)
 		}
@@ -174,7 +204,8 @@ func (e *Ethereum) classify(ctx context.Context, err error) failure {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		f.transient = ctx.Err() == nil
 		if f.transient {
-			f.err = &cleanError{msg: fmt.Sprintf("no answer within %v", e.cfg.Timeout), causes: []error{context.DeadlineExceeded}}
+			// attemptsWithin names the attempt's own limit.
+			f.err = &cleanError{msg: "no answer in time", causes: []error{context.DeadlineExceeded}}
 		}
 	case errors.As(err, &netErr), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),

@@ -27,6 +27,18 @@ type Config struct {
 	// LogsPerTx is the average number of logs per transaction: each
 	// transaction draws 0..round(2·LogsPerTx) logs uniformly.
 	LogsPerTx float64
+	// CallsPerTx is the average number of inner call frames of a
+	// transaction that calls or creates a contract (plain transfers have
+	// none; every log emitter is called, so a transaction has at least
+	// one per emitter): traces.go.
+	CallsPerTx float64
+	// TraceLatency is added to a request once per trace call it holds
+	// (debug_traceBlockByNumber, trace_block): tracing costs a node time
+	// per block. NoDebugTracer and NoParityTracer make the node lack the
+	// method (-32601), as a node without the debug or trace API does.
+	TraceLatency   time.Duration
+	NoDebugTracer  bool
+	NoParityTracer bool
 
 	// Latency is added to every HTTP request (a batch counts once) and to
 	// every websocket call.
@@ -63,7 +75,8 @@ type Config struct {
 }
 
 // DefaultConfig is the default mix of issue 8: 2 s blocks, 20 transactions
-// per block, 2 logs per transaction on average, 1,000 blocks, no faults.
+// per block, 2 logs per transaction on average, 1,000 blocks, no faults;
+// 3 inner call frames per contract transaction (issue 20).
 func DefaultConfig() Config {
 	return Config{
 		ChainID:          1_337_042,
@@ -72,6 +85,7 @@ func DefaultConfig() Config {
 		BlockTime:        2 * time.Second,
 		TxsPerBlock:      20,
 		LogsPerTx:        2,
+		CallsPerTx:       3,
 		TimeoutHold:      60 * time.Second,
 		MaxBatchCalls:    1000,
 		MaxResponseBytes: 64 << 20,
@@ -106,6 +120,12 @@ func (c *Config) validate() error {
 	}
 	if c.Latency < 0 {
 		bad("Latency", "%v is negative", c.Latency)
+	}
+	if c.CallsPerTx < 0 || c.CallsPerTx > 100 {
+		bad("CallsPerTx", "%v is outside 0..100", c.CallsPerTx)
+	}
+	if c.TraceLatency < 0 {
+		bad("TraceLatency", "%v is negative", c.TraceLatency)
 	}
 	for name, r := range map[string]float64{
 		"TimeoutRate": c.TimeoutRate, "TooManyRequestsRate": c.TooManyRequestsRate,

@@ -108,8 +108,52 @@ func (rd *renderer) appendCall(dst []byte, method string, params []json.RawMessa
 			return rd.appendTx(dst, b, i), nil
 		}
 		return rd.appendReceipt(dst, b, i, corrupt || v.st.poisoned[h]), nil
+	case "debug_traceBlockByNumber", "trace_block":
+		if (method == "debug_traceBlockByNumber" && v.c.cfg.NoDebugTracer) || (method == "trace_block" && v.c.cfg.NoParityTracer) {
+			break
+		}
+		return rd.appendTraces(dst, method, params, corrupt)
 	}
 	return dst, &rpcError{code: -32601, msg: fmt.Sprintf("the method %s does not exist/is not available", method)}
+}
+
+// appendTraces answers debug_traceBlockByNumber (a block and the tracer's
+// options, whose tracer must be the callTracer) and trace_block (a block).
+func (rd *renderer) appendTraces(dst []byte, method string, params []json.RawMessage, corrupt bool) ([]byte, *rpcError) {
+	v := rd.v
+	debug := method == "debug_traceBlockByNumber"
+	switch {
+	case debug && len(params) != 2:
+		return dst, invalidParams("%s takes a block and the tracer's options, got %d arguments", method, len(params))
+	case !debug && len(params) != 1:
+		return dst, invalidParams("%s takes one block, got %d arguments", method, len(params))
+	}
+	if debug {
+		var opts struct {
+			Tracer string `json:"tracer"`
+		}
+		if err := json.Unmarshal(params[1], &opts); err != nil || opts.Tracer != "callTracer" {
+			return dst, invalidParams("only the callTracer is simulated, got %s", clipRaw(params[1]))
+		}
+	}
+	h, ok, err := v.numberArg(params[0])
+	if err != nil {
+		return dst, err
+	}
+	if !ok {
+		if debug {
+			return dst, &rpcError{code: -32000, msg: fmt.Sprintf("block #%d not found", h)}
+		}
+		return append(dst, "null"...), nil
+	}
+	b := blockPool.Get().(*block)
+	defer blockPool.Put(b)
+	v.build(b, h)
+	corrupt = corrupt || v.st.poisoned[h]
+	if debug {
+		return rd.appendDebugTraces(dst, b, corrupt), nil
+	}
+	return rd.appendParityTraces(dst, b, corrupt), nil
 }
 
 // numberArg resolves a block number or tag; ok is false above the head.

@@ -37,20 +37,7 @@ func (rd *renderer) appendTx(dst []byte, b *block, i int) []byte {
 	dst = append(dst, `,"hash":`...)
 	dst = append(dst, t.hashHex[:]...)
 	dst = append(dst, `,"input":"0x`...)
-	ir := rng{mix(t.seed + subInput)}
-	switch t.inputKind {
-	case 1:
-		s := rd.p.selectors[t.selector]
-		dst = appendHex(dst, s[:])
-		for k := 0; k < t.inputWords; k++ {
-			// Arguments are mostly addresses and amounts: zero-padded.
-			dst = append(dst, "000000000000000000000000"...)
-			dst = appendRandHex(dst, &ir, 20)
-		}
-	case 2:
-		dst = append(dst, "6080604052"...)
-		dst = appendRandHex(dst, &ir, t.inputWords-5)
-	}
+	dst = rd.appendInputHex(dst, t)
 	dst = append(dst, `","nonce":`...)
 	dst = appendQty(dst, t.nonce)
 	dst = append(dst, `,"to":`...)
@@ -126,4 +113,24 @@ func (rd *renderer) appendTx(dst []byte, b *block, i int) []byte {
 		dst = appendQty(dst, t.yParity)
 	}
 	return append(dst, '}')
+}
+
+// appendInputHex writes the transaction's input as hex digits (no quotes,
+// no 0x): its call trace's top-level frame repeats it.
+func (rd *renderer) appendInputHex(dst []byte, t *txn) []byte {
+	ir := rng{mix(t.seed + subInput)}
+	switch t.inputKind {
+	case 1:
+		s := rd.p.selectors[t.selector]
+		dst = appendHex(dst, s[:])
+		for k := 0; k < t.inputWords; k++ {
+			// Arguments are mostly addresses and amounts: zero-padded.
+			dst = append(dst, "000000000000000000000000"...)
+			dst = appendRandHex(dst, &ir, 20)
+		}
+	case 2:
+		dst = append(dst, "6080604052"...)
+		dst = appendRandHex(dst, &ir, t.inputWords-5)
+	}
+	return dst
 }

@@ -295,40 +295,10 @@ func (s *Sim) serveRPC(w http.ResponseWriter, r *http.Request) {
 	defer putBuf(out)
 	o := &output{w: w, buf: (*out)[:0]}
 	w.Header().Set("Content-Type", "application/json")
-	s.answer(o, body, n)
+	s.answer(r.Context(), o, body, n)
 	o.finish()
 	*out = o.buf
 	s.stats.bytesOut.Add(uint64(o.total))
-}
-
-// output streams an answer: the buffer goes out whenever it passes
-// flushAt between two calls, so a batch of large blocks is not held whole
-// in memory. An answer that fits is sent with its Content-Length.
-type output struct {
-	w     http.ResponseWriter
-	buf   []byte
-	total int  // bytes of the answer so far, flushed or not
-	sent  bool // headers are out
-}
-
-const flushAt = 1 << 20
-
-func (o *output) flushIfFull() {
-	if len(o.buf) < flushAt {
-		return
-	}
-	o.total += len(o.buf)
-	o.sent = true
-	_, _ = o.w.Write(o.buf) // a client gone away is the client's problem
-	o.buf = o.buf[:0]
-}
-
-func (o *output) finish() {
-	o.total += len(o.buf)
-	if !o.sent {
-		o.w.Header().Set("Content-Length", strconv.Itoa(len(o.buf)))
-	}
-	_, _ = o.w.Write(o.buf)
 }
 
 var errTooLarge = errors.New("request body too large")
@@ -355,7 +325,7 @@ func readBody(buf []byte, r io.Reader, limit int64) ([]byte, error) {
 }
 
 // answer writes the JSON-RPC response to body (one call or a batch) to o.
-func (s *Sim) answer(o *output, body []byte, n uint64) {
+func (s *Sim) answer(ctx context.Context, o *output, body []byte, n uint64) {
 	rd := renderer{v: s.chain.view(), p: s.chain.pools, chainID: s.cfg.ChainID}
 	trimmed := trimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
@@ -381,6 +351,9 @@ func (s *Sim) answer(o *output, body []byte, n uint64) {
 				o.buf = appendError(o.buf, batch[i].ID, -32003, "response too large")
 				continue
 			}
+			if traceMethods[batch[i].Method] && !s.wait(ctx, s.cfg.TraceLatency) {
+				return
+			}
 			o.buf = s.appendResponse(o.buf, &rd, &batch[i], n, i)
 			o.flushIfFull()
 		}
@@ -390,6 +363,9 @@ func (s *Sim) answer(o *output, body []byte, n uint64) {
 	var req request
 	if err := json.Unmarshal(trimmed, &req); err != nil {
 		o.buf = appendError(o.buf, nil, -32700, "parse error: "+err.Error())
+		return
+	}
+	if traceMethods[req.Method] && !s.wait(ctx, s.cfg.TraceLatency) {
 		return
 	}
 	o.buf = s.appendResponse(o.buf, &rd, &req, n, 0)
@@ -422,7 +398,11 @@ func (s *Sim) appendResponse(dst []byte, rd *renderer, req *request, n uint64, i
 var corruptible = map[string]bool{
 	"eth_chainId": true, "eth_blockNumber": true, "eth_getBlockByNumber": true,
 	"eth_getBlockByHash": true, "eth_getBlockReceipts": true, "eth_getTransactionReceipt": true,
+	"debug_traceBlockByNumber": true, "trace_block": true,
 }
+
+// traceMethods are the calls TraceLatency delays, once each.
+var traceMethods = map[string]bool{"debug_traceBlockByNumber": true, "trace_block": true}
 
 func appendID(dst []byte, id json.RawMessage) []byte {
 	if len(id) == 0 {

@@ -110,6 +110,10 @@ func (c Config) withDefaults() Config {
 type ClickHouse struct {
 	*db
 	transferObserver transferObserverSlot // transfers_write.go
+	// beforeTraces writes as a binary from before the traces tables
+	// (0051-0053) did, for tests of older data: no traces rows, marks
+	// without their traced flag.
+	beforeTraces bool
 }
 
 // Open connects over the native protocol and creates the database if it

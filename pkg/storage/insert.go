@@ -85,6 +85,10 @@ func rowsOfColumn(col any, lo, hi int) (any, error) {
 		return v[lo:hi], nil
 	case []int64:
 		return v[lo:hi], nil
+	case []uint16: // traces.depth
+		return v[lo:hi], nil
+	case [][]uint32: // traces.trace_address
+		return v[lo:hi], nil
 	}
 	return nil, fmt.Errorf("column slice of type %T is not one rows.go builds", col)
 }

@@ -282,6 +282,7 @@ func writeMainOnly(t *testing.T, c *ClickHouse, chainID string, blocks []*chain.
 		sets = append(sets, removalRows(chainID, h, stale[h], c.clock.next()))
 	}
 	for _, r := range sets {
+		r.marks.legacy = c.beforeTraces
 		for _, ins := range r.inserts() {
 			if ins.n == 0 || slices.Contains(lookupTables, ins.stmt.table) {
 				continue
@@ -310,9 +311,11 @@ func TestBackfillMigrationsMatchTheWritePath(t *testing.T) {
 	_, err = c.migrate(ctx, ms[:15])
 	require.NoError(t, err)
 	stopMerges(t, c) // every version stays on disk: the backfill must pick the newest
-	// Written before the token transfer tables (0044-0046) exist, as a
-	// binary from then did; the writes after the migrations have them.
+	// Written before the token transfer tables (0044-0046) and the traces
+	// tables (0051-0053) exist, as a binary from then did; the writes after
+	// the migrations have them.
 	c.cfg.SkipTokenTransfers = true
+	c.beforeTraces = true
 
 	// The same history on two chains: "old" through the main tables only,
 	// "new" through WriteBlocks and RemoveBlock.
@@ -329,6 +332,7 @@ func TestBackfillMigrationsMatchTheWritePath(t *testing.T) {
 	applied, err := c.migrate(ctx, ms)
 	require.NoError(t, err)
 	c.cfg.SkipTokenTransfers = false
+	c.beforeTraces = false
 	applied = slices.DeleteFunc(applied, func(f string) bool { return !strings.Contains(f, "_backfill_") || f > "0043" })
 	require.Equal(t, []string{
 		"0017_backfill_tx_by_hash.sql", "0018_backfill_block_by_hash.sql", "0019_backfill_block_by_time.sql",

@@ -112,6 +112,8 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		"token_transfers_by_token": "ReplacingMergeTree",
 		"address_transfers":        "ReplacingMergeTree",
 		"token_metadata":           "ReplacingMergeTree",
+		"traces":                   "ReplacingMergeTree",
+		"address_traces":           "ReplacingMergeTree",
 	}, engines)
 
 	// A new file is applied alone, after the others.

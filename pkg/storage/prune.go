@@ -50,6 +50,8 @@ var PruneTables = []PruneTable{
 	{tableTokenTransfers, "block_number"},
 	{tableTransfersByTok, "block_number"},
 	{tableAddressTransfer, "block_number"},
+	{tableTraces, "block_number"},
+	{tableAddressTraces, "block_number"},
 }
 
 // KeptTables are the tables with chain rows that retention leaves whole

@@ -72,9 +72,9 @@ func TestPruneRowsDropsWhatItCanAndDeletesTheRest(t *testing.T) {
 	ctx := testContext(t)
 	aHeights := []uint64{999_998, 999_999, 1_000_000, 1_000_001, 1_999_999, 2_000_000, 2_000_001, 2_000_002}
 	for _, h := range aHeights {
-		require.NoError(t, c.WriteBlocks(ctx, "a", blocksOf(transferBlock(h)))) // sampleBlock with token transfers
+		require.NoError(t, c.WriteBlocks(ctx, "a", blocksOf(withTraces(transferBlock(h))))) // token transfers and traces
 	}
-	require.NoError(t, c.WriteBlocks(ctx, "b", blocksOf(transferBlock(1_000_500), transferBlock(2_000_001))))
+	require.NoError(t, c.WriteBlocks(ctx, "b", blocksOf(withTraces(transferBlock(1_000_500)), withTraces(transferBlock(2_000_001)))))
 	require.NoError(t, c.WriteAggregates(ctx, "a", []AggregateRow{{Number: 999_998, Txs: 2}, {Number: 999_999, Txs: 4}}))
 	const height = 2_000_000
 

@@ -92,10 +92,11 @@ func readRebuilt(t *testing.T, c *ClickHouse) lookupsView {
 func writeHistory(t *testing.T, c *ClickHouse) {
 	t.Helper()
 	ctx := testContext(t)
-	// Written before the token transfer tables (0044-0046) exist, as a
-	// binary from then did.
+	// Written before the token transfer tables (0044-0046) and the traces
+	// tables (0051-0053) exist, as a binary from then did.
 	c.cfg.SkipTokenTransfers = true
-	defer func() { c.cfg.SkipTokenTransfers = false }()
+	c.beforeTraces = true
+	defer func() { c.cfg.SkipTokenTransfers, c.beforeTraces = false, false }()
 	for n := uint64(3); n <= 6; n++ {
 		require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(n))))
 	}

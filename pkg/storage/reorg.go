@@ -81,8 +81,8 @@ func (c *ClickHouse) StoredBlocks(ctx context.Context, chainID string, from, to 
 
 // RemoveBlock supersedes every canonical row of a height with a tombstone:
 // for a height the node no longer has (the chain got shorter). The block,
-// its transactions and logs, and every look-up row pointing at them get
-// one, in the order of WriteBlocks (look-ups first), so a crash part-way
+// its transactions, logs and traces, and every look-up row pointing at
+// them get one, in the order of WriteBlocks (look-ups first), so a crash part-way
 // is finished by calling it again. The indexed_heights mark stays, so the
 // scheduler does not index the height again by itself; the indexer's check
 // near the head sees the tombstone and rewrites the height once the node
@@ -92,18 +92,22 @@ func (c *ClickHouse) RemoveBlock(ctx context.Context, chainID string, height uin
 		return errors.New("storage: RemoveBlock: empty chain id")
 	}
 	where := heightsText([]uint64{height})
-	stale, err := c.stalePositions(ctx, chainID, []chain.HeightRange{{From: height, To: height}})
+	span := []chain.HeightRange{{From: height, To: height}}
+	stale, err := c.stalePositions(ctx, chainID, span)
 	if err != nil {
 		return fmt.Errorf("storage: reading stored positions for chain %q %s: %w", chainID, where, err)
 	}
 	version := c.clock.next()
 	r := removalRows(chainID, height, stale[height], version)
 	if !c.cfg.SkipTokenTransfers {
-		old, err := c.storedTransfers(ctx, chainID, []chain.HeightRange{{From: height, To: height}})
+		old, err := c.storedTransfers(ctx, chainID, span)
 		if err != nil {
 			return fmt.Errorf("storage: reading stored token transfers for chain %q %s: %w", chainID, where, err)
 		}
 		r.transfers = removalTransfers(chainID, height, old[height], version)
+	}
+	if err := c.addTraces(ctx, chainID, where, span, nil, r, version); err != nil {
+		return err
 	}
 	return c.insertRows(ctx, chainID, where, r)
 }

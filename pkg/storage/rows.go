@@ -61,6 +61,8 @@ type rowSet struct {
 	// transfers are the token transfer tables' rows (transfers_write.go);
 	// nil when turned off.
 	transfers *transferSet
+	// traces are the call traces' rows (traces_rows.go).
+	traces traceSet
 }
 
 // tableRows is one insert of a rowSet: the table and its columns, the
@@ -80,14 +82,16 @@ func (r *rowSet) inserts() []tableRows {
 		{insertStmt{tableTxByHash, txByHashColumns}, l.txByHash.len(), l.txByHash.columns()},
 		{insertStmt{tableAddressTxs, addressTxColumns}, l.addressTxs.len(), l.addressTxs.columns()},
 		{insertStmt{tableAddressLogs, addressLogColumns}, l.addressLogs.len(), l.addressLogs.columns()},
+		{insertStmt{tableAddressTraces, addressTraceColumns}, r.traces.addresses.len(), r.traces.addresses.columns()},
 		{insertStmt{tableBlockByHash, blockByHashColumns}, l.blockByHash.len(), l.blockByHash.columns()},
 		{insertStmt{tableBlockByTime, blockByTimeColumns}, l.blockByTime.len(), l.blockByTime.columns()},
 	}, r.transfers.lookupInserts(), []tableRows{
 		{insertStmt{tableTransactions, transactionRewriteColumns}, r.txs.len(), r.txs.columns()},
 		{insertStmt{tableLogs, logRewriteColumns}, r.logs.len(), r.logs.columns()},
 		r.transfers.mainInsert(),
+		{insertStmt{tableTraces, traceColumns}, r.traces.frames.len(), r.traces.frames.columns()},
 		{insertStmt{tableBlocks, blockRewriteColumns}, r.blocks.len(), r.blocks.columns()},
-		{insertStmt{tableIndexedHeights, indexedHeightColumns}, r.marks.len(), r.marks.columns()},
+		{insertStmt{tableIndexedHeights, r.marks.columnNames()}, r.marks.len(), r.marks.columns()},
 	})
 }
 
@@ -141,7 +145,7 @@ func buildRows(chainID string, blocks []*chain.BlockData, stale map[uint64]store
 			r.lookups.addTombstones(chainID, b.Number, p, d, version)
 		}
 		r.blocks.add(chainID, b, version, canonical)
-		r.marks.add(chainID, b.Number, b.Hash, indexedAt, version)
+		r.marks.add(chainID, b.Number, b.Hash, indexedAt, version, d.Traced)
 	}
 	r.lookups.sort()
 	return r
@@ -347,29 +351,42 @@ func (c *logRows) columns() []any {
 	}
 }
 
-// markRows holds rows of indexedHeightColumns.
+// markRows holds rows of markColumns.
 type markRows struct {
 	chainID, hash []string
 	number        []uint64
 	indexedAt     []int64
 	version       []uint64
+	traced        []uint8
+	legacy        bool // without traced: ClickHouse.beforeTraces
 }
 
 func (c *markRows) grow(n int) {
 	c.chainID, c.number, c.hash = make([]string, 0, n), make([]uint64, 0, n), make([]string, 0, n)
-	c.indexedAt, c.version = make([]int64, 0, n), make([]uint64, 0, n)
+	c.indexedAt, c.version, c.traced = make([]int64, 0, n), make([]uint64, 0, n), make([]uint8, 0, n)
 }
 
-func (c *markRows) add(chainID string, number uint64, hash string, indexedAt int64, version uint64) {
+func (c *markRows) add(chainID string, number uint64, hash string, indexedAt int64, version uint64, traced bool) {
 	c.chainID = append(c.chainID, chainID)
 	c.number = append(c.number, number)
 	c.hash = append(c.hash, hash)
 	c.indexedAt = append(c.indexedAt, indexedAt)
 	c.version = append(c.version, version)
+	c.traced = append(c.traced, flag(traced))
 }
 
 func (c *markRows) len() int { return len(c.number) }
 
 func (c *markRows) columns() []any {
-	return []any{c.chainID, c.number, c.hash, c.indexedAt, c.version}
+	if c.legacy {
+		return []any{c.chainID, c.number, c.hash, c.indexedAt, c.version}
+	}
+	return []any{c.chainID, c.number, c.hash, c.indexedAt, c.version, c.traced}
+}
+
+func (c *markRows) columnNames() []string {
+	if c.legacy {
+		return indexedHeightColumns
+	}
+	return markColumns
 }

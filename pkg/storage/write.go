@@ -17,7 +17,7 @@ import (
 // all call it). Per table it sends one insert, in this order:
 //
 //  1. the look-up tables (lookups.go): tx_by_hash, address_txs,
-//     address_logs, block_by_hash, block_by_time, each with the new rows
+//     address_logs, address_traces, block_by_hash, block_by_time, each with the new rows
 //     and a tombstone for every stored key the new rows lack (a reorg put
 //     another transaction, log or block where the old one was). They go
 //     first because their tombstones are derived from the main rows still
@@ -29,12 +29,13 @@ import (
 //  2. transactions: the new rows, plus a tombstone (is_canonical = 0) for
 //     every position that is canonical in the database but absent from the
 //     new block (a reorg replaced a block by one with fewer transactions);
-//  3. logs, the same way;
+//  3. logs, the same way, then traces (traces_rows.go: a traced block's
+//     frames, and tombstones of the stored frames it supersedes);
 //  4. blocks: the block row is what the indexer compares with the node near
 //     the head, so until it is written a height being repaired still looks
 //     orphaned and a crash part-way is repaired again, not taken as done;
 //  5. indexed_heights: the marks, last, so a height is only marked once all
-//     its rows are in.
+//     its rows are in; a mark says whether the height's traces are in.
 //
 // Every row of the call has one version, newer than any earlier write of
 // this process, so rewriting a height replaces its rows (ReplacingMergeTree
@@ -84,6 +85,9 @@ func (c *ClickHouse) WriteBlocks(ctx context.Context, chainID string, blocks []*
 	r := buildRows(chainID, blocks, stale, version, time.Now())
 	if r.transfers, err = c.transferRows(ctx, chainID, ranges, blocks, version); err != nil {
 		return fmt.Errorf("storage: reading stored token transfers for chain %q %s: %w", chainID, where, err)
+	}
+	if err := c.addTraces(ctx, chainID, where, ranges, blocks, r, version); err != nil {
+		return err
 	}
 	if err := c.insertRows(ctx, chainID, where, r); err != nil {
 		return err

@@ -86,10 +86,10 @@ func PruneScheduleID(chainID string) string { return chainID + ":prune" }
 func PruneWorkflowID(chainID string) string { return chainID + ":prune" }
 
 // ScheduleIDs are the IDs of a chain's Schedules: the scans, the
-// aggregator, token metadata and, with retention on, pruning. Those that
-// do not exist are skipped by every control of them (chain_pause.go,
-// chain_remove.go).
+// aggregator, token metadata, with retention on, pruning and, with traces
+// on, the traces backfill. Those that do not exist are skipped by every
+// control of them (chain_pause.go, chain_remove.go).
 func ScheduleIDs(chainID string) []string {
 	return []string{HeadScanScheduleID(chainID), GapScanScheduleID(chainID), AggregateScheduleID(chainID), PruneScheduleID(chainID),
-		TokenMetadataScheduleID(chainID)}
+		TokenMetadataScheduleID(chainID), TraceBackfillScheduleID(chainID)}
 }

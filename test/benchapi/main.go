@@ -26,7 +26,12 @@ func main() {
 	flag.DurationVar(&o.Timeout, "timeout", 60*time.Minute, "give up indexing after this long")
 	flag.StringVar(&o.Dir, "dir", "", "the run's folder, kept and reused (default: a new temporary one, removed)")
 	flag.Uint64Var(&o.Seed, "seed", 1, "seed of the simulated chain and of the inputs")
+	flag.StringVar(&o.Traces, "traces", "", "index the call traces with this tracer (debug or parity) and load the trace routes too")
 	flag.Parse()
+	if o.Traces != "" && o.Traces != "debug" && o.Traces != "parity" {
+		fmt.Fprintln(os.Stderr, "bench-api: -traces is debug or parity")
+		os.Exit(64)
+	}
 	if o.N == 0 || o.Requests < 1 || o.Concurrency < 1 || o.Samples < 1 {
 		fmt.Fprintln(os.Stderr, "bench-api: -n, -requests, -concurrency and -samples must be positive")
 		os.Exit(64)

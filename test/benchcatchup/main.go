@@ -24,6 +24,8 @@ func main() {
 	flag.DurationVar(&o.BlockTime, "block-time", 2*time.Second, "block time of the simulated chain (and the chain's block_time)")
 	flag.IntVar(&o.RangeSize, "range", -1, "scheduler.range_size (heights per IndexRange; 0 = one workflow per height); unset: the key is left out")
 	flag.BoolVar(&o.Push, "push", false, "turn the push source (websocket newHeads) on")
+	flag.Float64Var(&o.CallsPerTx, "calls-per-tx", 3, "inner call frames per contract transaction of the simulated chain's traces, on average")
+	flag.DurationVar(&o.TraceLatency, "trace-latency", 0, "time the simulated chain takes per trace call (tracing costs a node time per block)")
 	flag.Var(&o.Sets, "set", "extra config `key=value`, relative to the chain unless it starts with log., metrics., temporal., clickhouse. or chains. (repeatable)")
 	flag.DurationVar(&o.Timeout, "timeout", 60*time.Minute, "give up when the watermark has not reached the head after this long")
 	flag.Uint64Var(&o.Seed, "seed", 1, "seed of the simulated chain")
@@ -32,8 +34,8 @@ func main() {
 	flag.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the worker (from its /debug/pprof/profile, if served) to this file")
 	flag.IntVar(&o.CPUSeconds, "cpuprofile-seconds", 30, "length of the CPU profile, taken from the first indexed height on")
 	flag.Parse()
-	if o.N == 0 || o.Txs < 0 || o.Logs < 0 || o.BlockTime <= 0 || o.Timeout <= 0 || o.CPUSeconds <= 0 {
-		fmt.Fprintln(os.Stderr, "bench-catchup: -n, -block-time, -timeout and -cpuprofile-seconds must be positive; -txs and -logs not negative")
+	if o.N == 0 || o.Txs < 0 || o.Logs < 0 || o.CallsPerTx < 0 || o.TraceLatency < 0 || o.BlockTime <= 0 || o.Timeout <= 0 || o.CPUSeconds <= 0 {
+		fmt.Fprintln(os.Stderr, "bench-catchup: -n, -block-time, -timeout and -cpuprofile-seconds must be positive; -txs, -logs, -calls-per-tx and -trace-latency not negative")
 		os.Exit(64)
 	}
 	benchkit.Exit(catchup.Run, o)

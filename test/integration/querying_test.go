@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/loadgen/contracts"
 	"github.com/tideline-dev/tideline/pkg/localstack"
@@ -58,6 +59,8 @@ const (
 	docRangeBefore = "18000000"
 	docToken       = "'0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48'"
 	docHolder      = "'0x28c6c06298d514db089934071355e5743bf21d60'"
+	docReceiver    = "'0x3f5ce5fbfe3e9af3971dd833d26ba9b5c936f0be'"
+	docFactory     = "'0x5c69bee701ef814a2b6a3edd4b1652cb9cc5aa6f'"
 )
 
 // queryAll runs q and returns its rows, each value as the driver scans it
@@ -174,6 +177,21 @@ func TestQueryingDocExamples(t *testing.T) {
 	}
 	_, err = gen.WaitReceipts(ctx, tokenTxs)
 	require.NoError(t, err)
+	// Internal transactions (examples 12 and 13): CallTree.run with 4000
+	// wei creates a child with 1000, calls it with 1000 more (2000 reach
+	// it, internally), and creates a second one with create2.
+	storeAt, err := gen.DeployContract(ctx, contracts.MustLoad(contracts.Store), nil)
+	require.NoError(t, err)
+	tree := contracts.MustLoad(contracts.CallTree)
+	treeAt, err := gen.DeployContract(ctx, tree, nil, storeAt)
+	require.NoError(t, err)
+	run, err := gen.Transact(ctx, treeAt, tree, "run", big.NewInt(4000), big.NewInt(1))
+	require.NoError(t, err)
+	_, err = gen.WaitReceipts(ctx, []common.Hash{run})
+	require.NoError(t, err)
+	created := wantInternal(treeAt, 0, callTreeRun{run, 4000, 1}, gen.From())
+	child := created[0]["contractAddress"]
+
 	// One failed transaction: enough gas to be mined, too little to run.
 	var failed common.Hash
 	nodeCall(t, rc, &failed, "eth_sendTransaction", map[string]any{
@@ -186,6 +204,7 @@ func TestQueryingDocExamples(t *testing.T) {
 	cfg := chainConfig(chainID, node.HTTPURL)
 	ch := cfg.Chains[chainID]
 	ch.Aggregator.Interval = time.Second
+	ch.Traces.Mode = config.TracesDebug
 	cfg.Chains[chainID] = ch
 	store := openStore(t)
 	raw := rawConn(t)
@@ -309,6 +328,16 @@ func TestQueryingDocExamples(t *testing.T) {
 			require.Len(t, rows, 3)
 			require.Equal(t, []any{"0x0000000000000000000000000000000000000000", "7"}, []any{rows[0][3], rows[0][5]}, "newest first: the mint")
 		},
+		"eth_received": func(rows [][]any) {
+			require.Equal(t, [][]any{{"2000", uint64(2)}}, [][]any{{rows[0][0], num(t, rows[0][1])}},
+				"the creation's endowment and the call's value reached the child")
+		},
+		"factory_creations": func(rows [][]any) {
+			require.Len(t, rows, 2)
+			require.Equal(t, []any{"create", created[0]["contractAddress"]}, []any{rows[0][2], rows[0][3]})
+			require.Equal(t, []any{"create2", created[1]["contractAddress"]}, []any{rows[1][2], rows[1][3]})
+			require.Equal(t, strings.ToLower(run.Hex()), rows[0][1])
+		},
 		"first_block_after": func(rows [][]any) {
 			require.Len(t, rows, 1)
 			require.Equal(t, uint64(0), num(t, rows[0][0]), "every block is younger than 2024")
@@ -327,6 +356,7 @@ func TestQueryingDocExamples(t *testing.T) {
 			docTopic0, "'"+strings.ToLower(loadgen.PingTopic.Hex())+"'", docTxHash, "'"+strings.ToLower(calls[7].Hex())+"'",
 			docRangeTo, strconv.Itoa(rangeTo), docRangeBefore, strconv.Itoa(rangeFrom-1),
 			docToken, "'"+strings.ToLower(token.Hex())+"'", docHolder, "'"+holderHex+"'",
+			docReceiver, "'"+child+"'", docFactory, "'"+strings.ToLower(treeAt.Hex())+"'",
 		).Replace(q.sql)
 		rows, err := queryAll(t, rctx, reader, sql)
 		require.NoError(t, err, "%s as %s:\n%s", q.name, localstack.ReadOnlyUser, sql)

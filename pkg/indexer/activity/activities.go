@@ -37,6 +37,12 @@ type Chain struct {
 	// (config.Chain.RetentionMargin).
 	Retention       config.Retention
 	RetentionMargin uint64
+	// Traces is true while the chain is indexed with its call traces (the
+	// traces setting, auto resolved by the worker's probe): a height is
+	// written only with them. TraceBackfill tunes the backfill of heights
+	// indexed without them (traces_backfill.go).
+	Traces        bool
+	TraceBackfill config.TraceBackfill
 }
 
 // NewChain is the Chain of a configured chain, with its client and its
@@ -48,6 +54,7 @@ func NewChain(id string, client rpc.Client, o temporal.Options, ch config.Chain)
 		WriteBatch:      ch.Index.WriteBatch,
 		AggregatorChunk: ch.Aggregator.Chunk,
 		Retention:       ch.Retention, RetentionMargin: ch.RetentionMargin(),
+		Traces: ch.Traces.Enabled(), TraceBackfill: ch.Traces.Backfill,
 	}
 }
 
@@ -69,6 +76,8 @@ type Activities struct {
 	heads   headCache   // the head, shared by the scans and the reorg check (head.go)
 	repairs repairTurns // one reorg repair at a time (reorg.go)
 	held    holds       // writes held after a deep reorganisation (halt.go)
+	// traceRate caps the traces backfill's heights per second (traces_backfill.go).
+	traceRate traceLimiter
 }
 
 // logger returns the activity logger with the chain named.

@@ -48,7 +48,7 @@ func (f *reorgFixture) write(hs ...uint64) {
 	f.t.Helper()
 	blocks := make([]*chain.BlockData, len(hs))
 	for i, h := range hs {
-		blocks[i] = f.node.block(h)
+		blocks[i] = withFrames(f.node.block(h))
 	}
 	require.NoError(f.t, f.store.WriteBlocks(context.Background(), f.chainID, blocks))
 }

@@ -122,6 +122,9 @@ func (a *Activities) deliver(ctx context.Context, height uint64, mode types.Inde
 		return types.IndexBlockResult{}, writeErr(err)
 	}
 	data, err := rpc.FetchBlock(ctx, a.Chain.RPC, height)
+	if err == nil {
+		err = a.requireTraces(data)
+	}
 	if err != nil {
 		return types.IndexBlockResult{}, fetchErr(err)
 	}
@@ -133,6 +136,7 @@ func (a *Activities) deliver(ctx context.Context, height uint64, mode types.Inde
 	a.Metrics.HeightsIndexed.WithLabelValues(chainID, mode.Label()).Inc()
 	a.Metrics.TxsIndexed.WithLabelValues(chainID).Add(float64(len(data.Transactions)))
 	a.Metrics.LogsIndexed.WithLabelValues(chainID).Add(float64(len(data.Logs)))
+	a.countTraces(data)
 	a.Metrics.IndexDuration.WithLabelValues(chainID).Observe(time.Since(began).Seconds())
 	return types.IndexBlockResult{
 		Hash:     data.Block.Hash,

@@ -230,6 +230,9 @@ func (r *rangeRun) fetchChunk(ctx context.Context, heights []uint64) ([]*chain.B
 	blocks := make([]*chain.BlockData, 0, len(results))
 	errs := map[uint64]error{}
 	for _, res := range results {
+		if res.Err == nil {
+			res.Err = r.a.requireTraces(res.Data)
+		}
 		if res.Err != nil {
 			errs[res.Height] = res.Err
 			r.a.Metrics.IndexErrors.WithLabelValues(r.chainID, stageFetch).Inc()
@@ -239,9 +242,14 @@ func (r *rangeRun) fetchChunk(ctx context.Context, heights []uint64) ([]*chain.B
 	}
 	if len(blocks) == 0 && len(errs) > 0 {
 		// Nothing of the chunk came back: an outage unless every error is
-		// the height's own (then they are handed off like any other).
+		// the height's own (then they are handed off like any other), or
+		// the node answers its head: a height it cannot serve in time (a
+		// slow trace) left alone in the chunk by an earlier attempt.
 		for _, h := range heights {
 			if e := errs[h]; !heightSpecific(e) {
+				if _, err := r.a.Chain.RPC.HeadHeight(ctx); err == nil {
+					break
+				}
 				return nil, fetchFailure(fmt.Sprintf("chain %s range [%d, %d]: no height of chunk [%d, %d] could be fetched, e.g. height %d",
 					r.chainID, r.rg.From, r.rg.To, heights[0], heights[len(heights)-1], h), e)
 			}
@@ -336,6 +344,7 @@ func (r *rangeRun) written(blocks []*chain.BlockData) {
 	m.HeightsIndexed.WithLabelValues(r.chainID, types.IndexModeRange.Label()).Add(n)
 	m.TxsIndexed.WithLabelValues(r.chainID).Add(float64(txs))
 	m.LogsIndexed.WithLabelValues(r.chainID).Add(float64(logs))
+	r.a.countTraces(blocks...)
 	r.mu.Lock()
 	r.progress.Indexed += uint64(len(blocks))
 	r.progress.Txs += txs

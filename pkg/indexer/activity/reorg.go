@@ -248,7 +248,12 @@ func (a *Activities) repair(ctx context.Context, data *chain.BlockData, stored [
 			continue
 		}
 		d := canonical[h]
-		if err := c.RPC.Receipts(ctx, d); err != nil {
+		// Receipts, and traces when the chain traces.
+		err := rpc.Complete(ctx, c.RPC, d)
+		if err == nil {
+			err = a.requireTraces(d)
+		}
+		if err != nil {
 			return nil, fetchErr(fmt.Errorf("receipts of canonical block %d %s: %w", h, d.Block.Hash, err))
 		}
 		if err := a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{d}); err != nil {

@@ -54,6 +54,12 @@ type Store interface {
 	LastAggregate(ctx context.Context, chainID string) (storage.AggregateRow, bool, error)
 	WriteAggregates(ctx context.Context, chainID string, rows []storage.AggregateRow) error
 
+	// The traces backfill (traces_backfill.go).
+	UntracedHeights(ctx context.Context, chainID string, from, to uint64, limit int) ([]uint64, error)
+	TraceTargets(ctx context.Context, chainID string, heights []uint64) (map[uint64]*chain.BlockData, error)
+	WriteTraces(ctx context.Context, chainID string, blocks []*chain.BlockData) (skipped []uint64, err error)
+	TraceBackfillState(ctx context.Context, chainID string) (storage.TraceBackfill, error)
+
 	// Retention (prune.go).
 	PruneRows(ctx context.Context, chainID string, height uint64) (storage.PruneResult, error)
 	HighestBlockBefore(ctx context.Context, chainID string, from, to uint64, cutoff time.Time) (uint64, bool, error)

@@ -102,7 +102,11 @@ func storedState(t *testing.T, c *lifecycle.Chains, id string) registry.Definiti
 	return d
 }
 
-// createSchedules creates the chain's four Schedules as a worker does
+// allSchedules is how many Schedules createSchedules makes: every kind a
+// chain may have (temporal.ScheduleIDs).
+var allSchedules = len(temporal.ScheduleIDs("any"))
+
+// createSchedules creates every Schedule a chain may have as a worker does
 // (hourly: none fires during a test), paused or not, and removes
 // everything of the chain from Temporal when the test ends.
 func createSchedules(t *testing.T, tc client.Client, id string, paused bool) {
@@ -115,6 +119,7 @@ func createSchedules(t *testing.T, tc client.Client, id string, paused bool) {
 		o.AggregateSchedule(time.Hour, string(types.IndexModeAggregate), types.AggregateInput{ChainID: id}),
 		o.PruneSchedule(time.Hour, string(types.IndexModePrune), types.PruneInput{ChainID: id}),
 		o.TokenMetadataSchedule(string(types.IndexModeTokenMetadata), types.TokenMetadataInput{ChainID: id}),
+		o.TraceBackfillSchedule(time.Hour, string(types.IndexModeTraces), types.TraceBackfillInput{ChainID: id}),
 	} {
 		// Created paused, so that none fires at once (a new Schedule
 		// does), then unpaused if asked.

@@ -41,7 +41,7 @@ func TestPauseAndResumeSignalOnlyWhatDiffers(t *testing.T) {
 	require.Equal(t, lifecycle.PauseResult{ChainID: id, Paused: true, Stored: true, Schedules: all, SchedulesChanged: all,
 		Scheduler: lifecycle.SchedulerPaused, Signalled: true}, res)
 	require.Equal(t, registry.Paused, storedState(t, c, id).State)
-	require.Equal(t, [2]int{5, 5}, schedulesPaused(t, c.Temporal, id))
+	require.Equal(t, [2]int{allSchedules, allSchedules}, schedulesPaused(t, c.Temporal, id))
 	running, paused, err := temporal.SchedulerPaused(ctx, c.Temporal, id)
 	require.NoError(t, err)
 	require.True(t, running && paused, "the scheduler says it is paused")
@@ -65,7 +65,7 @@ func TestPauseAndResumeSignalOnlyWhatDiffers(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{temporal.GapScanScheduleID(id)}, res.SchedulesChanged)
 	require.False(t, res.Signalled)
-	require.Equal(t, [2]int{5, 5}, schedulesPaused(t, c.Temporal, id))
+	require.Equal(t, [2]int{allSchedules, allSchedules}, schedulesPaused(t, c.Temporal, id))
 
 	// Resumed: the stored state, every Schedule, the scheduler, and a
 	// HeadScan started at once.
@@ -75,7 +75,7 @@ func TestPauseAndResumeSignalOnlyWhatDiffers(t *testing.T) {
 	require.Equal(t, lifecycle.PauseResult{ChainID: id, Stored: true, Schedules: all, SchedulesChanged: all,
 		Scheduler: lifecycle.SchedulerActive, Signalled: true}, res)
 	require.Equal(t, registry.Active, storedState(t, c, id).State)
-	require.Equal(t, [2]int{5, 0}, schedulesPaused(t, c.Temporal, id))
+	require.Equal(t, [2]int{allSchedules, 0}, schedulesPaused(t, c.Temporal, id))
 	res, err = c.Resume(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, lifecycle.PauseResult{ChainID: id, Schedules: all, Scheduler: lifecycle.SchedulerActive}, res)
@@ -95,7 +95,7 @@ func TestPauseRefusesWhatIsNotTheRegistrys(t *testing.T) {
 	var inFile *registry.DeclaredInFileError
 	require.ErrorAs(t, err, &inFile)
 	require.Empty(t, failedSteps(err), "refused, not failed")
-	require.Equal(t, [2]int{5, 0}, schedulesPaused(t, c.Temporal, fileID), "the file's chain runs on")
+	require.Equal(t, [2]int{allSchedules, 0}, schedulesPaused(t, c.Temporal, fileID), "the file's chain runs on")
 	_, err = c.Resume(ctx, unknown)
 	var notFound *registry.NotFoundError
 	require.ErrorAs(t, err, &notFound)
@@ -106,7 +106,7 @@ func TestPauseRefusesWhatIsNotTheRegistrys(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, lifecycle.NoScheduler, res.Scheduler)
 	require.False(t, res.Signalled)
-	require.Equal(t, [2]int{5, 5}, schedulesPaused(t, c.Temporal, idle))
+	require.Equal(t, [2]int{allSchedules, allSchedules}, schedulesPaused(t, c.Temporal, idle))
 }
 
 // A scheduler run by a worker from before pausing existed has no paused
@@ -137,7 +137,7 @@ func TestASchedulerFromBeforePausingIsNotSignalled(t *testing.T) {
 	require.False(t, res.Signalled)
 	require.NotNil(t, res.Unanswered)
 	require.True(t, res.Unanswered.PredatesPause(), "%v", res.Unanswered)
-	require.Equal(t, [2]int{5, 5}, schedulesPaused(t, c.Temporal, id))
+	require.Equal(t, [2]int{allSchedules, allSchedules}, schedulesPaused(t, c.Temporal, id))
 	require.Empty(t, pauseSignals(t, c.Temporal, id))
 }
 
@@ -159,7 +159,7 @@ func TestASchedulerNoWorkerAnswersIsNotSignalled(t *testing.T) {
 	require.NotNil(t, res.Unanswered)
 	require.False(t, res.Unanswered.PredatesPause(), "%v", res.Unanswered)
 	require.Empty(t, pauseSignals(t, c.Temporal, id))
-	require.Equal(t, [2]int{5, 5}, schedulesPaused(t, c.Temporal, id))
+	require.Equal(t, [2]int{allSchedules, allSchedules}, schedulesPaused(t, c.Temporal, id))
 }
 
 // The Temporal calls of a step are bounded by CallTimeout: a step that

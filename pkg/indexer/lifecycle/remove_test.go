@@ -65,7 +65,7 @@ func TestRemovePlannedThenDone(t *testing.T) {
 	require.Equal(t, uint64(1), plan.Rows["chain_state"])
 	require.Empty(t, plan.Tables)
 	require.Equal(t, registry.Paused, storedState(t, c, id).State, "a plan changes nothing")
-	require.Equal(t, [2]int{5, 5}, schedulesPaused(t, c.Temporal, id))
+	require.Equal(t, [2]int{allSchedules, allSchedules}, schedulesPaused(t, c.Temporal, id))
 	kept, err := c.PlanRemove(ctx, id, false)
 	require.NoError(t, err)
 	require.Nil(t, kept.Rows, "rows are counted only when they would go")
@@ -107,7 +107,7 @@ func TestRemoveRefusesWhatIsNotTheRegistrys(t *testing.T) {
 		var notFound *registry.NotFoundError
 		require.ErrorAs(t, err, &notFound)
 	}
-	require.Equal(t, [2]int{5, 0}, schedulesPaused(t, c.Temporal, fileID), "the file's chain is untouched")
+	require.Equal(t, [2]int{allSchedules, 0}, schedulesPaused(t, c.Temporal, fileID), "the file's chain is untouched")
 }
 
 // A worker's sweep deletes the rows even when Temporal could not be
@@ -124,5 +124,5 @@ func TestSweepDeletesTheRowsWhenTemporalFails(t *testing.T) {
 	require.Contains(t, res.Tables, "chain_state")
 	require.NoError(t, c.WaitRowsDeleted(ctx, time.Minute))
 	require.Zero(t, rowsOf(t, store, id))
-	require.Equal(t, [2]int{5, 0}, schedulesPaused(t, c.Temporal, id), "its Schedules are left for the next sweep")
+	require.Equal(t, [2]int{allSchedules, 0}, schedulesPaused(t, c.Temporal, id), "its Schedules are left for the next sweep")
 }

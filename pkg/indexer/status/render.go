@@ -19,7 +19,8 @@ func JSON(w io.Writer, chains []Chain) error {
 }
 
 // Render writes the chains as a table: one row per chain, and under a
-// chain whose catch-up runs, its progress bar and one row per bucket.
+// chain whose catch-up runs, its progress bar and one row per bucket; under
+// a chain that traces, its traces backfill.
 // profile picks the colours (termenv.Ascii for none).
 func Render(w io.Writer, chains []Chain, profile termenv.Profile) {
 	bar := progress.New(progress.WithWidth(24), progress.WithColorProfile(profile), progress.WithSolidFill("#5A56E0"))
@@ -55,6 +56,9 @@ func Render(w io.Writer, chains []Chain, profile termenv.Profile) {
 			for _, b := range s.Buckets {
 				t.AppendRow(table.Row{"  " + b.Name, "", "", "", bar.ViewAs(b.Fraction()), fmt.Sprintf("%d / %d", b.Done, b.Total), "", "", ""})
 			}
+		}
+		if tr := c.Traces; tr != nil {
+			t.AppendRow(table.Row{"  traces backfill", "", "", "", bar.ViewAs(tr.Fraction()), tr.describe(), "", "", ""})
 		}
 		for _, e := range c.Errors {
 			t.AppendRow(table.Row{"  error", "", "", "", e, "", "", "", ""})

@@ -34,7 +34,9 @@ type Chain struct {
 	LagSeconds float64 `json:"lag_seconds"`
 	// Scheduler is set while a catch-up runs.
 	Scheduler *Scheduler `json:"scheduler,omitempty"`
-	Errors    []string   `json:"errors,omitempty"`
+	// Traces is set for a chain that traces: its traces backfill.
+	Traces *Traces  `json:"traces_backfill,omitempty"`
+	Errors []string `json:"errors,omitempty"`
 }
 
 // Scheduler is a running catch-up's progress.
@@ -90,6 +92,9 @@ type Sources struct {
 	Temporal client.Client
 	// QueryTimeout bounds the progress query (default 5 s).
 	QueryTimeout time.Duration
+	// Traces reads a chain's traces backfill; nil, or a nil answer, for a
+	// chain that does not trace.
+	Traces func(ctx context.Context, chainID string) (*Traces, error)
 }
 
 // Want is one chain to report: its ID, start height and block time.
@@ -134,6 +139,13 @@ func collectOne(ctx context.Context, src Sources, w Want) Chain {
 		fail("scheduler", err)
 	}
 	c.Scheduler = sched
+	if src.Traces != nil {
+		tr, err := src.Traces(ctx, w.ChainID)
+		if err != nil {
+			fail("traces backfill", err)
+		}
+		c.Traces = tr
+	}
 	return c
 }
 

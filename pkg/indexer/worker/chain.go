@@ -79,6 +79,10 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 	if r.client, err = DialChain(dctx, id, dial, p.log, p.rpcMetrics); err != nil {
 		return nil, err
 	}
+	traces, err := ResolveTraces(dctx, id, r.client, ch, p.log)
+	if err != nil {
+		return nil, err
+	}
 	o := temporal.ChainOptions(id, ch)
 	o.SearchAttributes = p.searchAttributes
 	// Workflows and activities of this chain only: each chain's workers
@@ -90,6 +94,10 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 		Metrics:  p.metrics,
 		Tokens:   p.tokens,
 		Log:      p.log,
+	}
+	r.acts.Chain.Traces = traces
+	if err := r.acts.NoteTracing(dctx); err != nil {
+		return nil, fmt.Errorf("chain %s: recording its traces setting: %w", id, err)
 	}
 	if ch.PushEnabled() {
 		r.push = &pushSlot{}

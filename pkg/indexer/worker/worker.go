@@ -141,13 +141,15 @@ func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activit
 	w.RegisterWorkflowWithOptions(wfs.Aggregate, sdkworkflow.RegisterOptions{Name: temporal.AggregateWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.Prune, sdkworkflow.RegisterOptions{Name: temporal.PruneWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.TokenMetadata, sdkworkflow.RegisterOptions{Name: temporal.TokenMetadataWorkflow})
+	w.RegisterWorkflowWithOptions(wfs.TraceBackfill, sdkworkflow.RegisterOptions{Name: temporal.TraceBackfillWorkflow})
 	w.RegisterActivity(acts)
 }
 
 // EnsureSchedules keeps the chain's periodic workflows scheduled, with the
 // chain's options (search attributes on or off, as the namespace allows):
-// HeadScan, GapScan, the aggregator and, with retention on, Prune (whose
-// Schedule is deleted when retention is off); a paused chain's are
+// HeadScan, GapScan, the aggregator, with retention on, Prune (whose
+// Schedule is deleted when retention is off) and, with traces on, the
+// traces backfill (likewise); a paused chain's are
 // created paused (an existing Schedule keeps its state).
 func EnsureSchedules(ctx context.Context, c client.Client, o temporal.Options, ch config.Chain, paused bool) error {
 	schedules := []temporal.PeriodicWorkflow{
@@ -159,6 +161,12 @@ func EnsureSchedules(ctx context.Context, c client.Client, o temporal.Options, c
 	if ch.Retention.Enabled() {
 		schedules = append(schedules, o.PruneSchedule(ch.Retention.Interval, string(types.IndexModePrune), types.PruneInput{ChainID: o.ChainID}))
 	} else if _, err := temporal.DeleteSchedule(ctx, c, temporal.PruneScheduleID(o.ChainID)); err != nil {
+		return err
+	}
+	if ch.Traces.Enabled() {
+		schedules = append(schedules, o.TraceBackfillSchedule(ch.Traces.Backfill.Interval, string(types.IndexModeTraces),
+			types.TraceBackfillInput{ChainID: o.ChainID}))
+	} else if _, err := temporal.DeleteSchedule(ctx, c, temporal.TraceBackfillScheduleID(o.ChainID)); err != nil {
 		return err
 	}
 	for _, p := range schedules {
@@ -308,6 +316,7 @@ func NewChainClient(ctx context.Context, chainID string, ch config.Chain, log *z
 			FetchBatch:       ch.RPC.FetchBatch,
 			FetchConcurrency: ch.RPC.FetchConcurrency,
 			ReceiptsBatch:    ch.RPC.ReceiptsBatch,
+			Traces:           traceConfig(ch),
 		}, log, m)
 		if err != nil {
 			closeAll()

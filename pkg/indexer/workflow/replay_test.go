@@ -39,7 +39,7 @@ func replayWorkflows(t *testing.T, chainID string) *indexwf.Workflows {
 	ch.Scheduler.MaxInFlight = 20
 	ch.Scheduler.ContinueAsNewAfter = 30
 	switch chainID {
-	case "replay":
+	case "replay", "replay-traces":
 	case "replay-range":
 		ch = replayRangeChain(ch)
 	default:
@@ -96,6 +96,7 @@ var recordedHistories = []string{
 	"indexblock-handed-off",
 	"aggregate-catchup",
 	"prune-pruned",
+	"tracebackfill-pass",
 }
 
 // Every recorded history replays on today's workflows without a

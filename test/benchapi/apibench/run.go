@@ -51,6 +51,9 @@ type Options struct {
 	Timeout     time.Duration
 	Dir         string
 	Seed        uint64
+	// Traces is the tracer the worker indexes call traces with (debug or
+	// parity; empty: off); the trace routes are loaded when set.
+	Traces string
 }
 
 // Run runs the benchmark and returns the process's exit code: 0 when every
@@ -194,6 +197,9 @@ func (b *bench) config(temporalAddr, chAddr, nodeURL string, evmChainID uint64) 
 	ch.ExpectedChainID = evmChainID
 	ch.RPC.RateLimit = 0
 	ch.HeadScan.Interval = 2 * time.Second
+	if b.opts.Traces != "" {
+		ch.Traces.Mode = b.opts.Traces
+	}
 	return &config.Config{
 		Log:        config.Log{Format: "json", Level: "warn"},
 		Temporal:   config.Temporal{HostPort: temporalAddr, Namespace: "default"},

@@ -81,10 +81,13 @@ func (b *bench) sample(ctx context.Context) (*load.Inputs, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if err := b.sampleTraces(in, where, scan); err != nil {
+		return nil, err
+	}
 	if len(in.Blocks) == 0 || len(in.Txs) == 0 || len(in.Logs) == 0 {
 		return nil, fmt.Errorf("no inputs drawn: %d blocks, %d transactions, %d logs", len(in.Blocks), len(in.Txs), len(in.Logs))
 	}
-	b.say("inputs: %d heights, %d block hashes, %d transaction hashes, %d addresses, %d log filters, %d token transfers",
-		len(in.Heights), len(in.Blocks), len(in.Txs), len(in.Addresses), len(in.Logs), len(in.Tokens))
+	b.say("inputs: %d heights, %d block hashes, %d transaction hashes, %d addresses, %d log filters, %d token transfers, %d traced transactions",
+		len(in.Heights), len(in.Blocks), len(in.Txs), len(in.Addresses), len(in.Logs), len(in.Tokens), len(in.TracedTxs))
 	return in, nil
 }

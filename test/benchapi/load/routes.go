@@ -1,6 +1,9 @@
 package load
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Inputs are the requests' arguments, drawn from the index so that every
 // look-up finds something.
@@ -14,6 +17,10 @@ type Inputs struct {
 	// Tokens and Holders are ERC-20 transfers' tokens and recipients
 	// (pairwise); empty when the index has no transfers.
 	Tokens, Holders []string
+	// TracedTxs are transactions with inner call frames, and
+	// InternalAddresses the receivers of such frames; empty when the index
+	// has no traces.
+	TracedTxs, InternalAddresses []string
 }
 
 // LogInput is one log's position and filter keys.
@@ -84,7 +91,7 @@ func Routes(chainID string, in *Inputs) []Route {
 		{"etherscan eth_getTransactionReceipt", func(i int) string {
 			return es + "module=proxy&action=eth_getTransactionReceipt&txhash=" + in.Txs[pick(i, len(in.Txs))]
 		}},
-	}, tokenRoutes(c, es, in, pick)...)
+	}, slices.Concat(tokenRoutes(c, es, in, pick), traceRoutes(c, es, in, pick))...)
 }
 
 // tokenRoutes are the token routes, when the index has transfers.

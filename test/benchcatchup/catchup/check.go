@@ -56,6 +56,15 @@ func (b *bench) check(ctx context.Context, res result, headEnd uint64, sched *sc
 	}
 	res.Missing = v.Missing
 	res.Duplicates = verify.Duplicates(written, v)
+	if b.opts.Sets.Traced() {
+		// With tracing on, a height marked without its traces is missing.
+		untraced, frames, err := verify.Traces(ctx, b.conn, chainID, final)
+		if err != nil {
+			return result{}, err
+		}
+		res.Missing += untraced
+		b.say("traces: %d call frames stored, %d heights of [0, %d] marked without their traces", frames, untraced, final)
+	}
 	b.say("checked [0, %d] against the chain in %.1fs: %d missing; %d blocks written (worker counter), %d heights with a block row; without FINAL %d block rows, %d indexed marks of %d heights",
 		final, time.Since(t).Seconds(), v.Missing, written, v.DistinctBlocks, v.BlockRows, v.MarkRows, v.DistinctMarks)
 	for _, s := range v.Bad {

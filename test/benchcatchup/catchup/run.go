@@ -80,19 +80,23 @@ const (
 
 // Options are bench-catchup's flags.
 type Options struct {
-	N          uint64
-	Txs        int
-	Logs       float64
-	BlockTime  time.Duration
-	RangeSize  int // -1: leave scheduler.range_size out
-	Push       bool
-	Sets       workerconfig.Overrides
-	Timeout    time.Duration
-	Seed       uint64
-	LogLevel   string
-	Keep       bool
-	CPUProfile string
-	CPUSeconds int
+	N         uint64
+	Txs       int
+	Logs      float64
+	BlockTime time.Duration
+	RangeSize int // -1: leave scheduler.range_size out
+	Push      bool
+	// CallsPerTx and TraceLatency are the simulated chain's trace knobs
+	// (the worker traces with -set traces=debug or parity).
+	CallsPerTx   float64
+	TraceLatency time.Duration
+	Sets         workerconfig.Overrides
+	Timeout      time.Duration
+	Seed         uint64
+	LogLevel     string
+	Keep         bool
+	CPUProfile   string
+	CPUSeconds   int
 }
 
 // Run runs one catch-up and returns the process's exit code. The
@@ -196,6 +200,8 @@ func (b *bench) run(ctx context.Context) (result, error) {
 	sc.BlockTime = o.BlockTime
 	sc.TxsPerBlock = o.Txs
 	sc.LogsPerTx = o.Logs
+	sc.CallsPerTx = o.CallsPerTx
+	sc.TraceLatency = o.TraceLatency
 	sc.Now = b.clock.Now
 	if b.sim, err = benchkit.StartSim(&b.cleanup, sc); err != nil {
 		return result{}, err

@@ -143,3 +143,16 @@ func (o *Overrides) Set(v string) error {
 	*o = append(*o, v)
 	return nil
 }
+
+// Traced tells whether the overrides turn the chain's traces on
+// (traces=debug, traces.mode=parity, …).
+func (o Overrides) Traced() bool {
+	on := false
+	for _, s := range o {
+		k, v, _ := strings.Cut(s, "=")
+		if k == "traces" || k == "traces.mode" {
+			on = v != "" && v != "off"
+		}
+	}
+	return on
+}

@@ -1,0 +1,176 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/storage"
+)
+
+// Call traces (internal transactions): a transaction's call tree, and an
+// address's internal transactions, newest first. A height whose traces
+// are not indexed (the chain is indexed without traces, or the traces
+// backfill has not reached it) is not answered as if it had no internal
+// transactions: the call tree says so (404, or 503 while the backfill
+// may still bring it).
+
+// Frame is one call frame of a transaction.
+type Frame struct {
+	Index        uint32   `json:"index"`
+	TraceAddress []uint32 `json:"trace_address"`
+	Depth        int      `json:"depth"`
+	Type         string   `json:"type"`
+	From         string   `json:"from"`
+	To           *string  `json:"to"` // null for a creation that failed before it had an address
+	Value        string   `json:"value"`
+	Gas          uint64   `json:"gas"`
+	GasUsed      uint64   `json:"gas_used"`
+	Input        string   `json:"input"`
+	Output       string   `json:"output"`
+	Error        *string  `json:"error"`
+	RevertReason *string  `json:"revert_reason"`
+	Reverted     bool     `json:"reverted"`
+	Subtraces    uint32   `json:"subtraces"`
+}
+
+// TxTrace is a transaction's call tree: its frames depth first, the
+// top-level call first.
+type TxTrace struct {
+	TxHash      string  `json:"tx_hash"`
+	BlockNumber uint64  `json:"block_number"`
+	BlockHash   string  `json:"block_hash"`
+	TxIndex     uint32  `json:"tx_index"`
+	Frames      []Frame `json:"frames"`
+}
+
+// InternalTx is an inner frame with the transaction it belongs to.
+type InternalTx struct {
+	BlockNumber uint64 `json:"block_number"`
+	BlockHash   string `json:"block_hash"`
+	TxHash      string `json:"tx_hash"`
+	TxIndex     uint32 `json:"tx_index"`
+	Frame
+}
+
+func frameOf(t chain.Trace) Frame {
+	addr := t.Address
+	if addr == nil {
+		addr = []uint32{}
+	}
+	return Frame{
+		Index: t.Index, TraceAddress: addr, Depth: t.Depth(), Type: string(t.Type), From: t.From, To: optional(t.To),
+		Value: t.Value, Gas: t.Gas, GasUsed: t.GasUsed, Input: t.Input, Output: t.Output,
+		Error: optional(t.Error), RevertReason: optional(t.RevertReason), Reverted: t.Reverted, Subtraces: t.Subtraces,
+	}
+}
+
+func internalTxOf(t chain.Trace) InternalTx {
+	return InternalTx{BlockNumber: t.BlockNumber, BlockHash: t.BlockHash, TxHash: t.TxHash, TxIndex: t.TxIndex, Frame: frameOf(t)}
+}
+
+// txTrace answers GET /v1/chains/{id}/txs/{hash}/trace.
+func (s *Server) txTrace(r *http.Request) (any, *apiError) {
+	q, e := s.request(r, pathHash)
+	if e != nil {
+		return nil, e
+	}
+	tx, e := q.servedTx(q.hash)
+	if e != nil {
+		return nil, e
+	}
+	if e := q.traced(tx.BlockNumber); e != nil {
+		return nil, e
+	}
+	fs, err := s.store.TxTraces(r.Context(), q.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
+	if err != nil {
+		return nil, fromStore(err)
+	}
+	out := TxTrace{TxHash: tx.Hash, BlockNumber: tx.BlockNumber, BlockHash: tx.BlockHash, TxIndex: tx.Index, Frames: []Frame{}}
+	for _, f := range fs {
+		if f.TxHash != tx.Hash || f.BlockHash != tx.BlockHash {
+			return nil, unavailable("the trace of %s is being rewritten (a reorganisation); retry", tx.Hash)
+		}
+		out.Frames = append(out.Frames, frameOf(f))
+	}
+	if len(out.Frames) == 0 {
+		return nil, unavailable("the trace of %s is not stored although its height is marked traced; retry", tx.Hash)
+	}
+	return out, nil
+}
+
+// traced answers whether a height's traces are indexed: nil, or the error
+// that says why not.
+func (c chainReq) traced(h uint64) *apiError {
+	ts, err := c.s.store.TracedHeights(c.r.Context(), c.id, []uint64{h})
+	if err != nil {
+		return fromStore(err)
+	}
+	if ts[h] {
+		return nil
+	}
+	if c.ch.Traces.Enabled() {
+		return unavailable("the traces of height %d are not indexed yet: the traces backfill has not reached it (indexer status shows where it is)", h)
+	}
+	return notFound("the traces of height %d are not indexed: this chain is indexed without traces (its traces setting is off)", h)
+}
+
+// addressInternalTxs answers GET /v1/chains/{id}/addresses/{address}/internal-txs.
+func (s *Server) addressInternalTxs(r *http.Request) (any, *apiError) {
+	q, e := s.request(r, pathAddress, "from", "to", "limit", "cursor", "all")
+	if e != nil {
+		return nil, e
+	}
+	w, e := q.window()
+	if e != nil {
+		return nil, e
+	}
+	all, e := q.p.optBool("all")
+	if e != nil {
+		return nil, e
+	}
+	limit, e := q.p.limit(defaultPage, s.cfg.MaxPageSize)
+	if e != nil {
+		return nil, e
+	}
+	after, e := q.p.traceCursor(cursorInternalTxs)
+	if e != nil {
+		return nil, e
+	}
+	v, e := q.viewOf()
+	if e != nil {
+		return nil, e
+	}
+	from, to, ok, e := w.clip(v)
+	if e != nil {
+		return nil, e
+	}
+	out := page[InternalTx]{Items: []InternalTx{}, Watermark: v.Watermark}
+	if !ok {
+		return out, nil
+	}
+	ps, err := s.store.AddressTracePositions(r.Context(), q.id, storage.AddressTraceQuery{
+		Address: q.address, From: from, To: to, Desc: true, All: all, After: after, Limit: limit + 1,
+	})
+	if err != nil {
+		return nil, fromStore(err)
+	}
+	more := len(ps) > limit
+	if more {
+		ps = ps[:limit]
+	}
+	fs, err := s.store.TracesAt(r.Context(), q.id, ps)
+	if err != nil {
+		return nil, fromStore(err)
+	}
+	for _, f := range slices.Backward(fs) { // newest first
+		if f.From == q.address || f.To == q.address { // a stale look-up row is skipped
+			out.Items = append(out.Items, internalTxOf(f))
+		}
+	}
+	if more {
+		c := encodeTraceCursor(cursorInternalTxs, ps[len(ps)-1])
+		out.NextCursor = &c
+	}
+	return out, nil
+}

@@ -1,0 +1,94 @@
+package chain
+
+// Trace is one call frame of a transaction, as a node's tracer reports it:
+// debug_traceBlockByNumber with the callTracer (geth, reth, anvil) and
+// trace_block (erigon, nethermind, reth, anvil) both decode to it
+// (pkg/rpc/trace_decode.go says how each maps). A transaction has one
+// frame per call, creation and self-destruct it made, the top-level call
+// included (Index 0, an empty Address).
+type Trace struct {
+	BlockNumber uint64
+	BlockHash   string
+	TxIndex     uint32
+	TxHash      string
+	// Index is the frame's position in its transaction, depth first in
+	// the order the calls were made: the top-level call is 0, its first
+	// child 1, that child's first child 2, and so on.
+	Index uint32
+	// Address is the trace address: the position of each frame among its
+	// parent's children on the way down from the top-level call ([] for
+	// it, [0] for its first child, [0 2] for that child's third child).
+	// Its length is the frame's depth.
+	Address []uint32
+	Type    TraceType
+	From    string
+	// To is the callee; for a creation the created contract ("" when the
+	// creation failed and the tracer named none); for a self-destruct the
+	// beneficiary.
+	To string
+	// Value is the value the frame carried, decimal wei: for a
+	// delegatecall the caller's (it moves nothing), "0" when the tracer
+	// gives none (a staticcall).
+	Value   string
+	Gas     uint64
+	GasUsed uint64
+	// Input is the call data, or the init code of a creation; Output what
+	// the frame returned, or the code a creation deployed. 0x-hex, "0x"
+	// when empty or not given.
+	Input  string
+	Output string
+	// Error is the tracer's error for a frame that failed ("execution
+	// reverted", "Reverted", "out of gas", …, as the node words it); ""
+	// when it succeeded.
+	Error string
+	// RevertReason is the reason a reverting frame gave (Error(string) or
+	// a Panic code), "" when none.
+	RevertReason string
+	// Reverted is true when the frame or one of its ancestors failed: its
+	// effects, value transfers included, were undone.
+	Reverted bool
+	// Subtraces is the number of the frame's direct children.
+	Subtraces uint32
+}
+
+// Depth is the frame's depth: 0 for the top-level call.
+func (t *Trace) Depth() int { return len(t.Address) }
+
+// TraceType is the kind of a call frame, as stored (lower case).
+type TraceType string
+
+// The frame types both tracers report.
+const (
+	TraceCall         TraceType = "call"
+	TraceCallCode     TraceType = "callcode"
+	TraceDelegateCall TraceType = "delegatecall"
+	TraceStaticCall   TraceType = "staticcall"
+	TraceCreate       TraceType = "create"
+	TraceCreate2      TraceType = "create2"
+	TraceSelfDestruct TraceType = "selfdestruct"
+)
+
+// IsCreation tells whether the frame creates a contract (To is the
+// created contract).
+func (t TraceType) IsCreation() bool { return t == TraceCreate || t == TraceCreate2 }
+
+// MovesValue tells whether a frame of this type sends its Value from From
+// to To when it succeeds: a call, a creation's endowment, a self-destruct's
+// balance. A delegatecall's value is its caller's and a staticcall carries
+// none; a callcode sends value to the caller's own account.
+func (t TraceType) MovesValue() bool {
+	switch t {
+	case TraceCall, TraceCreate, TraceCreate2, TraceSelfDestruct:
+		return true
+	}
+	return false
+}
+
+// KnownTraceType tells whether s is one of the frame types above.
+func KnownTraceType(s string) bool {
+	switch TraceType(s) {
+	case TraceCall, TraceCallCode, TraceDelegateCall, TraceStaticCall, TraceCreate, TraceCreate2, TraceSelfDestruct:
+		return true
+	}
+	return false
+}

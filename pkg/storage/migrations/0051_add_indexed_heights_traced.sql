@@ -1,0 +1,11 @@
+-- traced is 1 on the mark of a height written with its call traces (the
+-- traces table, 0045) and 0 on one written without them: with tracing off,
+-- or before it was turned on. A chain with tracing on writes no height
+-- without its traces, so its marks say 1; the traces backfill looks for
+-- the marks that say 0 and fills their traces without rewriting blocks,
+-- then writes the mark again with 1 (a newer version of the same key).
+--
+-- DEFAULT 0: every mark written before this column is a height indexed
+-- without traces. 18.16 has no ADD COLUMN IF NOT EXISTS; Migrate skips
+-- the statement when the column is there.
+ALTER TABLE indexed_heights ADD COLUMN traced UInt8 DEFAULT 0;

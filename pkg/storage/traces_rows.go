@@ -1,0 +1,290 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
+)
+
+// Call traces in the one write path (migrations 0051-0053): the frames of
+// a traced block go to traces, keyed by (block_number, tx_index,
+// trace_index), and every inner frame's addresses to address_traces, in
+// the same WriteBlocks call and with the same version as the block, under
+// the rules of transactions and address_txs: a rewrite of a height
+// supersedes every stored frame position the new block's trace lacks, and
+// every stored address key its new frame at that position lacks, with a
+// tombstone. A block written without its trace (tracing off) over the
+// same block keeps the stored frames (they are still its frames); over
+// another block, every stored frame of the height is superseded.
+
+const (
+	tableTraces        = "traces"
+	tableAddressTraces = "address_traces"
+)
+
+// Column lists of the traces inserts, in the order of columns() below.
+var (
+	traceColumns = []string{
+		"chain_id", "block_number", "block_hash", "tx_index", "trace_index", "tx_hash", "trace_address", "depth",
+		"type", "from_address", "to_address", "value", "gas", "gas_used", "input", "output", "error",
+		"revert_reason", "reverted", "subtraces", "version", "is_canonical",
+	}
+	addressTraceColumns = []string{
+		"chain_id", "address", "block_number", "tx_index", "trace_index", "tx_hash",
+		"is_from", "is_to", "is_creation", "transfers", "is_canonical", "version",
+	}
+	// markColumns are the indexed_heights columns WriteBlocks writes:
+	// the mark says whether the height's traces are in (0044).
+	markColumns = append(slices.Clone(indexedHeightColumns), "traced")
+)
+
+// traceSet is what one write inserts into the two traces tables.
+type traceSet struct {
+	frames    traceRows
+	addresses addressTraceRows
+}
+
+// framePos is a frame's position in its height.
+type framePos struct{ tx, index uint32 }
+
+// storedFrame is what a height holds canonical at a frame position: the
+// block it belongs to and what its look-up rows are keyed by.
+type storedFrame struct {
+	blockHash, txHash, from, to string
+	typ                         chain.TraceType
+	depth                       uint16
+}
+
+// addBlockTraces adds the rows of one block's frames (when it is traced)
+// and the tombstones of the stored frames and look-up keys it supersedes
+// (stored: what the height holds; nil when nothing). d nil is a removed
+// height: everything stored is superseded.
+func (s *traceSet) addBlockTraces(chainID string, height uint64, d *chain.BlockData, stored map[framePos]storedFrame, version uint64) {
+	var fresh map[framePos]*chain.Trace
+	if d != nil && d.Traced {
+		fresh = make(map[framePos]*chain.Trace, len(d.Traces))
+		for i := range d.Traces {
+			t := &d.Traces[i]
+			s.frames.add(chainID, t, version, canonical)
+			if t.Depth() > 0 {
+				s.addresses.addFrame(chainID, t, version, canonical)
+			}
+			if len(stored) > 0 {
+				fresh[framePos{t.TxIndex, t.Index}] = t
+			}
+		}
+	}
+	if len(stored) == 0 {
+		return
+	}
+	positions := make([]framePos, 0, len(stored))
+	for p := range stored {
+		positions = append(positions, p)
+	}
+	slices.SortFunc(positions, func(a, b framePos) int {
+		if a.tx != b.tx {
+			return int(a.tx) - int(b.tx)
+		}
+		return int(a.index) - int(b.index)
+	})
+	for _, p := range positions {
+		old := stored[p]
+		if d != nil && !d.Traced && old.blockHash == d.Block.Hash {
+			continue // the same block, written without its trace: its frames stay
+		}
+		nt := fresh[p]
+		if nt == nil {
+			s.frames.add(chainID, &chain.Trace{BlockNumber: height, BlockHash: old.blockHash, TxIndex: p.tx, Index: p.index}, version, tombstone)
+		}
+		if old.depth == 0 {
+			continue // top-level frames have no look-up rows
+		}
+		var keep frameAddrs
+		if nt != nil && nt.Depth() > 0 {
+			keep = frameAddresses(nt.From, nt.To)
+		}
+		oldFrame := chain.Trace{BlockNumber: height, TxIndex: p.tx, Index: p.index, TxHash: old.txHash, From: old.from, To: old.to, Type: old.typ}
+		addrs := frameAddresses(old.from, old.to)
+		for _, a := range addrs.list[:addrs.n] {
+			if !keep.has(a) {
+				s.addresses.add(chainID, a, &oldFrame, version, tombstone)
+			}
+		}
+	}
+}
+
+// sort puts address_traces' rows in its key order (see lookupRows.sort);
+// traces' rows come in key order from blocks in height order.
+func (s *traceSet) sort() {
+	a := &s.addresses
+	inKeyOrder(a.len(), func(i, j int) int {
+		if c := strings.Compare(a.address[i], a.address[j]); c != 0 {
+			return c
+		}
+		if c := comparePosition(a.blockNumber[i], a.blockNumber[j], a.txIndex[i], a.txIndex[j]); c != 0 {
+			return c
+		}
+		return int(a.traceIndex[i]) - int(a.traceIndex[j])
+	}, a.columns())
+}
+
+// frameAddrs are the distinct non-empty addresses of a frame: its caller,
+// then its callee (the created contract, the beneficiary).
+type frameAddrs struct {
+	list [2]string
+	n    int
+}
+
+func frameAddresses(from, to string) frameAddrs {
+	var a frameAddrs
+	for _, s := range [2]string{from, to} {
+		if s != "" && !a.has(s) {
+			a.list[a.n] = s
+			a.n++
+		}
+	}
+	return a
+}
+
+func (a *frameAddrs) has(s string) bool {
+	for _, x := range a.list[:a.n] {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Transfers tells whether Etherscan's txlistinternal lists the frame: it
+// moves value, or creates or destroys a contract.
+func Transfers(t *chain.Trace) bool {
+	switch {
+	case t.Type.IsCreation(), t.Type == chain.TraceSelfDestruct:
+		return true
+	case t.Type.MovesValue():
+		return t.Value != "0" && t.Value != ""
+	}
+	return false
+}
+
+// traceRows holds rows of traceColumns.
+type traceRows struct {
+	chainID, blockHash, txHash, typ, from, to, value []string
+	input, output, errText, reason                   []string
+	blockNumber, gas, gasUsed, version               []uint64
+	txIndex, traceIndex, subtraces                   []uint32
+	address                                          [][]uint32
+	depth                                            []uint16
+	reverted, canonical                              []uint8
+}
+
+func (c *traceRows) add(chainID string, t *chain.Trace, version uint64, canon uint8) {
+	c.chainID = append(c.chainID, chainID)
+	c.blockNumber = append(c.blockNumber, t.BlockNumber)
+	c.blockHash = append(c.blockHash, t.BlockHash)
+	c.txIndex = append(c.txIndex, t.TxIndex)
+	c.traceIndex = append(c.traceIndex, t.Index)
+	c.txHash = append(c.txHash, t.TxHash)
+	addr := t.Address
+	if addr == nil {
+		addr = []uint32{}
+	}
+	c.address = append(c.address, addr)
+	c.depth = append(c.depth, uint16(len(t.Address)))
+	c.typ = append(c.typ, string(t.Type))
+	c.from = append(c.from, t.From)
+	c.to = append(c.to, t.To)
+	c.value = append(c.value, t.Value)
+	c.gas = append(c.gas, t.Gas)
+	c.gasUsed = append(c.gasUsed, t.GasUsed)
+	c.input = append(c.input, t.Input)
+	c.output = append(c.output, t.Output)
+	c.errText = append(c.errText, t.Error)
+	c.reason = append(c.reason, t.RevertReason)
+	c.reverted = append(c.reverted, flag(t.Reverted))
+	c.subtraces = append(c.subtraces, t.Subtraces)
+	c.version = append(c.version, version)
+	c.canonical = append(c.canonical, canon)
+}
+
+func (c *traceRows) len() int { return len(c.blockNumber) }
+
+func (c *traceRows) columns() []any {
+	return []any{
+		c.chainID, c.blockNumber, c.blockHash, c.txIndex, c.traceIndex, c.txHash, c.address, c.depth,
+		c.typ, c.from, c.to, c.value, c.gas, c.gasUsed, c.input, c.output, c.errText,
+		c.reason, c.reverted, c.subtraces, c.version, c.canonical,
+	}
+}
+
+// addressTraceRows holds rows of addressTraceColumns.
+type addressTraceRows struct {
+	chainID, address, txHash                       []string
+	blockNumber, version                           []uint64
+	txIndex, traceIndex                            []uint32
+	isFrom, isTo, isCreation, transfers, canonical []uint8
+}
+
+// addFrame lists an inner frame under each of its addresses.
+func (c *addressTraceRows) addFrame(chainID string, t *chain.Trace, version uint64, canon uint8) {
+	addrs := frameAddresses(t.From, t.To)
+	for _, a := range addrs.list[:addrs.n] {
+		c.add(chainID, a, t, version, canon)
+	}
+}
+
+func (c *addressTraceRows) add(chainID, address string, t *chain.Trace, version uint64, canon uint8) {
+	c.chainID = append(c.chainID, chainID)
+	c.address = append(c.address, address)
+	c.blockNumber = append(c.blockNumber, t.BlockNumber)
+	c.txIndex = append(c.txIndex, t.TxIndex)
+	c.traceIndex = append(c.traceIndex, t.Index)
+	c.txHash = append(c.txHash, t.TxHash)
+	c.isFrom = append(c.isFrom, flag(address == t.From))
+	c.isTo = append(c.isTo, flag(address == t.To && !t.Type.IsCreation()))
+	c.isCreation = append(c.isCreation, flag(address == t.To && t.Type.IsCreation()))
+	c.transfers = append(c.transfers, flag(canon == canonical && Transfers(t)))
+	c.canonical = append(c.canonical, canon)
+	c.version = append(c.version, version)
+}
+
+func (c *addressTraceRows) len() int { return len(c.address) }
+
+func (c *addressTraceRows) columns() []any {
+	return []any{
+		c.chainID, c.address, c.blockNumber, c.txIndex, c.traceIndex, c.txHash,
+		c.isFrom, c.isTo, c.isCreation, c.transfers, c.canonical, c.version,
+	}
+}
+
+// addTraces adds to r the traces rows of a write of blocks (nil: the
+// removal of the heights in ranges): each traced block's frames, and
+// tombstones of the stored frames they supersede, read first.
+func (c *ClickHouse) addTraces(ctx context.Context, chainID, where string, ranges []chain.HeightRange, blocks []*chain.BlockData, r *rowSet, version uint64) error {
+	if c.beforeTraces {
+		r.marks.legacy = true
+		return nil
+	}
+	stored, err := c.storedTraces(ctx, chainID, ranges)
+	if err != nil {
+		return fmt.Errorf("storage: reading stored traces for chain %q %s: %w", chainID, where, err)
+	}
+	if blocks == nil {
+		for _, rg := range ranges {
+			for h := rg.From; h <= rg.To; h++ {
+				r.traces.addBlockTraces(chainID, h, nil, stored[h], version)
+			}
+		}
+	}
+	if !slices.IsSortedFunc(blocks, byHeight) {
+		blocks = slices.SortedFunc(slices.Values(blocks), byHeight)
+	}
+	for _, d := range blocks {
+		r.traces.addBlockTraces(chainID, d.Block.Number, d, stored[d.Block.Number], version)
+	}
+	r.traces.sort()
+	return nil
+}
