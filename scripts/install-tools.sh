@@ -10,6 +10,8 @@
 #   geth               go-ethereum's geth, built from the nested module tools/geth
 #   solc, openzeppelin npm solc and @openzeppelin/contracts, pinned: the test that the
 #                      committed contract artifacts are current (scripts/build-contracts.sh)
+#   ethers             npm ethers 6, pinned: a real Etherscan client for the API's test
+#                      (test/integration/etherscan_client_test.go)
 # Everything but the Debian packages lands in .tideline/ (or $TIDELINE_HOME).
 # With --dev only what `make run` needs: no geth, no zookeeper (the tests
 # use them; `make test` installs everything).
@@ -24,6 +26,7 @@ bin=$home/bin
 mkdir -p "$bin"
 
 ANVIL_VERSION=1.7.1
+ETHERS_VERSION=6.17.0
 
 say() { printf '==> %s\n' "$*"; }
 
@@ -79,6 +82,12 @@ build_tool temporal github.com/temporalio/cli/cmd/temporal
 if ! $dev; then
   build_tool geth github.com/ethereum/go-ethereum/cmd/geth
   "$root/scripts/build-contracts.sh" --install
+  if [ "$(cat "$home/npm-clients/.installed" 2>/dev/null)" != "ethers@$ETHERS_VERSION" ]; then
+    say "installing ethers $ETHERS_VERSION (npm), an Etherscan client for the API's test"
+    mkdir -p "$home/npm-clients"
+    npm install --silent --no-audit --no-fund --prefix "$home/npm-clients" "ethers@$ETHERS_VERSION"
+    echo "ethers@$ETHERS_VERSION" > "$home/npm-clients/.installed"
+  fi
 fi
 
 say "tools ready in $bin"

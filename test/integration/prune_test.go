@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -12,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
+	"github.com/tideline-dev/tideline/pkg/loadgen/contracts"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/temporal"
@@ -76,10 +79,25 @@ func TestPruningRemovesOldHeightsOnly(t *testing.T) {
 	defer gen.Close()
 	_, err = gen.Deploy(ctx)
 	require.NoError(t, err)
+	// Every pruned table gets rows: a token's transfers (token_transfers
+	// and its look-ups) and CallTree's internal calls (traces and
+	// address_traces, with tracing on below).
+	c20, tree := contracts.MustLoad(contracts.TideToken20), contracts.MustLoad(contracts.CallTree)
+	token, err := gen.DeployContract(ctx, c20, nil)
+	require.NoError(t, err)
+	storeAt, err := gen.DeployContract(ctx, contracts.MustLoad(contracts.Store), nil)
+	require.NoError(t, err)
+	treeAt, err := gen.DeployContract(ctx, tree, nil, storeAt)
+	require.NoError(t, err)
 	nodeCall(t, rc, nil, "evm_setAutomine", false)
-	for range 80 {
+	for i := range 80 {
 		hashes, err := gen.SendBatch(ctx, 2)
 		require.NoError(t, err)
+		mint, err := gen.Transact(ctx, token, c20, "mint", nil, gen.From(), big.NewInt(int64(i+1)))
+		require.NoError(t, err)
+		run, err := gen.Transact(ctx, treeAt, tree, "run", big.NewInt(4_000), big.NewInt(int64(i)))
+		require.NoError(t, err)
+		hashes = append(hashes, mint, run)
 		nodeCall(t, rc, nil, "evm_mine")
 		_, err = gen.WaitReceipts(ctx, hashes)
 		require.NoError(t, err)
@@ -94,6 +112,7 @@ func TestPruningRemovesOldHeightsOnly(t *testing.T) {
 	ch.Aggregator.Interval = time.Second
 	ch.Retention.KeepHeights = 30
 	ch.Retention.Interval = time.Hour // runs when triggered below
+	ch.Traces.Mode = config.TracesDebug
 	require.Equal(t, uint64(14), ch.RetentionMargin())
 	cfg.Chains[chainID] = ch
 	cfg.Chains[otherID] = chainConfig(otherID, other.HTTPURL).Chains[otherID]
