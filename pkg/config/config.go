@@ -105,6 +105,9 @@ type ClickHouse struct {
 	// SkipTokenTransfers turns off deriving token transfers in the write
 	// path (docs/operations.md, "Token transfers").
 	SkipTokenTransfers bool `mapstructure:"skip_token_transfers"`
+	// Compression of the native protocol's blocks: auto (none to a
+	// loopback server, lz4 to any other), lz4 or none.
+	Compression string `mapstructure:"compression"`
 }
 
 // Chain is one followed chain; its key in `chains` is the chain ID used in

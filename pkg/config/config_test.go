@@ -80,6 +80,7 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"negative rate", minimal + "    scheduler:\n      rate_limit: -1\n", "chains.eth.scheduler.rate_limit"},
 		{"negative shared block rate", minimal + "    index:\n      blocks_per_second: -2\n", "chains.eth.index.blocks_per_second"},
 		{"bad cluster name", minimal + "clickhouse:\n  cluster: \"a b; DROP\"\n", "clickhouse.cluster"},
+		{"unknown compression", minimal + "clickhouse:\n  compression: zip\n", "clickhouse.compression"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

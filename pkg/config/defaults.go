@@ -32,6 +32,7 @@ func Defaults(v *viper.Viper) {
 	v.SetDefault("registry.poll_interval", "5s")
 	v.SetDefault("clickhouse.migrate_timeout", "24h")
 	v.SetDefault("clickhouse.skip_token_transfers", false)
+	v.SetDefault("clickhouse.compression", "auto")
 }
 
 // DefaultChain is a chain with every tunable at its default (the seed's

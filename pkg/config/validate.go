@@ -64,6 +64,11 @@ func (c *Config) Validate() error {
 	if c.ClickHouse.MigrateTimeout <= 0 {
 		bad("clickhouse.migrate_timeout", "must be positive")
 	}
+	switch c.ClickHouse.Compression {
+	case "", "auto", "lz4", "none":
+	default:
+		bad("clickhouse.compression", "%q is not one of auto, lz4, none", c.ClickHouse.Compression)
+	}
 	errs = append(errs, c.API.WithDefaults().validate()...)
 	if c.Registry.PollInterval < time.Second {
 		bad("registry.poll_interval", "must be at least 1s")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -43,6 +44,9 @@ type Config struct {
 	// path (transfers_write.go): WriteBlocks then neither derives nor
 	// tombstones transfers. Off (transfers written) by default.
 	SkipTokenTransfers bool `mapstructure:"skip_token_transfers"`
+	// Compression of the native protocol's blocks: auto (empty: none to a
+	// loopback server, LZ4 to any other), lz4 or none (compression.go).
+	Compression string `mapstructure:"compression"`
 }
 
 // Validate reports the first bad setting by its configuration key.
@@ -75,6 +79,9 @@ func (c Config) Validate() error {
 	if c.MigrateTimeout < 0 {
 		return fmt.Errorf("clickhouse.migrate_timeout: %s is negative", c.MigrateTimeout)
 	}
+	if !validCompression(c.Compression) {
+		return fmt.Errorf("clickhouse.compression: %q is not one of %s", c.Compression, strings.Join(compressionValues, ", "))
+	}
 	return nil
 }
 
@@ -84,8 +91,8 @@ func (c Config) String() string {
 	if c.Password != "" {
 		pw = "***"
 	}
-	return fmt.Sprintf("{Addr:%s Database:%s Username:%s Password:%s DialTimeout:%s QueryTimeout:%s MigrateTimeout:%s Cluster:%s}",
-		c.Addr, c.Database, c.Username, pw, c.DialTimeout, c.QueryTimeout, c.MigrateTimeout, c.Cluster)
+	return fmt.Sprintf("{Addr:%s Database:%s Username:%s Password:%s DialTimeout:%s QueryTimeout:%s MigrateTimeout:%s Cluster:%s Compression:%s}",
+		c.Addr, c.Database, c.Username, pw, c.DialTimeout, c.QueryTimeout, c.MigrateTimeout, c.Cluster, c.Compression)
 }
 
 func (c Config) withDefaults() Config {

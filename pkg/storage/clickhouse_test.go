@@ -34,6 +34,7 @@ func TestConfigValidateNamesKey(t *testing.T) {
 		{"negative dial timeout", func(c *Config) { c.DialTimeout = -time.Second }, "clickhouse.dial_timeout"},
 		{"negative query timeout", func(c *Config) { c.QueryTimeout = -time.Second }, "clickhouse.query_timeout"},
 		{"negative migrate timeout", func(c *Config) { c.MigrateTimeout = -time.Second }, "clickhouse.migrate_timeout"},
+		{"unknown compression", func(c *Config) { c.Compression = "zstd" }, "clickhouse.compression"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -90,8 +90,9 @@ func open(ctx context.Context, cfg Config, logger *zap.Logger, create bool) (*db
 		return nil, fmt.Errorf("storage: clickhouse %s: %w", cfg.Addr, err)
 	}
 	c.settings = insertSettings(c.server)
+	compression, _ := effectiveCompression(cfg.Compression, cfg.Addr) // validated above
 	logger.Info("connected to clickhouse", zap.String("server_version", version),
-		zap.Any("insert_settings", c.settings))
+		zap.Any("insert_settings", c.settings), zap.String("compression", compression))
 	return c, nil
 }
 
@@ -103,6 +104,10 @@ func connect(ctx context.Context, cfg Config, database string) (driver.Conn, err
 		user = "default"
 	}
 	where := fmt.Sprintf("clickhouse %s (user %q, database %q)", cfg.Addr, user, database)
+	compression, err := effectiveCompression(cfg.Compression, cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Addr: []string{cfg.Addr},
 		Auth: clickhouse.Auth{
@@ -112,8 +117,7 @@ func connect(ctx context.Context, cfg Config, database string) (driver.Conn, err
 		},
 		DialTimeout: cfg.DialTimeout,
 		ReadTimeout: cfg.QueryTimeout,
-		// Raw JSON blobs compress several-fold; 18.16 speaks LZ4 natively.
-		Compression: &clickhouse.Compression{Method: clickhouse.CompressionLZ4},
+		Compression: driverCompression(compression),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("storage: opening %s: %w", where, err)

@@ -250,6 +250,7 @@ func StoreConfig(cfg config.ClickHouse) storage.Config {
 		Cluster:        cfg.Cluster,
 
 		SkipTokenTransfers: cfg.SkipTokenTransfers,
+		Compression:        cfg.Compression,
 	}
 }
 
