@@ -121,6 +121,8 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	d := &describer{t: t, names: map[string]bool{}}
 	metrics.New(d)
 	metrics.NewChains(d)
+	metrics.NewTokens(d)
+	metrics.RegisterDisk(d, nil)
 	rpc.NewMetrics(d)
 	require.Contains(t, d.names, "indexer_watermark_height")
 	require.Contains(t, d.names, "rpc_endpoint_healthy")

@@ -59,6 +59,12 @@ type ClickHouseOptions struct {
 	// rewrite. Off by default, as on the servers the config stands for:
 	// it is one more table written on every insert and merge.
 	PartLog bool
+	// OldPartsLifetime, when not zero, is the server's old_parts_lifetime
+	// (whole seconds): how long a part replaced by a merge stays on disk.
+	// Zero keeps the server's default, 8 minutes, which during a catch-up
+	// holds several times the live data in replaced parts
+	// (docs/operations.md, "Disk for a catch-up").
+	OldPartsLifetime time.Duration
 }
 
 // ClickHouseReplica is one host's part in a cluster whose every host is a
@@ -248,6 +254,11 @@ var clickHouseConfig = template.Must(template.New("config").Parse(`<?xml version
 {{- with .MaxTableSizeToDrop}}
     <max_table_size_to_drop>{{.}}</max_table_size_to_drop>
 {{- end}}
+{{- with .OldPartsLifetime}}
+    <merge_tree>
+        <old_parts_lifetime>{{.}}</old_parts_lifetime>
+    </merge_tree>
+{{- end}}
 {{- if .PartLog}}
     <part_log>
         <database>system</database>
@@ -384,7 +395,9 @@ func (c *ClickHouse) writeConfig(tcpPort, httpPort int, cluster *clusterConfig, 
 		Cluster            *clusterConfig
 		MaxTableSizeToDrop uint64
 		PartLog            bool
-	}{escaped.String(), tcpPort, httpPort, cluster, opts.MaxTableSizeToDrop, opts.PartLog})
+		OldPartsLifetime   int64
+	}{escaped.String(), tcpPort, httpPort, cluster, opts.MaxTableSizeToDrop, opts.PartLog,
+		int64(opts.OldPartsLifetime.Round(time.Second) / time.Second)})
 	if err != nil {
 		return fmt.Errorf("clickhouse: config template: %w", err)
 	}

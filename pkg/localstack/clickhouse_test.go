@@ -105,3 +105,40 @@ func TestClickHousePartLog(t *testing.T) {
 	require.Equal(t, uint64(2), inserted)
 	require.Equal(t, uint64(1), merged)
 }
+
+// OldPartsLifetime reaches the server: parts a merge replaced leave the
+// disk within seconds instead of the default 8 minutes.
+func TestClickHouseOldPartsLifetime(t *testing.T) {
+	dir := t.TempDir()
+	ch, err := StartClickHouseWith(dir, ClickHouseOptions{OldPartsLifetime: 2 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(ch.Stop)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{ch.Addr}})
+	require.NoError(t, err)
+	defer conn.Close()
+	var setting string
+	require.NoError(t, conn.QueryRow(ctx,
+		"SELECT value FROM system.merge_tree_settings WHERE name = 'old_parts_lifetime'").Scan(&setting))
+	require.Equal(t, "2", setting)
+
+	require.NoError(t, conn.Exec(ctx, "CREATE TABLE default.p (n UInt64) ENGINE = MergeTree ORDER BY n"))
+	for i := range 3 {
+		batch, err := conn.PrepareBatch(ctx, "INSERT INTO default.p (n)")
+		require.NoError(t, err)
+		require.NoError(t, batch.Append(uint64(i)))
+		require.NoError(t, batch.Send())
+	}
+	require.NoError(t, conn.Exec(ctx, "OPTIMIZE TABLE default.p FINAL"))
+	parts := func() (active, old uint64) {
+		require.NoError(t, conn.QueryRow(ctx,
+			"SELECT countIf(active), countIf(NOT active) FROM system.parts WHERE database = 'default' AND table = 'p'").Scan(&active, &old))
+		return active, old
+	}
+	active, _ := parts()
+	require.Equal(t, uint64(1), active, "the three parts merged into one")
+	require.Eventually(t, func() bool { _, old := parts(); return old == 0 }, 45*time.Second, 200*time.Millisecond,
+		"the replaced parts are still on disk")
+}

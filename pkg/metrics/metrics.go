@@ -1,5 +1,7 @@
 // Package metrics defines tideline's Prometheus metrics in one place. Every
-// series carries a chain_id label; none carries an endpoint URL.
+// series of a chain's work carries a chain_id label (the disk series,
+// disk.go, are the server's, shared by every chain); none carries an
+// endpoint URL.
 package metrics
 
 import "github.com/prometheus/client_golang/prometheus"

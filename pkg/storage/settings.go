@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 )
@@ -95,3 +96,13 @@ func insertSettings(v serverVersion) clickhouse.Settings {
 type serverVersionQuery struct{}
 
 func (serverVersionQuery) toSQL() (string, []any) { return "SELECT version()", nil }
+
+// RecommendedOldPartsLifetime is the server setting old_parts_lifetime
+// (MergeTree, in the server's <merge_tree> section) tideline's deployment
+// sets and bench-catchup runs with: how long a part a merge replaced stays
+// on disk. The server's default, 8 minutes, keeps several times a
+// catch-up's data in replaced parts; a minute still outlasts Linux's
+// write-back of dirty pages (30 s), which is what the kept parts guard
+// against on a server that does not fsync its parts (docs/operations.md,
+// "Disk for a catch-up").
+const RecommendedOldPartsLifetime = time.Minute

@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/test/benchcatchup/catchup"
 	"github.com/tideline-dev/tideline/test/internal/benchkit"
 )
@@ -26,6 +27,7 @@ func main() {
 	flag.BoolVar(&o.Push, "push", false, "turn the push source (websocket newHeads) on")
 	flag.Float64Var(&o.CallsPerTx, "calls-per-tx", 3, "inner call frames per contract transaction of the simulated chain's traces, on average")
 	flag.DurationVar(&o.TraceLatency, "trace-latency", 0, "time the simulated chain takes per trace call (tracing costs a node time per block)")
+	flag.DurationVar(&o.OldPartsLifetime, "old-parts-lifetime", storage.RecommendedOldPartsLifetime, "the ClickHouse server's old_parts_lifetime (how long a part a merge replaced stays on disk; whole seconds); 0: the server's default, 8m")
 	flag.Var(&o.Sets, "set", "extra config `key=value`, relative to the chain unless it starts with log., metrics., temporal., clickhouse. or chains. (repeatable)")
 	flag.DurationVar(&o.Timeout, "timeout", 60*time.Minute, "give up when the watermark has not reached the head after this long")
 	flag.Uint64Var(&o.Seed, "seed", 1, "seed of the simulated chain")
@@ -34,8 +36,8 @@ func main() {
 	flag.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the worker (from its /debug/pprof/profile, if served) to this file")
 	flag.IntVar(&o.CPUSeconds, "cpuprofile-seconds", 30, "length of the CPU profile, taken from the first indexed height on")
 	flag.Parse()
-	if o.N == 0 || o.Txs < 0 || o.Logs < 0 || o.CallsPerTx < 0 || o.TraceLatency < 0 || o.BlockTime <= 0 || o.Timeout <= 0 || o.CPUSeconds <= 0 {
-		fmt.Fprintln(os.Stderr, "bench-catchup: -n, -block-time, -timeout and -cpuprofile-seconds must be positive; -txs, -logs, -calls-per-tx and -trace-latency not negative")
+	if o.N == 0 || o.Txs < 0 || o.Logs < 0 || o.CallsPerTx < 0 || o.TraceLatency < 0 || o.OldPartsLifetime < 0 || o.BlockTime <= 0 || o.Timeout <= 0 || o.CPUSeconds <= 0 {
+		fmt.Fprintln(os.Stderr, "bench-catchup: -n, -block-time, -timeout and -cpuprofile-seconds must be positive; -txs, -logs, -calls-per-tx, -trace-latency and -old-parts-lifetime not negative")
 		os.Exit(64)
 	}
 	benchkit.Exit(catchup.Run, o)

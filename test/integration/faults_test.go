@@ -101,6 +101,13 @@ func TestWorkerSIGKILLLosesNothing(t *testing.T) {
 			return found, "absent"
 		})
 	}
+	// And the disk series of its ClickHouse (on loopback: free space known).
+	for _, name := range []string{"indexer_clickhouse_live_bytes", "indexer_clickhouse_bytes_per_height", "indexer_clickhouse_free_bytes"} {
+		waitFor(t, 30*time.Second, "metric "+name, func() (bool, string) {
+			v, found := testkit.Find(t, testkit.Scrape(t, metricsAddr), name, nil)
+			return found && v > 0, fmt.Sprintf("found=%v value=%g", found, v)
+		})
+	}
 	first.Kill()
 	watermarkAtKill, _, err := store.Watermark(context.Background(), chainID, 0)
 	require.NoError(t, err)

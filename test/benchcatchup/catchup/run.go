@@ -91,12 +91,15 @@ type Options struct {
 	CallsPerTx   float64
 	TraceLatency time.Duration
 	Sets         workerconfig.Overrides
-	Timeout      time.Duration
-	Seed         uint64
-	LogLevel     string
-	Keep         bool
-	CPUProfile   string
-	CPUSeconds   int
+	// OldPartsLifetime is the ClickHouse server's old_parts_lifetime;
+	// zero keeps the server's default (8 minutes).
+	OldPartsLifetime time.Duration
+	Timeout          time.Duration
+	Seed             uint64
+	LogLevel         string
+	Keep             bool
+	CPUProfile       string
+	CPUSeconds       int
 }
 
 // Run runs one catch-up and returns the process's exit code. The
@@ -170,8 +173,8 @@ func (b *bench) run(ctx context.Context) (result, error) {
 	if b.dir, err = os.MkdirTemp("", "tideline-bench-"); err != nil {
 		return result{}, err
 	}
-	b.say("bench-catchup: n=%d txs=%d logs=%g block_time=%s range=%s push=%v set=%q (folder %s)",
-		o.N, o.Txs, o.Logs, o.BlockTime, rangeText(o.RangeSize), o.Push, []string(o.Sets), b.dir)
+	b.say("bench-catchup: n=%d txs=%d logs=%g block_time=%s range=%s push=%v set=%q old_parts_lifetime=%s (folder %s)",
+		o.N, o.Txs, o.Logs, o.BlockTime, rangeText(o.RangeSize), o.Push, []string(o.Sets), lifetimeText(o.OldPartsLifetime), b.dir)
 
 	t := time.Now()
 	bin, err := buildIndexer(ctx, root, b.dir)
@@ -184,7 +187,7 @@ func (b *bench) run(ctx context.Context) (result, error) {
 	// The part log gives the bytes merges rewrote (merge_amplification).
 	st, err := benchkit.StartStackWith(&b.cleanup, filepath.Join(b.dir, "temporal"), filepath.Join(b.dir, "clickhouse"),
 		localstack.TemporalOptions{NoUI: true, SearchAttributes: temporal.SearchAttributeSpecs()},
-		localstack.ClickHouseOptions{PartLog: true})
+		localstack.ClickHouseOptions{PartLog: true, OldPartsLifetime: o.OldPartsLifetime})
 	if err != nil {
 		return result{}, err
 	}
@@ -304,4 +307,12 @@ func (c *freezableClock) Now() time.Time {
 func (c *freezableClock) Freeze() {
 	t := time.Now()
 	c.frozen.CompareAndSwap(nil, &t)
+}
+
+// lifetimeText is the old_parts_lifetime a run's server has.
+func lifetimeText(d time.Duration) string {
+	if d == 0 {
+		return "(server default, 8m0s)"
+	}
+	return d.String()
 }

@@ -1,0 +1,31 @@
+package deploy_test
+
+import (
+	"encoding/xml"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tideline-dev/tideline/pkg/storage"
+)
+
+// The deployment's ClickHouse keeps replaced parts for the lifetime the
+// catch-up's disk figures were measured with (docs/operations.md, "Disk
+// for a catch-up"), from a file its image reads (config.d).
+func TestComposeClickHouseOldPartsLifetime(t *testing.T) {
+	c := readCompose(t)
+	target := configTarget(t, c.Services["clickhouse"], "clickhouse-merge-tree")
+	require.True(t, strings.HasPrefix(target, "/etc/clickhouse-server/config.d/") && strings.HasSuffix(target, ".xml"),
+		"%s: the merge tree settings must be a config.d file, not %s", composePath, target)
+
+	var cfg struct {
+		XMLName   xml.Name `xml:"clickhouse"`
+		MergeTree struct {
+			OldPartsLifetime int `xml:"old_parts_lifetime"`
+		} `xml:"merge_tree"`
+	}
+	require.NoError(t, xml.Unmarshal([]byte(composeConfigs(t)["clickhouse-merge-tree"]), &cfg))
+	require.Equal(t, storage.RecommendedOldPartsLifetime, time.Duration(cfg.MergeTree.OldPartsLifetime)*time.Second)
+}
