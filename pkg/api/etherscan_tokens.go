@@ -9,6 +9,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/tokens"
+	"golang.org/x/sync/errgroup"
 )
 
 // The account module's token actions (tokentx, tokennfttx, token1155tx,
@@ -215,14 +216,21 @@ func (q *esReq) transferContext(ts []storage.TokenTransfer) (map[storage.Positio
 	slices.SortFunc(ps, func(a, b storage.Position) int {
 		return cmp.Or(cmp.Compare(a.Block, b.Block), cmp.Compare(a.Index, b.Index))
 	})
-	ctx := q.r.Context()
-	txs, err := q.s.store.TransactionsAt(ctx, q.id, ps)
-	if err != nil {
-		q.failed(fromStore(err))
-		return nil, nil, false
-	}
-	meta, err := q.s.store.TokenMetadata(ctx, q.id, toks)
-	if err != nil {
+	// Two independent reads: sent together, as txlist's.
+	var (
+		txs  []chain.Transaction
+		meta map[string]storage.TokenMetadata
+	)
+	g, gctx := errgroup.WithContext(q.r.Context())
+	g.Go(func() (err error) {
+		txs, err = q.s.store.TransactionsAt(gctx, q.id, ps)
+		return err
+	})
+	g.Go(func() (err error) {
+		meta, err = q.s.store.TokenMetadata(gctx, q.id, toks)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		q.failed(fromStore(err))
 		return nil, nil, false
 	}

@@ -174,22 +174,32 @@ func (q txPositionsByHashQuery) toSQL() (string, []any) {
 // IN on block_number alone lets the primary key skip to the heights; the
 // tuple IN picks the rows. Both are plain IN lists, which 18.16 has.
 func positionsIn(idx string, ps []Position) (string, []any) {
+	return keysIn(idx, ps, func(p Position) (uint64, []any) { return p.Block, []any{p.Index} })
+}
+
+// keysIn is positionsIn for any key that starts with block_number: rest
+// names the key's other columns, and key gives a position's height and
+// the values of those columns, in their order.
+func keysIn[P any](rest string, ps []P, key func(P) (uint64, []any)) (string, []any) {
 	args := make([]any, 0, 3*len(ps))
 	heights := make([]string, 0, len(ps))
 	seen := map[uint64]bool{}
+	var values [][]any
 	for _, p := range ps {
-		if !seen[p.Block] {
-			seen[p.Block] = true
+		block, vs := key(p)
+		values = append(values, append([]any{block}, vs...))
+		if !seen[block] {
+			seen[block] = true
 			heights = append(heights, "?")
-			args = append(args, p.Block)
+			args = append(args, block)
 		}
 	}
-	tuples := make([]string, len(ps))
-	for i, p := range ps {
-		tuples[i] = "(?, ?)"
-		args = append(args, p.Block, p.Index)
+	tuples := make([]string, len(values))
+	for i, vs := range values {
+		tuples[i] = "(" + strings.TrimSuffix(strings.Repeat("?, ", len(vs)), ", ") + ")"
+		args = append(args, vs...)
 	}
-	return "block_number IN (" + strings.Join(heights, ", ") + ") AND (block_number, " + idx + ") IN (" +
+	return "block_number IN (" + strings.Join(heights, ", ") + ") AND (block_number, " + rest + ") IN (" +
 		strings.Join(tuples, ", ") + ")", args
 }
 

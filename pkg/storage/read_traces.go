@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
@@ -210,25 +209,11 @@ type tracesAtQuery struct {
 }
 
 func (q tracesAtQuery) toSQL() (string, []any) {
-	args := []any{q.chainID}
-	seen := map[uint64]bool{}
-	var heights []string
-	for _, p := range q.positions {
-		if !seen[p.Block] {
-			seen[p.Block] = true
-			heights = append(heights, "?")
-			args = append(args, p.Block)
-		}
-	}
-	tuples := make([]string, len(q.positions))
-	for i, p := range q.positions {
-		tuples[i] = "(?, ?, ?)"
-		args = append(args, p.Block, p.Tx, p.Index)
-	}
-	where := "chain_id = ? AND block_number IN (" + strings.Join(heights, ", ") + ") AND (block_number, tx_index, trace_index) IN (" +
-		strings.Join(tuples, ", ") + ")"
-	return newestCanonical(traceReadColumns, traceReadColumns, tableTraces, where, "block_number, tx_index, trace_index") +
-		" ORDER BY block_number, tx_index, trace_index", args
+	cond, args := keysIn("tx_index, trace_index", q.positions, func(p TracePosition) (uint64, []any) {
+		return p.Block, []any{p.Tx, p.Index}
+	})
+	return newestCanonical(traceReadColumns, traceReadColumns, tableTraces, "chain_id = ? AND "+cond, "block_number, tx_index, trace_index") +
+		" ORDER BY block_number, tx_index, trace_index", append([]any{q.chainID}, args...)
 }
 
 // tracesInRangeQuery reads the inner frames of a height range that pass

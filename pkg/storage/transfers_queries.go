@@ -90,26 +90,11 @@ type transfersAtQuery struct {
 }
 
 func (q transfersAtQuery) toSQL() (string, []any) {
-	args := make([]any, 0, 1+4*len(q.positions))
-	args = append(args, q.chainID)
-	heights := make([]string, 0, len(q.positions))
-	seen := map[uint64]bool{}
-	for _, p := range q.positions {
-		if !seen[p.Block] {
-			seen[p.Block] = true
-			heights = append(heights, "?")
-			args = append(args, p.Block)
-		}
-	}
-	tuples := make([]string, len(q.positions))
-	for i, p := range q.positions {
-		tuples[i] = "(?, ?, ?)"
-		args = append(args, p.Block, p.Log, p.Batch)
-	}
-	where := "chain_id = ? AND block_number IN (" + strings.Join(heights, ", ") + ") AND (" + transferKey + ") IN (" +
-		strings.Join(tuples, ", ") + ")"
-	return newestCanonical(transferReadColumns, transferPlainColumns, tableTokenTransfers, where, transferKey) +
-		" ORDER BY " + transferKey, args
+	cond, args := keysIn("log_index, batch_index", q.positions, func(p TransferPosition) (uint64, []any) {
+		return p.Block, []any{p.Log, p.Batch}
+	})
+	return newestCanonical(transferReadColumns, transferPlainColumns, tableTokenTransfers, "chain_id = ? AND "+cond, transferKey) +
+		" ORDER BY " + transferKey, append([]any{q.chainID}, args...)
 }
 
 // halves are the eight 32-bit halves of the amount words, least
