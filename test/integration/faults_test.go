@@ -37,6 +37,22 @@ func buildIndexer(t *testing.T) string {
 	return out
 }
 
+// startWorkerProcess runs the built binary as a worker process stopped at the
+// test's end; a failing test prints the end of the worker's log, which
+// is the only account of what a process that never became ready did.
+func startWorkerProcess(t *testing.T, name, bin, cfgPath string) *localstack.Process {
+	t.Helper()
+	w, err := localstack.Start(name, filepath.Join(t.TempDir(), name+".log"), bin, "worker", "--config", cfgPath)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		w.Stop()
+		if t.Failed() {
+			t.Logf("%s's log (last 8 kB):\n%s", name, w.Tail(8<<10))
+		}
+	})
+	return w
+}
+
 // writeConfig writes a YAML config file for a worker process; extra keys
 // are laid over the chain's settings.
 func writeConfig(t *testing.T, chainID, rpcURL, metricsListen string, extra map[string]any) string {

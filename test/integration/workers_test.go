@@ -119,9 +119,7 @@ func TestTwoWorkersIndexEachHeadOnce(t *testing.T) {
 			"headscan":  map[string]any{"interval": "10s"},
 			"scheduler": map[string]any{"range_size": 1000},
 		})
-		w, err := localstack.Start(fmt.Sprintf("worker-%d", i), filepath.Join(t.TempDir(), "worker.log"), bin, "worker", "--config", cfgPath)
-		require.NoError(t, err)
-		t.Cleanup(w.Stop)
+		startWorkerProcess(t, fmt.Sprintf("worker-%d", i), bin, cfgPath)
 	}
 	waitFor(t, time.Minute, "both followers healthy", func() (bool, string) {
 		a, b := readPushMetrics(t, addrs[0], chainID), readPushMetrics(t, addrs[1], chainID)

@@ -126,7 +126,13 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 		}
 		r.workers = append(r.workers, w)
 	}
-	if err := EnsureSchedules(dctx, p.tc, o, ch, paused); err != nil {
+	// A bound of its own, not what the dials and the traces probe left
+	// of dctx: the schedule writes go to Temporal, which may be slow
+	// under load while the endpoints answered at once, and a chain
+	// that fails to start stops the process.
+	sctx, cancelSchedules := context.WithTimeout(ctx, StartupTimeout)
+	defer cancelSchedules()
+	if err := EnsureSchedules(sctx, p.tc, o, ch, paused); err != nil {
 		return nil, fmt.Errorf("chain %s: %w", id, err)
 	}
 	// The follower starts once the workers of the IndexBlock workflows it
