@@ -11,9 +11,13 @@ type metrics struct {
 	rateLimited *prometheus.CounterVec   // route
 	etherscan   *prometheus.CounterVec   // module, action
 	watermark   *prometheus.GaugeVec     // chain_id
+	// The change stream (stream*.go).
+	streamsOpen  prometheus.GaugeFunc
+	streamEvents *prometheus.CounterVec // chain_id
+	streamsEnded *prometheus.CounterVec // chain_id, reason
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+func newMetrics(reg prometheus.Registerer, open func() float64) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "api_requests_total",
@@ -37,7 +41,19 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "api_watermark_height",
 			Help: "The highest height the API serves per chain: the watermark it last read.",
 		}, []string{"chain_id"}),
+		streamsOpen: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "api_streams_open",
+			Help: "Change streams being served (SSE and websocket).",
+		}, open),
+		streamEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "api_stream_events_sent_total",
+			Help: "Change-stream events sent to consumers, by chain.",
+		}, []string{"chain_id"}),
+		streamsEnded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "api_streams_ended_total",
+			Help: "Change streams ended, by chain and reason: closed (by the consumer), slow_consumer (a page not taken within api.stream_write_timeout), shutdown, error.",
+		}, []string{"chain_id", "reason"}),
 	}
-	reg.MustRegister(m.requests, m.duration, m.rateLimited, m.etherscan, m.watermark)
+	reg.MustRegister(m.requests, m.duration, m.rateLimited, m.etherscan, m.watermark, m.streamsOpen, m.streamEvents, m.streamsEnded)
 	return m
 }

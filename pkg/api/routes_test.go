@@ -47,6 +47,7 @@ func TestOpenAPIDocumentListsTheRoutes(t *testing.T) {
 		"/v2/api":                                          {"GET", "POST"},
 		"/v1/chains/{id}/txs/{hash}/trace":                 {"GET"},
 		"/v1/chains/{id}/addresses/{address}/internal-txs": {"GET"},
+		"/v1/chains/{id}/stream":                           {"GET"},
 	}
 	got := map[string][]string{}
 	for path, item := range c.Doc.Paths.Map() {

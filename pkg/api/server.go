@@ -65,6 +65,7 @@ type Server struct {
 	secrets []string
 	mux     *http.ServeMux
 	reg     *prometheus.Registry
+	streams *streams // the change streams served (stream_transport.go)
 }
 
 // New builds a Server; it does not listen (Serve does).
@@ -89,11 +90,12 @@ func New(o Options) (*Server, error) {
 		store:   o.Store,
 		views:   newViews(o.Store, cfg.StateRefresh),
 		log:     o.Logger,
-		m:       newMetrics(o.Registry),
+		streams: newStreams(),
 		limiter: newClientLimiter(cfg.RateLimit, cfg.Burst),
 		mux:     http.NewServeMux(),
 		reg:     o.Registry,
 	}
+	s.m = newMetrics(o.Registry, s.streams.count)
 	chains := o.Chains
 	if chains == nil {
 		chains = map[string]config.Chain{}
@@ -154,6 +156,9 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		return fmt.Errorf("api: serving %s: %w", l.Addr(), err)
 	case <-ctx.Done():
 	}
+	// Streams never end by themselves: end them (each says where to
+	// resume), then wait for the other requests.
+	s.streams.close()
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.RequestTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -259,6 +264,10 @@ func (r *statusRecorder) WriteHeader(code int) {
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection (a stream's
+// flushes, write deadlines and websocket upgrade).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	if r.status == 0 {

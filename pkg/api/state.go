@@ -169,6 +169,8 @@ type Store interface {
 	AddressTracePositions(ctx context.Context, chainID string, q storage.AddressTraceQuery) ([]storage.TracePosition, error)
 	TracesAt(ctx context.Context, chainID string, ps []storage.TracePosition) ([]chain.Trace, error)
 	TracesInRange(ctx context.Context, chainID string, q storage.TraceRangeQuery) ([]chain.Trace, error)
+	// The change stream (stream.go, stream_events.go).
+	StreamStore
 }
 
 var _ Store = (*storage.Reader)(nil)

@@ -64,6 +64,14 @@ type API struct {
 	// watermark, the pruned height) is reused by later requests; 0 reads
 	// it for every request.
 	StateRefresh time.Duration `mapstructure:"state_refresh"`
+	// The change stream (GET /v1/chains/{id}/stream): StreamPoll is how
+	// often an open stream looks for new events; StreamWriteTimeout how
+	// long a consumer may take to receive a page of events before it is
+	// disconnected (it resumes from its last seq); StreamMaxConnections
+	// how many streams are served at once (503 above).
+	StreamPoll           time.Duration `mapstructure:"stream_poll"`
+	StreamWriteTimeout   time.Duration `mapstructure:"stream_write_timeout"`
+	StreamMaxConnections int           `mapstructure:"stream_max_connections"`
 }
 
 // Log configures zap.
@@ -148,6 +156,8 @@ type Chain struct {
 	Retry Retries `mapstructure:"retry"`
 	// Traces is the chain's call traces (traces.go): off by default.
 	Traces Traces `mapstructure:"traces"`
+	// Stream is the chain's change stream (stream.go): on by default.
+	Stream Stream `mapstructure:"stream"`
 }
 
 // Aggregator tunes the chain's aggregator: the Aggregate workflow, run by

@@ -29,6 +29,9 @@ func Defaults(v *viper.Viper) {
 	v.SetDefault("api.rate_limit", a.RateLimit)
 	v.SetDefault("api.burst", a.Burst)
 	v.SetDefault("api.state_refresh", a.StateRefresh.String())
+	v.SetDefault("api.stream_poll", a.StreamPoll.String())
+	v.SetDefault("api.stream_write_timeout", a.StreamWriteTimeout.String())
+	v.SetDefault("api.stream_max_connections", a.StreamMaxConnections)
 	v.SetDefault("registry.poll_interval", "5s")
 	v.SetDefault("clickhouse.migrate_timeout", "24h")
 	v.SetDefault("clickhouse.skip_token_transfers", false)
@@ -82,20 +85,24 @@ func DefaultChain() Chain {
 		Retention:  Retention{Interval: time.Hour},
 		Retry:      DefaultRetries(),
 		Traces:     defaultTraces(),
+		Stream:     defaultStream(),
 	}
 }
 
 // DefaultAPI is the api section's defaults.
 func DefaultAPI() API {
 	return API{
-		Listen:              "127.0.0.1:8088",
-		RequestTimeout:      10 * time.Second,
-		MaxPageSize:         100,
-		MaxLogRange:         10000,
-		EtherscanMaxRecords: 1000,
-		RateLimit:           50,
-		Burst:               100,
-		StateRefresh:        time.Second,
+		Listen:               "127.0.0.1:8088",
+		RequestTimeout:       10 * time.Second,
+		MaxPageSize:          100,
+		MaxLogRange:          10000,
+		EtherscanMaxRecords:  1000,
+		RateLimit:            50,
+		Burst:                100,
+		StateRefresh:         time.Second,
+		StreamPoll:           250 * time.Millisecond,
+		StreamWriteTimeout:   10 * time.Second,
+		StreamMaxConnections: 100,
 	}
 }
 
@@ -121,6 +128,15 @@ func (a API) WithDefaults() API {
 	}
 	if a.Burst == 0 {
 		a.Burst = d.Burst
+	}
+	if a.StreamPoll == 0 {
+		a.StreamPoll = d.StreamPoll
+	}
+	if a.StreamWriteTimeout == 0 {
+		a.StreamWriteTimeout = d.StreamWriteTimeout
+	}
+	if a.StreamMaxConnections == 0 {
+		a.StreamMaxConnections = d.StreamMaxConnections
 	}
 	return a
 }

@@ -112,6 +112,15 @@ func (a API) validate() []error {
 	if a.StateRefresh < 0 {
 		bad("state_refresh", "must not be negative (0 = read for every request)")
 	}
+	if a.StreamPoll < 10*time.Millisecond || a.StreamPoll > 10*time.Second {
+		bad("stream_poll", "must be between 10ms and 10s, got %v", a.StreamPoll)
+	}
+	if a.StreamWriteTimeout < time.Second {
+		bad("stream_write_timeout", "must be at least 1s")
+	}
+	if a.StreamMaxConnections < 1 {
+		bad("stream_max_connections", "must be at least 1")
+	}
 	return errs
 }
 
@@ -290,6 +299,7 @@ func (ch Chain) validate(prefix, id string) []error {
 		bad(".retention.interval", "must be at least 1m (each run may start a deletion in ClickHouse)")
 	}
 	ch.Traces.validate(bad)
+	ch.Stream.validate(bad)
 	return errs
 }
 

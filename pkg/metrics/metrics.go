@@ -80,6 +80,8 @@ type Metrics struct {
 
 	// Call traces (traces.go).
 	Traces
+	// The change stream (stream.go).
+	Stream
 }
 
 // Sources of a delivered height: the source label of DuplicateDeliveries.
@@ -224,5 +226,6 @@ func New(reg prometheus.Registerer) *Metrics {
 		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy,
 		m.AggregatorHeight, m.AggregatorRewinds, m.PrunedHeight, m.PruneDeletions)
 	m.Traces = newTraces(reg)
+	m.Stream = newStream(reg)
 	return m
 }

@@ -81,16 +81,22 @@ func (c *Reader) TransfersAt(ctx context.Context, chainID string, ps []TransferP
 	var out []TokenTransfer
 	err := c.query(ctx, fmt.Sprintf("reading %s of chain %q at %d positions", tableTokenTransfers, chainID, len(ps)),
 		transfersAtQuery{chainID, ps}, func(r driver.Rows) error {
-			var t TokenTransfer
-			var ts uint32
-			w := &t.Words
-			err := r.Scan(&t.BlockNumber, &t.BlockHash, &ts, &t.TxHash, &t.TxIndex, &t.LogIndex, &t.BatchIndex,
-				&t.Token, &t.Standard, &t.Operator, &t.From, &t.To, &t.TokenID, &t.Amount, &w[0], &w[1], &w[2], &w[3])
-			t.Timestamp = uint64(ts)
+			t, err := scanTransfer(r)
 			out = append(out, t)
 			return err
 		})
 	return out, err
+}
+
+// scanTransfer reads a row of transferReadColumns.
+func scanTransfer(r driver.Rows) (TokenTransfer, error) {
+	var t TokenTransfer
+	var ts uint32
+	w := &t.Words
+	err := r.Scan(&t.BlockNumber, &t.BlockHash, &ts, &t.TxHash, &t.TxIndex, &t.LogIndex, &t.BatchIndex,
+		&t.Token, &t.Standard, &t.Operator, &t.From, &t.To, &t.TokenID, &t.Amount, &w[0], &w[1], &w[2], &w[3])
+	t.Timestamp = uint64(ts)
+	return t, err
 }
 
 // Balance is what a holder has of a token (of one id, for ERC-1155): the

@@ -86,10 +86,10 @@ func PruneScheduleID(chainID string) string { return chainID + ":prune" }
 func PruneWorkflowID(chainID string) string { return chainID + ":prune" }
 
 // ScheduleIDs are the IDs of a chain's Schedules: the scans, the
-// aggregator, token metadata, with retention on, pruning and, with traces
-// on, the traces backfill. Those that do not exist are skipped by every
+// aggregator, token metadata, with retention on, pruning, with traces
+// on, the traces backfill and, with the stream on, its appender. Those that do not exist are skipped by every
 // control of them (chain_pause.go, chain_remove.go).
 func ScheduleIDs(chainID string) []string {
 	return []string{HeadScanScheduleID(chainID), GapScanScheduleID(chainID), AggregateScheduleID(chainID), PruneScheduleID(chainID),
-		TokenMetadataScheduleID(chainID), TraceBackfillScheduleID(chainID)}
+		TokenMetadataScheduleID(chainID), TraceBackfillScheduleID(chainID), StreamScheduleID(chainID)}
 }

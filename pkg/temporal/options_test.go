@@ -137,7 +137,7 @@ func TestScanSchedules(t *testing.T) {
 	require.Equal(t, map[string]any{temporal.AttrChainID: "eth", temporal.AttrIndexMode: "prune"}, attrs(t, pr.SearchAttributes))
 	require.Equal(t, "retention of chain eth, every 1h0m0s", pr.Summary)
 	require.Greater(t, pr.Timeout, o.PruneActivity().StartToCloseTimeout)
-	require.Equal(t, []string{"eth:headscan", "eth:gapscan", "eth:aggregate", "eth:prune", "eth:token-metadata", "eth:traces-backfill"}, temporal.ScheduleIDs("eth"))
+	require.Equal(t, []string{"eth:headscan", "eth:gapscan", "eth:aggregate", "eth:prune", "eth:token-metadata", "eth:traces-backfill", "eth:stream"}, temporal.ScheduleIDs("eth"))
 }
 
 // The dev server's --search-attribute values, and the registration's

@@ -30,12 +30,23 @@ type PeriodicWorkflow struct {
 	// Paused creates the Schedule paused (a paused chain's); an existing
 	// Schedule keeps its state (SetSchedulesPaused changes it).
 	Paused bool
+	// Overlap is the policy for a run due while one is under way: skip
+	// when unset.
+	Overlap enumspb.ScheduleOverlapPolicy
 }
 
-// EnsureSchedule creates the schedule or, if it exists, brings its interval
-// and action up to date. Overlap policy is skip: a slow run is never stacked
-// with the next one. A new schedule fires at once (unless created paused),
-// so a fresh worker does not wait a whole period for its first scan.
+func (p PeriodicWorkflow) overlap() enumspb.ScheduleOverlapPolicy {
+	if p.Overlap == enumspb.SCHEDULE_OVERLAP_POLICY_UNSPECIFIED {
+		return enumspb.SCHEDULE_OVERLAP_POLICY_SKIP
+	}
+	return p.Overlap
+}
+
+// EnsureSchedule creates the schedule or, if it exists, brings its interval,
+// action and overlap policy up to date. Overlap policy is skip unless the
+// workflow says otherwise: a slow run is never stacked with the next one.
+// A new schedule fires at once (unless created paused), so a fresh worker
+// does not wait a whole period for its first scan.
 func EnsureSchedule(ctx context.Context, c client.Client, p PeriodicWorkflow) error {
 	action := &client.ScheduleWorkflowAction{
 		ID:                       p.WorkflowID,
@@ -52,7 +63,7 @@ func EnsureSchedule(ctx context.Context, c client.Client, p PeriodicWorkflow) er
 		ID:                 p.ScheduleID,
 		Spec:               spec,
 		Action:             action,
-		Overlap:            enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+		Overlap:            p.overlap(),
 		TriggerImmediately: !p.Paused,
 		Paused:             p.Paused,
 	})
@@ -71,7 +82,7 @@ func EnsureSchedule(ctx context.Context, c client.Client, p PeriodicWorkflow) er
 			if s.Policy == nil {
 				s.Policy = &client.SchedulePolicies{}
 			}
-			s.Policy.Overlap = enumspb.SCHEDULE_OVERLAP_POLICY_SKIP
+			s.Policy.Overlap = p.overlap()
 			return &client.ScheduleUpdate{Schedule: &s}, nil
 		},
 	})

@@ -43,6 +43,8 @@ type Chain struct {
 	// indexed without them (traces_backfill.go).
 	Traces        bool
 	TraceBackfill config.TraceBackfill
+	// Stream is the chain's change stream (stream.go).
+	Stream config.Stream
 }
 
 // NewChain is the Chain of a configured chain, with its client and its
@@ -55,6 +57,7 @@ func NewChain(id string, client rpc.Client, o temporal.Options, ch config.Chain)
 		AggregatorChunk: ch.Aggregator.Chunk,
 		Retention:       ch.Retention, RetentionMargin: ch.RetentionMargin(),
 		Traces: ch.Traces.Enabled(), TraceBackfill: ch.Traces.Backfill,
+		Stream: ch.Stream,
 	}
 }
 

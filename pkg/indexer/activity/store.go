@@ -65,6 +65,13 @@ type Store interface {
 	HighestBlockBefore(ctx context.Context, chainID string, from, to uint64, cutoff time.Time) (uint64, bool, error)
 	PendingMutations(ctx context.Context) (uint64, error)
 
+	// The change stream's log and the block headers its appender compares
+	// (stream.go; with Watermark above, a stream.Store).
+	StreamTail(ctx context.Context, chainID string, n int) ([]storage.StreamEvent, error)
+	StreamedAt(ctx context.Context, chainID string, from, to uint64) (map[uint64]storage.StreamEvent, error)
+	AppendStreamEvents(ctx context.Context, chainID string, events []storage.StreamEvent) error
+	BlockHeaders(ctx context.Context, chainID string, from, to uint64) ([]storage.BlockHeader, error)
+
 	// Token metadata (token_metadata.go).
 	TokensInRange(ctx context.Context, chainID string, from, to uint64) ([]storage.SeenToken, error)
 	TokenMetadata(ctx context.Context, chainID string, tokens []string) (map[string]storage.TokenMetadata, error)

@@ -107,7 +107,7 @@ func storedState(t *testing.T, c *lifecycle.Chains, id string) registry.Definiti
 var allSchedules = len(temporal.ScheduleIDs("any"))
 
 // createSchedules creates every Schedule a chain may have as a worker does
-// (hourly: none fires during a test), paused or not, and removes
+// (hourly, the stream's every minute: none fires during a test), paused or not, and removes
 // everything of the chain from Temporal when the test ends.
 func createSchedules(t *testing.T, tc client.Client, id string, paused bool) {
 	t.Helper()
@@ -120,6 +120,9 @@ func createSchedules(t *testing.T, tc client.Client, id string, paused bool) {
 		o.PruneSchedule(time.Hour, string(types.IndexModePrune), types.PruneInput{ChainID: id}),
 		o.TokenMetadataSchedule(string(types.IndexModeTokenMetadata), types.TokenMetadataInput{ChainID: id}),
 		o.TraceBackfillSchedule(time.Hour, string(types.IndexModeTraces), types.TraceBackfillInput{ChainID: id}),
+		// Every temporal.StreamRunFor (a minute): none fires in a test
+		// either.
+		o.StreamSchedule(string(types.IndexModeStream), types.StreamInput{ChainID: id}),
 	} {
 		// Created paused, so that none fires at once (a new Schedule
 		// does), then unpaused if asked.

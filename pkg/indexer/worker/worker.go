@@ -143,6 +143,7 @@ func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activit
 	w.RegisterWorkflowWithOptions(wfs.Prune, sdkworkflow.RegisterOptions{Name: temporal.PruneWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.TokenMetadata, sdkworkflow.RegisterOptions{Name: temporal.TokenMetadataWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.TraceBackfill, sdkworkflow.RegisterOptions{Name: temporal.TraceBackfillWorkflow})
+	w.RegisterWorkflowWithOptions(wfs.StreamAppend, sdkworkflow.RegisterOptions{Name: temporal.StreamAppendWorkflow})
 	w.RegisterActivity(acts)
 }
 
@@ -150,7 +151,8 @@ func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activit
 // chain's options (search attributes on or off, as the namespace allows):
 // HeadScan, GapScan, the aggregator, with retention on, Prune (whose
 // Schedule is deleted when retention is off) and, with traces on, the
-// traces backfill (likewise); a paused chain's are
+// traces backfill (likewise) and, with the stream on, its appender
+// (likewise); a paused chain's are
 // created paused (an existing Schedule keeps its state).
 func EnsureSchedules(ctx context.Context, c client.Client, o temporal.Options, ch config.Chain, paused bool) error {
 	schedules := []temporal.PeriodicWorkflow{
@@ -168,6 +170,11 @@ func EnsureSchedules(ctx context.Context, c client.Client, o temporal.Options, c
 		schedules = append(schedules, o.TraceBackfillSchedule(ch.Traces.Backfill.Interval, string(types.IndexModeTraces),
 			types.TraceBackfillInput{ChainID: o.ChainID}))
 	} else if _, err := temporal.DeleteSchedule(ctx, c, temporal.TraceBackfillScheduleID(o.ChainID)); err != nil {
+		return err
+	}
+	if ch.Stream.Enabled {
+		schedules = append(schedules, o.StreamSchedule(string(types.IndexModeStream), types.StreamInput{ChainID: o.ChainID}))
+	} else if _, err := temporal.DeleteSchedule(ctx, c, temporal.StreamScheduleID(o.ChainID)); err != nil {
 		return err
 	}
 	for _, p := range schedules {
