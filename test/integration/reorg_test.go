@@ -17,6 +17,7 @@ import (
 	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/localstack"
+	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
 // reorgStored reads the canonical chain as readers must: FINAL, then
@@ -255,6 +256,7 @@ func TestReorgNearHeadIsRepaired(t *testing.T) {
 	var totalDepth uint64
 	for i, depth := range []uint64{3, 20} {
 		before := nodeHead(t, node.HTTPURL)
+		waitStreamed(t, store, chainID, before)
 		fork := before - depth
 		forkHash, orphanHash := blockHash(t, rc, fork), blockHash(t, rc, fork+1)
 
@@ -304,6 +306,14 @@ func TestReorgNearHeadIsRepaired(t *testing.T) {
 		blocks, txs, logs, tombstones, depths.GetSampleCount(), depths.GetSampleSum())
 	require.Empty(t, reorgDiff(t, conn, rc, chainID, head))
 
+	// The change stream followed: replayed in order, it is the node's
+	// chain, and it announced every orphaned block once.
+	replay := waitStreamed(t, store, chainID, head)
+	require.Equal(t, int(totalDepth), replay.removed, "a removal per orphaned block")
+	for h := uint64(0); h <= head; h++ {
+		require.Equal(t, blockHash(t, rc, h), replay.chain[h], "height %d as the stream has it", h)
+	}
+
 	// The look-up tables followed: exactly the canonical rows are found by
 	// hash, address and time, and the orphaned blocks' keys are tombstones.
 	require.Empty(t, lookupsDiff(t, conn, chainID))
@@ -313,4 +323,40 @@ func TestReorgNearHeadIsRepaired(t *testing.T) {
 			"SELECT count() FROM "+table+" FINAL WHERE chain_id = ? AND is_canonical = 0", chainID).Scan(&n))
 		require.Positive(t, n, "%s: tombstones of the orphaned blocks", table)
 	}
+}
+
+// streamReplay is a chain's change stream applied in order.
+type streamReplay struct {
+	chain   map[uint64]string // height -> hash of the streamed chain
+	top     uint64
+	removed int
+}
+
+// waitStreamed waits until the chain's change stream has added height and
+// returns it replayed, checking that its seqs run from 1 without a gap and
+// that each removal takes the streamed chain's top block.
+func waitStreamed(t *testing.T, store *storage.ClickHouse, chainID string, height uint64) streamReplay {
+	t.Helper()
+	var r streamReplay
+	waitFor(t, time.Minute, fmt.Sprintf("the stream of %s at %d", chainID, height), func() (bool, string) {
+		evs, err := store.StreamEvents(context.Background(), chainID, 0, 1_000_000)
+		require.NoError(t, err)
+		r = streamReplay{chain: map[uint64]string{}}
+		for i, e := range evs {
+			require.Equal(t, uint64(i+1), e.Seq)
+			if e.Kind == storage.StreamRemoved {
+				require.Equal(t, r.chain[e.Number], e.Hash, "seq %d removes what was streamed", e.Seq)
+				require.Equal(t, r.top, e.Number, "seq %d removes the top block", e.Seq)
+				delete(r.chain, e.Number)
+				r.top, r.removed = e.Number-1, r.removed+1
+				continue
+			}
+			if e.Number > 0 {
+				require.Equal(t, r.chain[e.Number-1], e.ParentHash, "seq %d sits on the streamed chain", e.Seq)
+			}
+			r.chain[e.Number], r.top = e.Hash, e.Number
+		}
+		return len(r.chain) > 0 && r.top >= height, fmt.Sprintf("%d events, top %d", len(evs), r.top)
+	})
+	return r
 }
