@@ -17,9 +17,11 @@ import (
 // Decoding walks the answer's bytes with jsonparser, which hands out slices
 // of the input instead of copies: each object is split once into its
 // members, and fields are parsed straight from those slices. The input is a
-// result the transport has already checked to be valid JSON (go-ethereum's
-// client unmarshals every response with encoding/json), so the walk only
-// has to find values, not to validate the syntax again.
+// result the transport has already checked to be valid JSON, in the walk
+// that cut it out of its answer (splitBatch, json_scan.go) or by
+// go-ethereum's client, which unmarshals every response with encoding/json;
+// so this walk only has to find values, not to check the syntax again, and
+// a Raw made of the answer's slices is valid JSON.
 //
 // Raw fields keep the node's objects without the keys the columns hold
 // (columns.go), re-encoded as encoding/json encodes a
