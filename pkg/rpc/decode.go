@@ -240,6 +240,7 @@ func (d decoder) applyReceiptsSized(data *chain.BlockData, receipts []json.RawMe
 	receiptBuf := make([]member, 0, 32)
 	logBuf := make([]member, 0, 16)
 	var rawLogs, topicBuf []json.RawMessage
+	var bloom bloomer
 	for i, raw := range receipts {
 		path := where{list: "receipts", i: i}
 		if isNull(raw) {
@@ -337,7 +338,7 @@ func (d decoder) applyReceiptsSized(data *chain.BlockData, receipts []json.RawMe
 			logs = append(logs, l)
 		}
 		tx.LogCount = uint32(len(rawLogs))
-		derived, err := o.bloomOf(logs[firstLog:])
+		derived, err := o.bloomOf(logs[firstLog:], &bloom)
 		if err != nil {
 			return err
 		}
