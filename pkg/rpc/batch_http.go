@@ -136,7 +136,7 @@ func (m *batchMessage) member(s *scanner, key []byte, at int) (int, error) {
 		return end, err
 	}
 	val := s.data[at:end:end]
-	switch memberName(key) {
+	switch string(memberKey(key)) {
 	case "id":
 		if val[0] == '"' {
 			val = val[1 : len(val)-1]
@@ -150,18 +150,6 @@ func (m *batchMessage) member(s *scanner, key []byte, at int) (int, error) {
 		}
 	}
 	return end, nil
-}
-
-// memberName is a checked key's name: its content, unescaped in the rare
-// case it has escapes.
-func memberName(key []byte) string {
-	inner := key[1 : len(key)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		return string(inner) // no copy: only compared
-	}
-	var name string
-	_ = json.Unmarshal(key, &name) // checked already
-	return name
 }
 
 // rpcError reads a lone JSON-RPC error message.

@@ -189,7 +189,7 @@ const (
 func stringSpecial(w uint64) uint64 {
 	q := w ^ (ones * '"')
 	b := w ^ (ones * '\\')
-	return ((q - ones) & ^q | (b - ones) & ^b | (w - ones*0x20) & ^w) & highs
+	return ((q-ones) & ^q | (b-ones) & ^b | (w-ones*0x20) & ^w) & highs
 }
 
 // str checks the string at data[i] (its opening quote) and returns the

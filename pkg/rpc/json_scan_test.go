@@ -138,3 +138,25 @@ func BenchmarkSplitBatch(b *testing.B) {
 		}
 	})
 }
+
+// The decoder checks what it walks itself: JSON that is wrong in a value
+// it keeps in Raw, or anywhere in an object or array, is a MalformedError
+// even when no transport checked the answer first.
+func TestDecoderRejectsMalformedJSON(t *testing.T) {
+	block, receipts := genBlock(7, 1, genOptions{Txs: 2, LogsPerTx: 2})
+	_, err := decodeFull(7, block, receipts)
+	require.NoError(t, err)
+	for name, c := range map[string]struct{ block, receipts string }{
+		"bad escape in a kept block field":  {strings.Replace(string(block), `"extraData":"`, `"extraData":"\q`, 1), string(receipts)},
+		"control character in a kept field": {strings.Replace(string(block), `"extraData":"`, "\"extraData\":\"\x01", 1), string(receipts)},
+		"bad literal in a transaction":      {strings.Replace(string(block), `"from":`, `"x":nul,"from":`, 1), string(receipts)},
+		"trailing bytes after the block":    {string(block) + ` x`, string(receipts)},
+		"unclosed receipts":                 {string(block), strings.TrimSuffix(strings.TrimSpace(string(receipts)), "]")},
+		"bad number in a log":               {string(block), strings.Replace(string(receipts), `"removed":false`, `"removed":-`, 1)},
+	} {
+		require.NotEqual(t, string(block)+string(receipts), c.block+c.receipts, name)
+		_, err := decodeFull(7, []byte(c.block), []byte(c.receipts))
+		var mal *MalformedError
+		assert.True(t, errors.As(err, &mal), "%s: want a *MalformedError, got %v", name, err)
+	}
+}
