@@ -92,13 +92,11 @@ func (s *scanner) value(i int) (int, error) {
 // nil) is given the key as sent (with its quotes) and the index of the
 // value, which it must check and return the end of; nil checks it.
 func (s *scanner) object(i int, member func(key []byte, at int) (int, error)) (int, error) {
-	if s.depth++; s.depth > maxNesting {
-		return i, s.fail(i, "nested deeper than %d", maxNesting)
-	}
-	defer func() { s.depth-- }()
 	open := i
-	if i = s.ws(i + 1); i < len(s.data) && s.data[i] == '}' {
-		return i + 1, nil
+	i, empty, err := s.enter(i, '}')
+	defer func() { s.depth-- }()
+	if empty || err != nil {
+		return i, err
 	}
 	for {
 		if i >= len(s.data) || s.data[i] != '"' {
@@ -121,16 +119,9 @@ func (s *scanner) object(i int, member func(key []byte, at int) (int, error)) (i
 		if err != nil {
 			return i, err
 		}
-		if i = s.ws(i); i >= len(s.data) {
-			return i, s.expected(i, "',' or '}'", open)
-		}
-		switch s.data[i] {
-		case ',':
-			i = s.ws(i + 1)
-		case '}':
-			return i + 1, nil
-		default:
-			return i, s.expected(i, "',' or '}'", open)
+		var done bool
+		if i, done, err = s.next(i, '}', open); done || err != nil {
+			return i, err
 		}
 	}
 }
@@ -138,16 +129,13 @@ func (s *scanner) object(i int, member func(key []byte, at int) (int, error)) (i
 // array checks the array at data[i], handing each element's index to elem
 // as object hands values to member.
 func (s *scanner) array(i int, elem func(at int) (int, error)) (int, error) {
-	if s.depth++; s.depth > maxNesting {
-		return i, s.fail(i, "nested deeper than %d", maxNesting)
-	}
-	defer func() { s.depth-- }()
 	open := i
-	if i = s.ws(i + 1); i < len(s.data) && s.data[i] == ']' {
-		return i + 1, nil
+	i, empty, err := s.enter(i, ']')
+	defer func() { s.depth-- }()
+	if empty || err != nil {
+		return i, err
 	}
 	for {
-		var err error
 		if elem != nil {
 			i, err = elem(i)
 		} else {
@@ -156,18 +144,39 @@ func (s *scanner) array(i int, elem func(at int) (int, error)) (int, error) {
 		if err != nil {
 			return i, err
 		}
-		if i = s.ws(i); i >= len(s.data) {
-			return i, s.expected(i, "',' or ']'", open)
-		}
-		switch s.data[i] {
-		case ',':
-			i = s.ws(i + 1)
-		case ']':
-			return i + 1, nil
-		default:
-			return i, s.expected(i, "',' or ']'", open)
+		var done bool
+		if i, done, err = s.next(i, ']', open); done || err != nil {
+			return i, err
 		}
 	}
+}
+
+// enter steps into the object or array opened at i, one level deeper:
+// past the opening byte and whitespace, or past the closing byte when it
+// is empty.
+func (s *scanner) enter(i int, closing byte) (next int, empty bool, err error) {
+	if s.depth++; s.depth > maxNesting {
+		return i, false, s.fail(i, "nested deeper than %d", maxNesting)
+	}
+	if i = s.ws(i + 1); i < len(s.data) && s.data[i] == closing {
+		return i + 1, true, nil
+	}
+	return i, false, nil
+}
+
+// next reads what follows a member or element at i: a comma (done false,
+// next is the index of the next one) or the closing byte (done, next is
+// past it).
+func (s *scanner) next(i int, closing byte, open int) (next int, done bool, err error) {
+	if i = s.ws(i); i < len(s.data) {
+		switch s.data[i] {
+		case ',':
+			return s.ws(i + 1), false, nil
+		case closing:
+			return i + 1, true, nil
+		}
+	}
+	return i, false, s.expected(i, "',' or '"+string(closing)+"'", open)
 }
 
 func (s *scanner) expected(i int, what string, open int) error {
