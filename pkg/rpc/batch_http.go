@@ -19,11 +19,12 @@ import (
 // itself. go-ethereum's client decodes an answer with encoding/json twice
 // (into its messages, then each result into a json.RawMessage), which
 // costs about three times what decoding the blocks does
-// (BenchmarkFetchBlocks); here the answer is checked once with json.Valid
-// and cut into results with jsonparser, which the decoder then reads in
-// place. Failures look like go-ethereum's (gethrpc.HTTPError, errors with
-// ErrorCode, ErrMissingBatchResponse, *json.SyntaxError), so classify
-// treats both paths alike.
+// (BenchmarkFetchBlocks); here the answer is checked and cut into results
+// in one walk (splitBatch, json_scan.go), and the decoder then reads them
+// in place. Failures look like go-ethereum's (gethrpc.HTTPError, errors with
+// ErrorCode, ErrMissingBatchResponse), so classify treats both paths alike;
+// an answer that is not JSON is a *syntaxError, malformed like go-ethereum's
+// *json.SyntaxError.
 func (e *Ethereum) postBatch(ctx context.Context, client *http.Client, methods []string, args [][]any) ([]json.RawMessage, []error, error) {
 	var body bytes.Buffer
 	body.WriteByte('[')
@@ -56,57 +57,58 @@ func (e *Ethereum) postBatch(ctx context.Context, client *http.Client, methods [
 	if err != nil {
 		return nil, nil, err
 	}
-	if !json.Valid(answer) {
-		var v any
-		return nil, nil, json.Unmarshal(answer, &v) // the *json.SyntaxError
-	}
-	msgs, err := elements(answer, nil)
-	if err != nil {
+	return splitBatch(answer, len(methods))
+}
+
+// splitBatch checks a batch answer to n calls (ids 0 to n-1) and cuts it
+// into each call's result (a slice of answer) or error, in one walk.
+func splitBatch(answer []byte, n int) ([]json.RawMessage, []error, error) {
+	s := scanner{data: answer}
+	start := s.ws(0)
+	if start >= len(answer) || answer[start] != '[' {
+		if err := validJSON(answer); err != nil {
+			return nil, nil, err
+		}
 		// Not an array: a node may answer a whole batch with one error.
 		if code, msg, ok := rpcError(answer); ok {
 			return nil, nil, &callError{code: code, message: msg}
 		}
 		return nil, nil, &json.UnmarshalTypeError{Value: "non-array batch answer", Type: reflect.TypeFor[[]json.RawMessage]()}
 	}
-	results := make([]json.RawMessage, len(methods))
-	errs := make([]error, len(methods))
-	seen := make([]bool, len(methods))
-	for _, m := range msgs {
-		var id []byte
-		var result json.RawMessage
-		var failed bool
-		var code int
-		var message string
-		_ = jsonparser.ObjectEach(m, func(key, val []byte, typ jsonparser.ValueType, end int) error {
-			switch string(key) {
-			case "id":
-				id = val
-			case "result":
-				if typ == jsonparser.String {
-					val = m[end-len(val)-2 : end]
-				}
-				result = val[:len(val):len(val)]
-			case "error":
-				if typ != jsonparser.Null {
-					code, message, failed = rpcErrorObject(val)
-				}
-			}
-			return nil
-		})
-		i, err := strconv.Atoi(string(id))
-		if err != nil || i < 0 || i >= len(methods) || seen[i] {
-			continue // not an answer to one of our calls
+	results := make([]json.RawMessage, n)
+	errs := make([]error, n)
+	seen := make([]bool, n)
+	var m batchMessage
+	member := func(key []byte, at int) (int, error) { return m.member(&s, key, at) }
+	end, err := s.array(start, func(at int) (int, error) {
+		if answer[at] != '{' {
+			return s.value(at) // not an answer to one of our calls
+		}
+		m = batchMessage{}
+		end, err := s.object(at, member)
+		if err != nil {
+			return end, err
+		}
+		i, err := strconv.Atoi(string(m.id))
+		if err != nil || i < 0 || i >= n || seen[i] {
+			return end, nil // not an answer to one of our calls
 		}
 		seen[i] = true
-		if failed {
-			errs[i] = &callError{code: code, message: message}
-			continue
-		}
-		if result == nil {
+		switch {
+		case m.failed:
+			errs[i] = &callError{code: m.code, message: m.message}
+		case m.result == nil:
 			errs[i] = gethrpc.ErrNoResult
-			continue
+		default:
+			results[i] = m.result
 		}
-		results[i] = result
+		return end, nil
+	})
+	if err == nil {
+		err = s.end(end)
+	}
+	if err != nil {
+		return nil, nil, err
 	}
 	for i := range seen {
 		if !seen[i] {
@@ -114,6 +116,40 @@ func (e *Ethereum) postBatch(ctx context.Context, client *http.Client, methods [
 		}
 	}
 	return results, errs, nil
+}
+
+// batchMessage is what one message of a batch answer says.
+type batchMessage struct {
+	id      []byte // a number as sent, or a string's content
+	result  json.RawMessage
+	failed  bool
+	code    int
+	message string
+}
+
+// member checks the value of the message's member key (as sent, quoted)
+// at index at, keeps it when it is one of the three that matter, and
+// returns its end. Of repeated keys, the last id and result count.
+func (m *batchMessage) member(s *scanner, key []byte, at int) (int, error) {
+	end, err := s.value(at)
+	if err != nil {
+		return end, err
+	}
+	val := s.data[at:end:end]
+	switch string(memberKey(key)) {
+	case "id":
+		if val[0] == '"' {
+			val = val[1 : len(val)-1]
+		}
+		m.id = val
+	case "result":
+		m.result = val
+	case "error":
+		if val[0] == '{' {
+			m.code, m.message, m.failed = rpcErrorObject(val)
+		}
+	}
+	return end, nil
 }
 
 // rpcError reads a lone JSON-RPC error message.

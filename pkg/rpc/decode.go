@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/buger/jsonparser"
 	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
@@ -14,12 +13,13 @@ import (
 // types.Block/Receipt: those reject transaction types the library does not
 // know (L2 deposits, future EIPs), and the indexer must keep them.
 //
-// Decoding walks the answer's bytes with jsonparser, which hands out slices
+// Decoding walks the answer's bytes (json_scan.go), handing out slices
 // of the input instead of copies: each object is split once into its
-// members, and fields are parsed straight from those slices. The input is a
-// result the transport has already checked to be valid JSON (go-ethereum's
-// client unmarshals every response with encoding/json), so the walk only
-// has to find values, not to validate the syntax again.
+// members, and fields are parsed straight from those slices. The walk is
+// json_scan.go's: it checks the syntax of every value it steps over, so
+// an object or array that is not JSON is a MalformedError here, whatever
+// the transport checked, and a Raw made of the answer's slices is valid
+// JSON.
 //
 // Raw fields keep the node's objects without the keys the columns hold
 // (columns.go), re-encoded as encoding/json encodes a
@@ -59,22 +59,21 @@ func (d decoder) object(path string, raw []byte) (object, error) {
 // loop over many objects reuses one allocation, and strings taken from a.
 func (d decoder) objectInto(path where, raw []byte, buf []member, a *arena) (object, error) {
 	o := object{d: d, path: path, members: buf[:0], a: a}
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
+	sc := scanner{data: raw}
+	start := sc.ws(0)
+	if start >= len(raw) || raw[start] != '{' {
 		return o, d.malformed(pathOr(path.String(), "result"), "expected a JSON object, got %s", snippet(raw))
 	}
-	err := jsonparser.ObjectEach(trimmed, func(key, val []byte, typ jsonparser.ValueType, end int) error {
-		if typ == jsonparser.String {
-			// jsonparser strips the quotes; end is just past the closing one.
-			val = trimmed[end-len(val)-2 : end]
+	end, err := sc.object(start, func(key []byte, at int) (int, error) {
+		end, err := sc.value(at)
+		if err == nil {
+			o.members = append(o.members, member{key: validUTF8(memberKey(key)), val: raw[at:end:end], typ: valueType(raw[at])})
 		}
-		if !within(trimmed, key) {
-			// An escaped key is unescaped into a buffer jsonparser reuses.
-			key = bytes.Clone(key)
-		}
-		o.members = append(o.members, member{key: validUTF8(key), val: val, typ: typ})
-		return nil
+		return end, err
 	})
+	if err == nil {
+		err = sc.end(end)
+	}
 	if err != nil {
 		return o, d.malformed(pathOr(path.String(), "result"), "invalid JSON object: %v", err)
 	}
@@ -238,6 +237,7 @@ func (d decoder) applyReceiptsSized(data *chain.BlockData, receipts []json.RawMe
 	receiptBuf := make([]member, 0, 32)
 	logBuf := make([]member, 0, 16)
 	var rawLogs, topicBuf []json.RawMessage
+	var bloom bloomer
 	for i, raw := range receipts {
 		path := where{list: "receipts", i: i}
 		if isNull(raw) {
@@ -335,7 +335,7 @@ func (d decoder) applyReceiptsSized(data *chain.BlockData, receipts []json.RawMe
 			logs = append(logs, l)
 		}
 		tx.LogCount = uint32(len(rawLogs))
-		derived, err := o.bloomOf(logs[firstLog:])
+		derived, err := o.bloomOf(logs[firstLog:], &bloom)
 		if err != nil {
 			return err
 		}

@@ -1,12 +1,17 @@
 package rpc
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/simchain"
 )
 
 // decodeFull decodes a block and its eth_getBlockReceipts answer the way
@@ -72,4 +77,69 @@ func cpuTime() time.Duration {
 // reportCPU reports the CPU time per operation since start as cpu-ns/op.
 func reportCPU(b *testing.B, start time.Duration) {
 	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkDecodeBatch is the worker's read of one request at the default
+// mix: answers of the simulated chain (pkg/simchain, 20 transactions and
+// 2 logs a block, as `make bench-catchup` reads) for 50 heights' blocks
+// and receipts each, fetched once, then checked and split (splitBatch) and
+// decoded, block and receipts, as FetchBlocks does. ns/op is per answer
+// of 50 heights; the answers cover 1,000 heights in turn, so that values
+// repeat across blocks as much as in a catch-up, not more.
+func BenchmarkDecodeBatch(b *testing.B) {
+	cfg := simchain.DefaultConfig()
+	cfg.Length = 2000
+	sim, err := simchain.Start(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sim.Close()
+	const per, first, heights = 50, 1000, 1000
+	var answers [][]byte
+	var size int
+	for h := first; h < first+heights; h += per {
+		var req strings.Builder
+		req.WriteByte('[')
+		for k := range per {
+			if k > 0 {
+				req.WriteByte(',')
+			}
+			fmt.Fprintf(&req, `{"jsonrpc":"2.0","id":%d,"method":"eth_getBlockByNumber","params":["0x%x",true]},`, 2*k, h+k)
+			fmt.Fprintf(&req, `{"jsonrpc":"2.0","id":%d,"method":"eth_getBlockReceipts","params":["0x%x"]}`, 2*k+1, h+k)
+		}
+		req.WriteByte(']')
+		resp, err := http.Post(sim.HTTPURL(), "application/json", strings.NewReader(req.String()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		answer, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		answers = append(answers, answer)
+		size += len(answer)
+	}
+	b.SetBytes(int64(size / len(answers)))
+	b.ReportAllocs()
+	cpu := cpuTime()
+	n := 0
+	for b.Loop() {
+		answer := answers[n%len(answers)]
+		start := uint64(first + per*(n%len(answers)))
+		n++
+		results, errs, err := splitBatch(answer, 2*per)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for k := range per {
+			if errs[2*k] != nil || errs[2*k+1] != nil {
+				b.Fatal(errs[2*k], errs[2*k+1])
+			}
+			if _, err := decodeFull(start+uint64(k), results[2*k], results[2*k+1]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	reportCPU(b, cpu)
 }

@@ -278,40 +278,56 @@ func (o object) array(key string, buf []json.RawMessage) ([]json.RawMessage, err
 // value as sent (strings with their quotes), with no copy. The elements are
 // appended to buf[:0].
 func elements(raw []byte, buf []json.RawMessage) ([]json.RawMessage, error) {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || trimmed[0] != '[' {
+	sc := scanner{data: raw}
+	start := sc.ws(0)
+	if start >= len(raw) || raw[start] != '[' {
 		return nil, fmt.Errorf("not an array")
 	}
 	out := buf[:0]
-	// jsonparser gives a string element without its quotes (and its offset
-	// is not the literal's start), so each element is found from a cursor
-	// that skips the separators before it.
-	cursor := 1
-	_, err := jsonparser.ArrayEach(trimmed, func(val []byte, typ jsonparser.ValueType, _ int, err error) {
-		if err != nil {
-			return
+	end, err := sc.array(start, func(at int) (int, error) {
+		end, err := sc.value(at)
+		if err == nil {
+			out = append(out, raw[at:end:end])
 		}
-		for cursor < len(trimmed) && isSeparator(trimmed[cursor]) {
-			cursor++
-		}
-		n := len(val)
-		if typ == jsonparser.String {
-			n += 2
-		}
-		if cursor+n > len(trimmed) {
-			return
-		}
-		out = append(out, trimmed[cursor:cursor+n:cursor+n])
-		cursor += n
+		return end, err
 	})
+	if err == nil {
+		err = sc.end(end)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func isSeparator(c byte) bool {
-	return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'
+// memberKey is a key as sent (quoted, checked) without its quotes, and
+// unescaped in the rare case it has escapes (a copy then).
+func memberKey(key []byte) []byte {
+	inner := key[1 : len(key)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return inner
+	}
+	var name string
+	_ = json.Unmarshal(key, &name) // checked already
+	return []byte(name)
+}
+
+// valueType is the type of the checked value starting with c.
+func valueType(c byte) jsonparser.ValueType {
+	switch c {
+	case '"':
+		return jsonparser.String
+	case '{':
+		return jsonparser.Object
+	case '[':
+		return jsonparser.Array
+	case 't', 'f':
+		return jsonparser.Boolean
+	case 'n':
+		return jsonparser.Null
+	default:
+		return jsonparser.Number
+	}
 }
 
 // rest encodes the object minus the keys in omit (and alsoOmit, unless

@@ -180,6 +180,7 @@ func (e *Ethereum) classify(ctx context.Context, err error) failure {
 	var netErr net.Error
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
+	var scanErr *syntaxError
 	switch {
 	case errors.As(err, &httpErr):
 		f.status = httpErr.StatusCode
@@ -197,7 +198,7 @@ func (e *Ethereum) classify(ctx context.Context, err error) failure {
 		f.malformed = "batch"
 	case errors.Is(err, ErrResponseTooLarge):
 		f.malformed = "response size"
-	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
+	case errors.As(err, &syntaxErr), errors.As(err, &typeErr), errors.As(err, &scanErr):
 		f.malformed = "response"
 	case errors.Is(err, gethrpc.ErrClientQuit):
 		f.transient = false
