@@ -114,6 +114,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		"token_metadata":           "ReplacingMergeTree",
 		"traces":                   "ReplacingMergeTree",
 		"address_traces":           "ReplacingMergeTree",
+		"api_keys":                 "ReplacingMergeTree",
 	}, engines)
 
 	// A new file is applied alone, after the others.
