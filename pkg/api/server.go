@@ -62,6 +62,7 @@ type Server struct {
 	log     *zap.Logger
 	m       *metrics
 	limiter *clientLimiter
+	keys    *keyring
 	secrets []string
 	mux     *http.ServeMux
 	reg     *prometheus.Registry
@@ -96,6 +97,12 @@ func New(o Options) (*Server, error) {
 		reg:     o.Registry,
 	}
 	s.m = newMetrics(o.Registry, s.streams.count)
+	s.keys = &keyring{read: o.Store.APIKeys, m: s.m, log: s.log}
+	kctx, kcancel := context.WithTimeout(context.Background(), cfg.RequestTimeout)
+	if err := s.keys.reload(kctx); err != nil {
+		s.log.Warn("could not read the API keys; requests with a key get 503 until they are read", zap.Error(err))
+	}
+	kcancel()
 	chains := o.Chains
 	if chains == nil {
 		chains = map[string]config.Chain{}
@@ -151,6 +158,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	if s.source != nil && s.every > 0 {
 		go s.followChains(ctx)
 	}
+	go s.keys.follow(ctx, s.cfg.KeysRefresh, s.cfg.RequestTimeout)
 	select {
 	case err := <-done:
 		return fmt.Errorf("api: serving %s: %w", l.Addr(), err)
@@ -198,6 +206,10 @@ func (s *Server) followChains(ctx context.Context) {
 		}
 	}
 }
+
+// ReloadKeys reads the API keys now (Serve does every api.keys_refresh);
+// on failure the keys of the last good read stay in use.
+func (s *Server) ReloadKeys(ctx context.Context) error { return s.keys.reload(ctx) }
 
 // Chain is a chain served now, by ID.
 func (s *Server) Chain(id string) (config.Chain, bool) {
