@@ -233,7 +233,8 @@ func TestKeyRateLimit(t *testing.T) {
 	resp, _ = a.call(t, "GET", restPath, map[string]string{"X-API-Key": slow.Key}, nil)
 	require.Equal(t, 429, resp.StatusCode)
 	// ...and applies new ones.
-	_, err := apikeys.SetLimits(context.Background(), a.store, slow.Record.ID, apikeys.Limits{Rate: 0, Burst: 1})
+	unlimited := 0.0
+	_, err := apikeys.SetLimits(context.Background(), a.store, slow.Record.ID, apikeys.LimitChange{Rate: &unlimited})
 	require.NoError(t, err)
 	a.reloadKeys(t)
 	resp, _ = a.call(t, "GET", restPath, map[string]string{"X-API-Key": slow.Key}, nil)

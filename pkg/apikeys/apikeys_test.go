@@ -83,11 +83,22 @@ func TestManageKeys(t *testing.T) {
 		require.ErrorContains(t, err, bad.want)
 	}
 
-	rec, err := SetLimits(ctx, st, c.Record.ID, Limits{Rate: 0, Burst: 3})
+	zero, three, none := 0.0, uint32(3), uint32(0)
+	rec, err := SetLimits(ctx, st, c.Record.ID, LimitChange{Rate: &zero})
 	require.NoError(t, err)
 	require.Zero(t, rec.Rate)
-	_, err = SetLimits(ctx, st, c.Record.ID, Limits{Rate: 1})
+	require.Equal(t, uint32(10), rec.Burst, "a limit not given is kept")
+	rec, err = SetLimits(ctx, st, c.Record.ID, LimitChange{Burst: &three})
+	require.NoError(t, err)
+	require.Zero(t, rec.Rate)
+	require.Equal(t, uint32(3), rec.Burst)
+	_, err = SetLimits(ctx, st, c.Record.ID, LimitChange{Burst: &none})
 	require.ErrorContains(t, err, "--burst")
+	_, err = SetLimits(ctx, st, c.Record.ID, LimitChange{})
+	require.Error(t, err)
+	_, err = SetLimits(ctx, st, "000000000000", LimitChange{Burst: &three})
+	var nf *NotFoundError
+	require.ErrorAs(t, err, &nf)
 
 	rec, already, err := Revoke(ctx, st, c.Record.ID)
 	require.NoError(t, err)
@@ -96,12 +107,11 @@ func TestManageKeys(t *testing.T) {
 	_, already, err = Revoke(ctx, st, c.Record.ID)
 	require.NoError(t, err)
 	require.True(t, already)
-	_, err = SetLimits(ctx, st, c.Record.ID, DefaultLimits)
+	_, err = SetLimits(ctx, st, c.Record.ID, LimitChange{Rate: &zero})
 	var re *RevokedError
 	require.True(t, errors.As(err, &re), "%v", err)
 
 	_, _, err = Revoke(ctx, st, "000000000000")
-	var nf *NotFoundError
 	require.True(t, errors.As(err, &nf), "%v", err)
 
 	all, err := List(ctx, st)

@@ -113,11 +113,17 @@ func Create(ctx context.Context, st Store, name string, l Limits) (Created, erro
 // List is every key (revoked ones too), by id.
 func List(ctx context.Context, st Store) ([]storage.APIKeyRecord, error) { return st.APIKeys(ctx) }
 
-// SetLimits changes a key's rate and burst; the API applies them within
-// api.keys_refresh.
-func SetLimits(ctx context.Context, st Store, id string, l Limits) (storage.APIKeyRecord, error) {
-	if err := l.check(); err != nil {
-		return storage.APIKeyRecord{}, err
+// LimitChange is what SetLimits changes; a nil field keeps the key's.
+type LimitChange struct {
+	Rate  *float64
+	Burst *uint32
+}
+
+// SetLimits changes a key's rate and/or burst; the API applies them
+// within api.keys_refresh.
+func SetLimits(ctx context.Context, st Store, id string, c LimitChange) (storage.APIKeyRecord, error) {
+	if c.Rate == nil && c.Burst == nil {
+		return storage.APIKeyRecord{}, errors.New("give --rate, --burst or both")
 	}
 	rec, err := lookup(ctx, st, id)
 	if err != nil {
@@ -125,6 +131,16 @@ func SetLimits(ctx context.Context, st Store, id string, l Limits) (storage.APIK
 	}
 	if rec.Revoked {
 		return rec, &RevokedError{ID: id}
+	}
+	l := Limits{Rate: rec.Rate, Burst: rec.Burst}
+	if c.Rate != nil {
+		l.Rate = *c.Rate
+	}
+	if c.Burst != nil {
+		l.Burst = *c.Burst
+	}
+	if err := l.check(); err != nil {
+		return rec, err
 	}
 	rec.Rate, rec.Burst = l.Rate, l.Burst
 	return st.SaveAPIKey(ctx, rec)
