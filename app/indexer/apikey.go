@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -64,6 +65,18 @@ func limitFlags(cmd *cobra.Command, l *apikeys.Limits) {
 	cmd.Flags().Uint32Var(&l.Burst, "burst", l.Burst, "requests the key may make at once")
 }
 
+// withStore runs f with the database of the commands (chainEnv: the
+// config, ClickHouse migrated).
+func (a *app) withStore(cmd *cobra.Command, f func(ctx context.Context, e *chainEnv) error) error {
+	ctx := cmd.Context()
+	e, done, err := a.chainEnv(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return f(ctx, e)
+}
+
 func writeJSONOut(out io.Writer, v any) error {
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
@@ -80,28 +93,24 @@ func (a *app) apikeyCreateCmd() *cobra.Command {
 		Short: "Make a new key and print it, once (only its SHA-256 is stored)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			e, done, err := a.chainEnv(ctx, false)
-			if err != nil {
-				return err
-			}
-			defer done()
-			c, err := apikeys.Create(ctx, e.store, args[0], l)
-			if err != nil {
-				return err
-			}
-			e.log.Info("API key created", zap.String("key_id", c.Record.ID), zap.String("name", c.Record.Name))
-			out := cmd.OutOrStdout()
-			if asJSON {
-				k := listed(c.Record)
-				k.Key = c.Key
-				return writeJSONOut(out, k)
-			}
-			fmt.Fprintf(out, "API key %s created for %q: %s, burst %d\n", c.Record.ID, c.Record.Name, rateText(l.Rate), l.Burst)
-			fmt.Fprintf(out, "key: %s\n", c.Key)
-			fmt.Fprintf(out, "This is the only time the key is shown: tideline stores its SHA-256 only.\n")
-			fmt.Fprintf(out, "Running APIs accept it within %s (api.keys_refresh).\n", e.cfg.API.KeysRefresh)
-			return nil
+			return a.withStore(cmd, func(ctx context.Context, e *chainEnv) error {
+				c, err := apikeys.Create(ctx, e.store, args[0], l)
+				if err != nil {
+					return err
+				}
+				e.log.Info("API key created", zap.String("key_id", c.Record.ID), zap.String("name", c.Record.Name))
+				out := cmd.OutOrStdout()
+				if asJSON {
+					k := listed(c.Record)
+					k.Key = c.Key
+					return writeJSONOut(out, k)
+				}
+				fmt.Fprintf(out, "API key %s created for %q: %s, burst %d\n", c.Record.ID, c.Record.Name, rateText(l.Rate), l.Burst)
+				fmt.Fprintf(out, "key: %s\n", c.Key)
+				fmt.Fprintf(out, "This is the only time the key is shown: tideline stores its SHA-256 only.\n")
+				fmt.Fprintf(out, "Running APIs accept it within %s (api.keys_refresh).\n", e.cfg.API.KeysRefresh)
+				return nil
+			})
 		},
 	}
 	limitFlags(cmd, &l)
@@ -116,34 +125,30 @@ func (a *app) apikeyListCmd() *cobra.Command {
 		Short: "List the keys: id, name, rate, burst, created, revoked (never the key or its hash)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			e, done, err := a.chainEnv(ctx, false)
-			if err != nil {
-				return err
-			}
-			defer done()
-			recs, err := apikeys.List(ctx, e.store)
-			if err != nil {
-				return err
-			}
-			rows := make([]listedKey, 0, len(recs))
-			for _, r := range recs {
-				rows = append(rows, listed(r))
-			}
-			if asJSON {
-				return writeJSONOut(cmd.OutOrStdout(), rows)
-			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "ID\tNAME\tRATE\tBURST\tCREATED\tREVOKED")
-			for _, r := range rows {
-				revoked := "-"
-				if r.Revoked {
-					revoked = r.RevokedAt.UTC().Format(time.RFC3339)
+			return a.withStore(cmd, func(ctx context.Context, e *chainEnv) error {
+				recs, err := apikeys.List(ctx, e.store)
+				if err != nil {
+					return err
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Name, rateText(r.Rate), r.Burst,
-					r.CreatedAt.UTC().Format(time.RFC3339), revoked)
-			}
-			return w.Flush()
+				rows := make([]listedKey, 0, len(recs))
+				for _, r := range recs {
+					rows = append(rows, listed(r))
+				}
+				if asJSON {
+					return writeJSONOut(cmd.OutOrStdout(), rows)
+				}
+				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "ID\tNAME\tRATE\tBURST\tCREATED\tREVOKED")
+				for _, r := range rows {
+					revoked := "-"
+					if r.Revoked {
+						revoked = r.RevokedAt.UTC().Format(time.RFC3339)
+					}
+					fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Name, rateText(r.Rate), r.Burst,
+						r.CreatedAt.UTC().Format(time.RFC3339), revoked)
+				}
+				return w.Flush()
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -164,20 +169,16 @@ func (a *app) apikeyUpdateCmd() *cobra.Command {
 			if cmd.Flags().Changed("burst") {
 				c.Burst = &l.Burst
 			}
-			ctx := cmd.Context()
-			e, done, err := a.chainEnv(ctx, false)
-			if err != nil {
-				return err
-			}
-			defer done()
-			rec, err := apikeys.SetLimits(ctx, e.store, args[0], c)
-			if err != nil {
-				return err
-			}
-			e.log.Info("API key limits changed", zap.String("key_id", rec.ID), zap.Float64("rate", rec.Rate), zap.Uint32("burst", rec.Burst))
-			fmt.Fprintf(cmd.OutOrStdout(), "API key %s (%s): %s, burst %d; running APIs apply it within %s (api.keys_refresh)\n",
-				rec.ID, rec.Name, rateText(rec.Rate), rec.Burst, e.cfg.API.KeysRefresh)
-			return nil
+			return a.withStore(cmd, func(ctx context.Context, e *chainEnv) error {
+				rec, err := apikeys.SetLimits(ctx, e.store, args[0], c)
+				if err != nil {
+					return err
+				}
+				e.log.Info("API key limits changed", zap.String("key_id", rec.ID), zap.Float64("rate", rec.Rate), zap.Uint32("burst", rec.Burst))
+				fmt.Fprintf(cmd.OutOrStdout(), "API key %s (%s): %s, burst %d; running APIs apply it within %s (api.keys_refresh)\n",
+					rec.ID, rec.Name, rateText(rec.Rate), rec.Burst, e.cfg.API.KeysRefresh)
+				return nil
+			})
 		},
 	}
 	limitFlags(cmd, &l)
@@ -194,25 +195,21 @@ the holder a new key. A leaked key's id is the first 12 hex digits of its
 SHA-256: printf %s "$KEY" | sha256sum | cut -c1-12`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			e, done, err := a.chainEnv(ctx, false)
-			if err != nil {
-				return err
-			}
-			defer done()
-			rec, already, err := apikeys.Revoke(ctx, e.store, args[0])
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if already {
-				fmt.Fprintf(out, "API key %s (%s) was already revoked at %s\n", rec.ID, rec.Name, rec.RevokedAt.UTC().Format(time.RFC3339))
+			return a.withStore(cmd, func(ctx context.Context, e *chainEnv) error {
+				rec, already, err := apikeys.Revoke(ctx, e.store, args[0])
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if already {
+					fmt.Fprintf(out, "API key %s (%s) was already revoked at %s\n", rec.ID, rec.Name, rec.RevokedAt.UTC().Format(time.RFC3339))
+					return nil
+				}
+				e.log.Info("API key revoked", zap.String("key_id", rec.ID), zap.String("name", rec.Name))
+				fmt.Fprintf(out, "API key %s (%s) revoked; running APIs refuse it within %s (api.keys_refresh)\n",
+					rec.ID, rec.Name, e.cfg.API.KeysRefresh)
 				return nil
-			}
-			e.log.Info("API key revoked", zap.String("key_id", rec.ID), zap.String("name", rec.Name))
-			fmt.Fprintf(out, "API key %s (%s) revoked; running APIs refuse it within %s (api.keys_refresh)\n",
-				rec.ID, rec.Name, e.cfg.API.KeysRefresh)
-			return nil
+			})
 		},
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.uber.org/zap"
 	"golang.org/x/time/rate"
 
 	"github.com/tideline-dev/tideline/pkg/apikeys"
@@ -42,14 +41,13 @@ type apiKey struct {
 type keyring struct {
 	read func(ctx context.Context) ([]storage.APIKeyRecord, error)
 	m    *metrics
-	log  *zap.Logger
 
 	set atomic.Pointer[keySet] // nil until the first good read
 	mu  sync.Mutex             // one reload at a time
 }
 
 // reload reads the keys and swaps them in; on failure the last good set
-// stays.
+// stays. Serve runs it every api.keys_refresh (Server.repeat).
 func (k *keyring) reload(ctx context.Context) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -91,24 +89,6 @@ func keepLimiter(old *keySet, r storage.APIKeyRecord) *rate.Limiter {
 		}
 	}
 	return rate.NewLimiter(rate.Limit(r.Rate), burst)
-}
-
-// follow reloads the keys every interval until ctx ends.
-func (k *keyring) follow(ctx context.Context, every, timeout time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			rctx, cancel := context.WithTimeout(ctx, timeout)
-			if err := k.reload(rctx); err != nil {
-				k.log.Warn("could not read the API keys; using those of the last read", zap.Error(err))
-			}
-			cancel()
-		}
-	}
 }
 
 // lookup finds a presented key; loaded is false before the first good
