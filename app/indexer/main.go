@@ -3,7 +3,7 @@
 // `dev` starts a whole local stack (Temporal, ClickHouse, anvil and a load
 // generator) and a worker against it, `simchain` serves a simulated chain,
 // `chain` adds, changes, pauses and removes chains while the workers run,
-// `api` serves what was indexed over HTTP.
+// `api` serves what was indexed over HTTP, `apikey` manages its keys.
 package main
 
 import (
@@ -60,7 +60,7 @@ func newRoot() *cobra.Command {
 		_ = a.v.BindPFlag(key, f.Lookup(flag))
 	}
 	root.AddCommand(a.workerCmd(), a.migrateCmd(), a.devCmd(), a.simchainCmd(), a.schedulerCmd(), a.statusCmd(), a.chainCmd(),
-		a.apiCmd())
+		a.apiCmd(), a.apikeyCmd())
 	return root
 }
 

@@ -17,6 +17,7 @@ const (
 	codeBadParameter = "bad_parameter" // 400
 	codeNotFound     = "not_found"     // 404
 	codeNotAllowed   = "method_not_allowed"
+	codeUnauthorized = "unauthorized" // 401: no, an unknown or a revoked API key
 	codeGone         = "gone"         // 410: at or below the pruned height
 	codeRateLimited  = "rate_limited" // 429
 	codeTimeout      = "timeout"      // 503: the request ran out of api.request_timeout
@@ -77,7 +78,7 @@ func fromStore(err error) *apiError {
 // writeError sends e as JSON, logging the cause of server-side failures.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
 	s.logFailure(r, e)
-	if e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable {
+	if (e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable) && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", "1")
 	}
 	writeJSON(w, e.Status, e)
@@ -88,6 +89,6 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *apiError)
 func (s *Server) logFailure(r *http.Request, e *apiError) {
 	if e.Status >= 500 && e.cause != nil {
 		s.log.Warn("request failed", zap.String("route", r.Pattern), zap.Int("status", e.Status),
-			zap.String("error", s.redact(e.cause.Error())))
+			zap.String("key_id", keyIDOf(r.Context())), zap.String("error", s.redact(e.cause.Error())))
 	}
 }

@@ -21,7 +21,9 @@ import (
 // (Etherscan clients read the envelope, not the status); a proxy call it
 // got wrong is a JSON-RPC error object, also with 200. What is tideline's
 // fault or the database's (a timeout, a failed read) keeps its HTTP status
-// (503, 500) with the same envelope, so monitoring sees it. An unknown
+// (503, 500) with the same envelope, so monitoring sees it. A refused API
+// key and the rate limit are Etherscan's texts with 401 and 429
+// (admit.go, which also parses the form, apikey being in it). An unknown
 // chain in the path is the REST 404.
 //
 // Formats, as Etherscan documents them: the account module gives numbers

@@ -195,13 +195,15 @@ func TestEtherscanAnswersHaveTheDocumentedFormat(t *testing.T) {
 	require.Equal(t, "0x9", post["result"])
 }
 
-// The Etherscan rate-limit answer is Etherscan's own.
+// The Etherscan rate-limit answer is Etherscan's own envelope, with the
+// 429 and Retry-After every rate limit of this API answers (clients such
+// as ethers' back off on both).
 func TestEtherscanRateLimitAnswer(t *testing.T) {
 	a := newTestAPI(t, config.API{RateLimit: 0.001, Burst: 1})
 	a.write(t, sampleChain(1))
 	_, got := a.etherscan(t, "module", "proxy", "action", "eth_blockNumber")
 	require.Equal(t, "0x0", got["result"])
 	code, got := a.etherscan(t, "module", "proxy", "action", "eth_blockNumber")
-	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, http.StatusTooManyRequests, code)
 	require.Equal(t, recorded(t, "rate_limit.json"), got)
 }

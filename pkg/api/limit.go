@@ -10,8 +10,9 @@ import (
 )
 
 // clientLimiter is a token bucket per client address (api.rate_limit,
-// api.burst). Behind a reverse proxy every request comes from the proxy's
-// address: limit there instead (docs/operations.md).
+// api.burst) for the requests without an API key (admit.go; a key has
+// its own bucket, keys.go). Behind a reverse proxy every request comes
+// from the proxy's address: limit there instead (docs/operations.md).
 type clientLimiter struct {
 	rate  rate.Limit
 	burst int
@@ -68,23 +69,4 @@ func clientOf(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
-}
-
-// limit refuses a client over its rate: 429 with Retry-After for the REST
-// routes; for the Etherscan route, Etherscan's own answer (HTTP 200,
-// status "0", "Max rate limit reached"), which its clients recognise.
-func (s *Server) limit(route string, etherscan bool, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.limiter.allow(clientOf(r), time.Now()) {
-			h.ServeHTTP(w, r)
-			return
-		}
-		s.m.rateLimited.WithLabelValues(route).Inc()
-		if etherscan {
-			writeJSON(w, http.StatusOK, envelope{Status: "0", Message: "NOTOK", Result: "Max rate limit reached"})
-			return
-		}
-		s.writeError(w, r, &apiError{Status: http.StatusTooManyRequests, Code: codeRateLimited,
-			Message: "too many requests from this client (api.rate_limit); retry after a second"})
-	})
 }

@@ -3,8 +3,9 @@ package api
 import "github.com/prometheus/client_golang/prometheus"
 
 // metrics are the API's own series, on its own /metrics. Labels are route
-// patterns, status codes, chain IDs and Etherscan module/action names from
-// a fixed list: never a raw path, a hash, an address or a client address.
+// patterns, status codes, chain IDs, Etherscan module/action names from
+// a fixed list and the ids of stored API keys: never a raw path, a hash,
+// an address, a client address or a key.
 type metrics struct {
 	requests    *prometheus.CounterVec   // route, code
 	duration    *prometheus.HistogramVec // route
@@ -15,6 +16,13 @@ type metrics struct {
 	streamsOpen  prometheus.GaugeFunc
 	streamEvents *prometheus.CounterVec // chain_id
 	streamsEnded *prometheus.CounterVec // chain_id, reason
+
+	// API keys (keys.go, admit.go).
+	keyRequests       *prometheus.CounterVec // key_id: a stored key's id, or "anonymous"
+	keyRejections     *prometheus.CounterVec // reason, key_id (also "unknown")
+	keysLoaded        *prometheus.GaugeVec   // state: active, revoked
+	keysReloaded      prometheus.Gauge
+	keyReloadFailures prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, open func() float64) *metrics {
@@ -54,6 +62,28 @@ func newMetrics(reg prometheus.Registerer, open func() float64) *metrics {
 			Help: "Change streams ended, by chain and reason: closed (by the consumer), slow_consumer (a page not taken within api.stream_write_timeout), shutdown, error.",
 		}, []string{"chain_id", "reason"}),
 	}
-	reg.MustRegister(m.requests, m.duration, m.rateLimited, m.etherscan, m.watermark, m.streamsOpen, m.streamEvents, m.streamsEnded)
+	m.keyRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "api_key_requests_total",
+		Help: "Requests let through, by API key id (\"anonymous\" for those without a key).",
+	}, []string{"key_id"})
+	m.keyRejections = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "api_key_rejections_total",
+		Help: "Requests refused before any work, by reason (missing, unknown, revoked, rate_limited) and key id " +
+			"(\"anonymous\" without a key, \"unknown\" for a key that is not stored).",
+	}, []string{"reason", "key_id"})
+	m.keysLoaded = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "api_keys_loaded",
+		Help: "API keys of the last good read of api_keys, by state (active, revoked).",
+	}, []string{"state"})
+	m.keysReloaded = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "api_keys_last_reload_timestamp_seconds",
+		Help: "When the API keys were last read successfully (Unix seconds); 0 before the first read.",
+	})
+	m.keyReloadFailures = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "api_keys_reload_failures_total",
+		Help: "Failed reads of the API keys; the keys of the last good read stay in use.",
+	})
+	reg.MustRegister(m.requests, m.duration, m.rateLimited, m.etherscan, m.watermark, m.streamsOpen, m.streamEvents, m.streamsEnded,
+		m.keyRequests, m.keyRejections, m.keysLoaded, m.keysReloaded, m.keyReloadFailures)
 	return m
 }

@@ -45,7 +45,7 @@ func (s *Server) routes() {
 	// The change stream: its own long-lived answer, no request deadline
 	// (stream.go bounds each write instead).
 	streamPattern := "GET /v1/chains/{id}/stream"
-	s.mux.Handle(streamPattern, s.instrument(streamPattern, s.limit(streamPattern, false, http.HandlerFunc(s.stream))))
+	s.mux.Handle(streamPattern, s.instrument(streamPattern, s.admit(streamPattern, false, http.HandlerFunc(s.stream))))
 	s.mux.Handle("/v1/chains/{id}/stream", s.notAllowed("/v1/chains/{id}/stream", false))
 	// …/blocks/hash/{hash} and …/blocks/{height}/txs overlap as patterns
 	// (…/blocks/hash/txs matches both), which ServeMux refuses: one
@@ -68,12 +68,12 @@ func (s *Server) routes() {
 	// Etherscan clients send GET and POST (a form), as Etherscan takes both.
 	for _, m := range []string{"GET", "POST"} {
 		pattern := m + " /v1/chains/{id}/etherscan/api"
-		s.mux.Handle(pattern, s.instrument(pattern, s.limit(pattern, true, s.deadline(http.HandlerFunc(s.etherscan)))))
+		s.mux.Handle(pattern, s.instrument(pattern, s.admit(pattern, true, s.deadline(http.HandlerFunc(s.etherscan)))))
 	}
 	s.mux.Handle("/v1/chains/{id}/etherscan/api", s.notAllowed("/v1/chains/{id}/etherscan/api", true))
 	for _, m := range []string{"GET", "POST"} { // Etherscan's V2 addressing (etherscan_v2.go)
 		pattern := m + " /v2/api"
-		s.mux.Handle(pattern, s.instrument(pattern, s.limit(pattern, true, s.deadline(http.HandlerFunc(s.etherscanV2)))))
+		s.mux.Handle(pattern, s.instrument(pattern, s.admit(pattern, true, s.deadline(http.HandlerFunc(s.etherscanV2)))))
 	}
 	s.mux.Handle("/v2/api", s.notAllowed("/v2/api", true))
 
@@ -92,10 +92,11 @@ func (s *Server) rest(path string, h handlerFunc) {
 }
 
 // restHandler is a REST route with the middleware: metrics (labelled by
-// the pattern), the per-client rate limit and the request deadline.
+// the pattern), the API key and rate limit (admit.go) and the request
+// deadline.
 func (s *Server) restHandler(path string, h handlerFunc) http.Handler {
 	pattern := "GET " + path
-	return s.instrument(pattern, s.limit(pattern, false, s.deadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.instrument(pattern, s.admit(pattern, false, s.deadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v, e := h(r)
 		if e != nil {
 			s.writeError(w, r, e)

@@ -296,7 +296,7 @@ func TestRateLimitPerClient(t *testing.T) {
 	a.getJSON(t, "/v1/chains/c1/blocks/1", 429, &e)
 	require.Equal(t, "rate_limited", e.Code)
 	code, body := a.get(t, "/v1/chains/c1/etherscan/api?module=proxy&action=eth_blockNumber")
-	require.Equal(t, 200, code, "Etherscan answers its rate limit with 200")
+	require.Equal(t, 429, code, "Etherscan's envelope, with the 429 of every rate limit")
 	require.JSONEq(t, `{"status":"0","message":"NOTOK","result":"Max rate limit reached"}`, string(body))
 }
 

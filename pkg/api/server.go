@@ -62,6 +62,7 @@ type Server struct {
 	log     *zap.Logger
 	m       *metrics
 	limiter *clientLimiter
+	keys    *keyring
 	secrets []string
 	mux     *http.ServeMux
 	reg     *prometheus.Registry
@@ -96,6 +97,12 @@ func New(o Options) (*Server, error) {
 		reg:     o.Registry,
 	}
 	s.m = newMetrics(o.Registry, s.streams.count)
+	s.keys = &keyring{read: o.Store.APIKeys, m: s.m}
+	kctx, kcancel := context.WithTimeout(context.Background(), cfg.RequestTimeout)
+	if err := s.keys.reload(kctx); err != nil {
+		s.log.Warn("could not read the API keys; requests with a key get 503 until they are read", zap.Error(err))
+	}
+	kcancel()
 	chains := o.Chains
 	if chains == nil {
 		chains = map[string]config.Chain{}
@@ -149,8 +156,9 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
 	if s.source != nil && s.every > 0 {
-		go s.followChains(ctx)
+		go s.repeat(ctx, s.every, "could not read the chain registry; serving the chains of the last read", s.refreshChains)
 	}
+	go s.repeat(ctx, s.cfg.KeysRefresh, "could not read the API keys; using those of the last read", s.keys.reload)
 	select {
 	case err := <-done:
 		return fmt.Errorf("api: serving %s: %w", l.Addr(), err)
@@ -180,10 +188,11 @@ func (s *Server) refreshChains(ctx context.Context) error {
 	return nil
 }
 
-// followChains refreshes the chains until ctx ends; a failed read keeps
-// the chains of the last good one.
-func (s *Server) followChains(ctx context.Context) {
-	t := time.NewTicker(s.every)
+// repeat runs read every interval until ctx ends, each run bounded by
+// api.request_timeout; a failed run is logged (what) and changes
+// nothing, so the last good read stays in use.
+func (s *Server) repeat(ctx context.Context, every time.Duration, what string, read func(context.Context) error) {
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -191,13 +200,17 @@ func (s *Server) followChains(ctx context.Context) {
 			return
 		case <-t.C:
 			rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
-			if err := s.refreshChains(rctx); err != nil {
-				s.log.Warn("could not read the chain registry; serving the chains of the last read", zap.Error(err))
+			if err := read(rctx); err != nil {
+				s.log.Warn(what, zap.Error(err))
 			}
 			cancel()
 		}
 	}
 }
+
+// ReloadKeys reads the API keys now (Serve does every api.keys_refresh);
+// on failure the keys of the last good read stay in use.
+func (s *Server) ReloadKeys(ctx context.Context) error { return s.keys.reload(ctx) }
 
 // Chain is a chain served now, by ID.
 func (s *Server) Chain(id string) (config.Chain, bool) {

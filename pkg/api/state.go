@@ -171,6 +171,8 @@ type Store interface {
 	TracesInRange(ctx context.Context, chainID string, q storage.TraceRangeQuery) ([]chain.Trace, error)
 	// The change stream (stream.go, stream_events.go).
 	StreamStore
+	// The API keys (keys.go).
+	APIKeys(ctx context.Context) ([]storage.APIKeyRecord, error)
 }
 
 var _ Store = (*storage.Reader)(nil)

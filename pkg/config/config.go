@@ -39,8 +39,9 @@ type Registry struct {
 
 // API configures `indexer api`, the HTTP query service (pkg/api).
 type API struct {
-	// Listen is host:port of the API; loopback by default, since it has
-	// no authentication of its own (put a proxy in front to expose it).
+	// Listen is host:port of the API; loopback by default. It serves
+	// anonymous requests unless Anonymous is false (then only those with
+	// an API key): expose it behind a proxy that terminates TLS.
 	Listen string `mapstructure:"listen"`
 	// RequestTimeout bounds one request: the handler's context ends then,
 	// and every ClickHouse query of the request carries what is left of it
@@ -56,10 +57,18 @@ type API struct {
 	// the Etherscan-compatible account and logs modules, and the number of
 	// records returned when no page is asked for.
 	EtherscanMaxRecords int `mapstructure:"etherscan_max_records"`
-	// RateLimit is requests per second per client address; 0 turns the
-	// limit off. Burst is how many may come at once.
+	// RateLimit is requests per second per client address of the requests
+	// without a key (anonymous); 0 turns the limit off. Burst is how many
+	// may come at once. A key has its own limits (`indexer apikey`).
 	RateLimit float64 `mapstructure:"rate_limit"`
 	Burst     int     `mapstructure:"burst"`
+	// Anonymous serves requests without an API key (under RateLimit per
+	// client address); false answers them 401. nil (a section built in
+	// code) is true: deployments without keys keep working.
+	Anonymous *bool `mapstructure:"anonymous"`
+	// KeysRefresh is how often the API reads the keys again (api_keys):
+	// a new key works, and a revoked one stops, within it.
+	KeysRefresh time.Duration `mapstructure:"keys_refresh"`
 	// StateRefresh is how long the chain state read for a request (the
 	// watermark, the pruned height) is reused by later requests; 0 reads
 	// it for every request.

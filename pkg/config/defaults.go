@@ -32,6 +32,8 @@ func Defaults(v *viper.Viper) {
 	v.SetDefault("api.stream_poll", a.StreamPoll.String())
 	v.SetDefault("api.stream_write_timeout", a.StreamWriteTimeout.String())
 	v.SetDefault("api.stream_max_connections", a.StreamMaxConnections)
+	v.SetDefault("api.anonymous", *a.Anonymous)
+	v.SetDefault("api.keys_refresh", a.KeysRefresh.String())
 	v.SetDefault("registry.poll_interval", "5s")
 	v.SetDefault("clickhouse.migrate_timeout", "24h")
 	v.SetDefault("clickhouse.skip_token_transfers", false)
@@ -103,8 +105,12 @@ func DefaultAPI() API {
 		StreamPoll:           250 * time.Millisecond,
 		StreamWriteTimeout:   10 * time.Second,
 		StreamMaxConnections: 100,
+		Anonymous:            ptr(true),
+		KeysRefresh:          5 * time.Second,
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // WithDefaults fills the zero fields of an api section built in code
 // (tests, tools) with the defaults; a loaded configuration has them
@@ -138,5 +144,15 @@ func (a API) WithDefaults() API {
 	if a.StreamMaxConnections == 0 {
 		a.StreamMaxConnections = d.StreamMaxConnections
 	}
+	if a.Anonymous == nil {
+		a.Anonymous = d.Anonymous
+	}
+	if a.KeysRefresh == 0 {
+		a.KeysRefresh = d.KeysRefresh
+	}
 	return a
 }
+
+// AnonymousAllowed tells whether requests without a key are served
+// (api.anonymous; true when unset).
+func (a API) AnonymousAllowed() bool { return a.Anonymous == nil || *a.Anonymous }

@@ -121,6 +121,9 @@ func (a API) validate() []error {
 	if a.StreamMaxConnections < 1 {
 		bad("stream_max_connections", "must be at least 1")
 	}
+	if a.KeysRefresh < 100*time.Millisecond {
+		bad("keys_refresh", "must be at least 100ms")
+	}
 	return errs
 }
 

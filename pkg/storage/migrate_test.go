@@ -114,6 +114,8 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		"token_metadata":           "ReplacingMergeTree",
 		"traces":                   "ReplacingMergeTree",
 		"address_traces":           "ReplacingMergeTree",
+		"stream_events":            "ReplacingMergeTree",
+		"api_keys":                 "ReplacingMergeTree",
 	}, engines)
 
 	// A new file is applied alone, after the others.
