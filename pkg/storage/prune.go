@@ -57,8 +57,11 @@ var PruneTables = []PruneTable{
 // KeptTables are the tables with chain rows that retention leaves whole
 // (see above). Every table with a chain_id column is in exactly one of
 // PruneTables and KeptTables (TestPruneTablesCoverTheSchema), so a table
-// added later is decided on, not forgotten.
-var KeptTables = []string{tableIndexedHeights, tableIndexedChunks, tableAggregates, tableChainState, tableTokenMetadata}
+// added later is decided on, not forgotten. The change stream's log
+// (stream_events) is kept whole: consumers resume from any seq, and its
+// rows are keyed by seq, not height.
+var KeptTables = []string{tableIndexedHeights, tableIndexedChunks, tableAggregates, tableChainState, tableTokenMetadata,
+	tableStreamEvents}
 
 // PruneResult says what one PruneRows call did.
 type PruneResult struct {
