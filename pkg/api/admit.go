@@ -78,7 +78,7 @@ func keyIDOf(ctx context.Context) string {
 // admit checks the request's key and limit, then runs h.
 func (s *Server) admit(route string, etherscan bool, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if etherscan {
+		if keyParam(route, etherscan) {
 			// The form holds apikey. Parsed once here: the handler's own
 			// ParseForm then finds it done.
 			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
@@ -100,7 +100,8 @@ func (s *Server) admit(route string, etherscan bool, h http.Handler) http.Handle
 // admission decides: the key id (or "anonymous") of a request let
 // through, or why it is not.
 func (s *Server) admission(route string, r *http.Request, etherscan bool, now time.Time) (string, *rejection) {
-	key, conflict := s.presentedKey(r, etherscan)
+	param := keyParam(route, etherscan)
+	key, conflict := s.presentedKey(r, param)
 	if conflict {
 		return "", &rejection{status: http.StatusUnauthorized, reason: reasonUnknown, keyID: keyUnknown,
 			message: "two different API keys given (X-API-Key, Authorization, apikey); give one", esResult: esInvalidKey}
@@ -108,10 +109,10 @@ func (s *Server) admission(route string, r *http.Request, etherscan bool, now ti
 	if key == "" {
 		if !s.cfg.AnonymousAllowed() {
 			where := "the X-API-Key header or Authorization: Bearer"
-			if etherscan {
+			if param {
 				where += " or the apikey parameter"
 			} else {
-				where += " (the apikey parameter is read on the Etherscan routes only)"
+				where += " (the apikey parameter is read on the Etherscan and stream routes only)"
 			}
 			return "", &rejection{status: http.StatusUnauthorized, reason: reasonMissing, keyID: keyAnonymous,
 				message: "an API key is required (api.anonymous is off): send it in " + where, esResult: esMissingKey}
@@ -148,9 +149,19 @@ func (s *Server) admission(route string, r *http.Request, etherscan bool, now ti
 	return k.id, nil
 }
 
+// streamRoute is the change stream's route pattern (routes.go).
+const streamRoute = "GET /v1/chains/{id}/stream"
+
+// keyParam tells the routes that read a key from the apikey parameter:
+// Etherscan's, whose clients send it so, and the change stream's, whose
+// browser clients (EventSource, WebSocket) cannot set a header. A URL
+// may end up in a proxy's log: a header is better where it can be sent.
+func keyParam(route string, etherscan bool) bool { return etherscan || route == streamRoute }
+
 // presentedKey is the key the request carries ("" for none); conflict
-// when it carries two different ones.
-func (s *Server) presentedKey(r *http.Request, etherscan bool) (key string, conflict bool) {
+// when it carries two different ones. param reads the apikey parameter
+// too (keyParam).
+func (s *Server) presentedKey(r *http.Request, param bool) (key string, conflict bool) {
 	var given []string
 	if v := strings.TrimSpace(r.Header.Get("X-API-Key")); v != "" {
 		given = append(given, v)
@@ -160,7 +171,7 @@ func (s *Server) presentedKey(r *http.Request, etherscan bool) (key string, conf
 			given = append(given, token)
 		}
 	}
-	if etherscan {
+	if param {
 		v := strings.TrimSpace(r.Form.Get("apikey"))
 		if v != "" && (apikeys.HasPrefix(v) || !s.cfg.AnonymousAllowed()) {
 			given = append(given, v)

@@ -122,10 +122,24 @@ func TestKeyWhereItIsRead(t *testing.T) {
 	// missing key, with one an unknown parameter.
 	resp, body = a.call(t, "GET", restPath+"?apikey="+k.Key, nil, nil)
 	e = restError(t, resp, body, 401, "unauthorized")
-	require.Contains(t, e.Message, "Etherscan routes only")
+	require.Contains(t, e.Message, "Etherscan and stream routes only")
 	resp, body = a.call(t, "GET", restPath+"?apikey="+k.Key, map[string]string{"X-API-Key": k.Key}, nil)
 	e = restError(t, resp, body, 400, "bad_parameter")
 	require.Equal(t, "apikey", e.Parameter)
+	// The change stream reads apikey too (a browser's EventSource cannot
+	// send a header): a bad one is a 401 before the stream opens, a good
+	// one opens it.
+	resp, body = a.call(t, "GET", "/v1/chains/c1/stream?apikey=tl_nope", nil, nil)
+	restError(t, resp, body, 401, "unauthorized")
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.srv.URL+"/v1/chains/c1/stream?apikey="+k.Key, nil)
+	require.NoError(t, err)
+	stream, err := a.srv.Client().Do(req)
+	require.NoError(t, err)
+	require.Equal(t, 200, stream.StatusCode)
+	require.Equal(t, "text/event-stream", stream.Header.Get("Content-Type"))
+	cancel()
+	stream.Body.Close()
 	// Two different keys are refused, not picked between.
 	other := a.newKey(t, "other", apikeys.DefaultLimits)
 	a.reloadKeys(t)

@@ -44,8 +44,7 @@ func (s *Server) routes() {
 	s.rest("/v1/chains/{id}/txs/{hash}/input", s.txInput)
 	// The change stream: its own long-lived answer, no request deadline
 	// (stream.go bounds each write instead).
-	streamPattern := "GET /v1/chains/{id}/stream"
-	s.mux.Handle(streamPattern, s.instrument(streamPattern, s.admit(streamPattern, false, http.HandlerFunc(s.stream))))
+	s.mux.Handle(streamRoute, s.instrument(streamRoute, s.admit(streamRoute, false, http.HandlerFunc(s.stream))))
 	s.mux.Handle("/v1/chains/{id}/stream", s.notAllowed("/v1/chains/{id}/stream", false))
 	// …/blocks/hash/{hash} and …/blocks/{height}/txs overlap as patterns
 	// (…/blocks/hash/txs matches both), which ServeMux refuses: one

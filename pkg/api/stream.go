@@ -58,7 +58,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 
 // streamRequest checks the request and finds where it starts.
 func (s *Server) streamRequest(r *http.Request) (streamStart, *apiError) {
-	q, e := s.request(r, pathNone, "from", "from_height", "include")
+	// apikey was read by the key check (admit.go).
+	q, e := s.request(r, pathNone, "from", "from_height", "include", "apikey")
 	if e != nil {
 		return streamStart{}, e
 	}
