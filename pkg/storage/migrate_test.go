@@ -107,6 +107,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		"aggregates":        "ReplacingMergeTree",
 		"chain_registry":    "ReplacingMergeTree",
 		"subscriptions":     "ReplacingMergeTree",
+		"stream_events":     "ReplacingMergeTree",
 		"schema_migrations": "ReplacingMergeTree",
 
 		"token_transfers":          "ReplacingMergeTree",
