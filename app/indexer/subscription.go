@@ -13,8 +13,8 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/api"
 	"github.com/tideline-dev/tideline/pkg/indexer/lifecycle"
+	"github.com/tideline-dev/tideline/pkg/indexer/webhook"
 	"github.com/tideline-dev/tideline/pkg/temporal"
-	"github.com/tideline-dev/tideline/pkg/webhook"
 )
 
 // `indexer subscription add|list|pause|resume|remove`: webhook

@@ -24,9 +24,9 @@ import (
 	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/api"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/indexer/webhook"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/temporal"
-	"github.com/tideline-dev/tideline/pkg/webhook"
 )
 
 // hookReceiver is a webhook receiver on 127.0.0.1 that refuses (503)

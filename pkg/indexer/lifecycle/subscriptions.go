@@ -9,9 +9,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/indexer/webhook"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/temporal"
-	"github.com/tideline-dev/tideline/pkg/webhook"
 )
 
 // Webhook subscriptions: `indexer subscription add|pause|resume|remove|list`
