@@ -41,7 +41,7 @@ var (
 // empty text is the empty filter.
 func ParseFilter(s string) (Filter, error) {
 	var f Filter
-	for _, cond := range splitTop(s) {
+	for _, cond := range abidecode.SplitTopLevel(s) {
 		cond = strings.TrimSpace(cond)
 		if cond == "" {
 			continue
@@ -83,26 +83,6 @@ func ParseFilter(s string) (Filter, error) {
 	slices.Sort(f.Topics)
 	slices.Sort(f.Events)
 	return f, nil
-}
-
-// splitTop splits at the commas outside parentheses.
-func splitTop(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, s[start:])
 }
 
 func appendNew(list []string, v string) []string {
