@@ -83,7 +83,7 @@ func (o Options) WebhookActivity(w config.Webhooks) workflow.ActivityOptions {
 		TaskQueue:              AdminQueue(o.ChainID),
 		ScheduleToCloseTimeout: w.DeadLetterAfter,
 		StartToCloseTimeout:    WebhookRunFor + 2*w.RequestTimeout + time.Minute,
-		HeartbeatTimeout:       w.RequestTimeout + w.PollInterval + 30*time.Second,
+		HeartbeatTimeout:       w.RequestTimeout + w.PollInterval + time.Minute,
 		RetryPolicy:            retryPolicy(w.Retry),
 	}
 }
