@@ -59,7 +59,7 @@ func newRoot() *cobra.Command {
 		// Bound flags override file and env only when set on the command line.
 		_ = a.v.BindPFlag(key, f.Lookup(flag))
 	}
-	root.AddCommand(a.workerCmd(), a.migrateCmd(), a.devCmd(), a.simchainCmd(), a.schedulerCmd(), a.statusCmd(), a.chainCmd(),
+	root.AddCommand(a.workerCmd(), a.migrateCmd(), a.devCmd(), a.simchainCmd(), a.schedulerCmd(), a.statusCmd(), a.chainCmd(), a.subscriptionCmd(),
 		a.apiCmd(), a.apikeyCmd())
 	return root
 }

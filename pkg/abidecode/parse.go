@@ -148,13 +148,9 @@ func balanced(s string) (inner, rest string, err error) {
 	return "", "", sigErr("unbalanced parentheses in %q", clip(s))
 }
 
-// parseParams reads a comma-separated parameter list; unnamed parameters
-// are named arg0, arg1, … by position.
-func parseParams(s string, indexable bool) ([]param, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return []param{}, nil
-	}
+// SplitTopLevel splits s at the commas outside parentheses: a parameter
+// list, or a list of conditions holding signatures (webhook filters).
+func SplitTopLevel(s string) []string {
 	var parts []string
 	depth, start := 0, 0
 	for i, c := range s {
@@ -170,7 +166,17 @@ func parseParams(s string, indexable bool) ([]param, error) {
 			}
 		}
 	}
-	parts = append(parts, s[start:])
+	return append(parts, s[start:])
+}
+
+// parseParams reads a comma-separated parameter list; unnamed parameters
+// are named arg0, arg1, … by position.
+func parseParams(s string, indexable bool) ([]param, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return []param{}, nil
+	}
+	parts := SplitTopLevel(s)
 	out := make([]param, 0, len(parts))
 	for i, part := range parts {
 		p, err := parseParam(strings.TrimSpace(part), indexable)

@@ -24,6 +24,9 @@ type Config struct {
 	ClickHouse ClickHouse `mapstructure:"clickhouse"`
 	API        API        `mapstructure:"api"`
 	Registry   Registry   `mapstructure:"registry"`
+	// Webhooks is the delivery of the change stream to subscriptions
+	// (webhooks.go).
+	Webhooks Webhooks `mapstructure:"webhooks"`
 	// Chains are the chains declared in the file. More may be defined at
 	// runtime (`indexer chain add`, stored in ClickHouse; pkg/registry).
 	Chains map[string]Chain `mapstructure:"-"`

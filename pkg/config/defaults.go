@@ -38,6 +38,7 @@ func Defaults(v *viper.Viper) {
 	v.SetDefault("clickhouse.migrate_timeout", "24h")
 	v.SetDefault("clickhouse.skip_token_transfers", false)
 	v.SetDefault("clickhouse.compression", "auto")
+	webhooksDefaults(v.SetDefault)
 }
 
 // DefaultChain is a chain with every tunable at its default (the seed's

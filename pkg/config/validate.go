@@ -70,6 +70,7 @@ func (c *Config) Validate() error {
 		bad("clickhouse.compression", "%q is not one of auto, lz4, none", c.ClickHouse.Compression)
 	}
 	errs = append(errs, c.API.WithDefaults().validate()...)
+	errs = append(errs, c.Webhooks.WithDefaults().validate()...)
 	if c.Registry.PollInterval < time.Second {
 		bad("registry.poll_interval", "must be at least 1s")
 	}

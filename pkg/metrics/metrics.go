@@ -85,6 +85,8 @@ type Metrics struct {
 	Traces
 	// The change stream (stream.go).
 	Stream
+	// Webhook deliveries (webhooks.go).
+	Webhooks
 }
 
 // Sources of a delivered height: the source label of DuplicateDeliveries.
@@ -234,5 +236,6 @@ func New(reg prometheus.Registerer) *Metrics {
 		m.AggregatorHeight, m.AggregatorRewinds, m.PrunedHeight, m.PruneDeletions)
 	m.Traces = newTraces(reg)
 	m.Stream = newStream(reg)
+	m.Webhooks = newWebhooks(reg)
 	return m
 }

@@ -14,20 +14,37 @@ import (
 
 // clean replaces err by an error whose text, and the text of everything it
 // wraps, has no trace of the URL.
-func (e *Ethereum) clean(err error) error {
-	return &cleanError{msg: e.redact.clean(err.Error()), causes: []error{e.safeCause(err)}}
+func (e *Ethereum) clean(err error) error { return e.redact.cleanErr(err) }
+
+// safeCause returns err for unwrapping if its text is free of the URL.
+func (e *Ethereum) safeCause(err error) error { return e.redact.safeCause(err) }
+
+// RedactURLError is err with every trace of rawURL (the URL, its host,
+// path, query values, user) taken out of its text and of the text of
+// everything it still wraps, for other clients of URLs that may hold a
+// credential (webhook receivers). What callers match on (context, EOF,
+// errno) still unwraps.
+func RedactURLError(rawURL string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return newRedactor(rawURL).cleanErr(err)
+}
+
+func (r *redactor) cleanErr(err error) error {
+	return &cleanError{msg: r.clean(err.Error()), causes: []error{r.safeCause(err)}}
 }
 
 // safeCause returns err for unwrapping if its text is free of the URL.
 // net/http's *url.Error (text "Post \"<url>\": ...") is peeled off; if the
 // text still leaks (a DNS error naming the host, a body echoing the path),
 // only what callers match on is kept: context, EOF and errno causes.
-func (e *Ethereum) safeCause(err error) error {
-	if e.redact.clean(err.Error()) == err.Error() {
+func (r *redactor) safeCause(err error) error {
+	if r.clean(err.Error()) == err.Error() {
 		return err
 	}
 	var ue *url.Error
-	if errors.As(err, &ue) && e.redact.clean(ue.Err.Error()) == ue.Err.Error() {
+	if errors.As(err, &ue) && r.clean(ue.Err.Error()) == ue.Err.Error() {
 		return ue.Err
 	}
 	var causes []error
@@ -40,7 +57,7 @@ func (e *Ethereum) safeCause(err error) error {
 	if errors.As(err, &errno) {
 		causes = append(causes, errno)
 	}
-	return &cleanError{msg: e.redact.clean(err.Error()), causes: causes}
+	return &cleanError{msg: r.clean(err.Error()), causes: causes}
 }
 
 // redactor removes an endpoint URL and its parts from text.

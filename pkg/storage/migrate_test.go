@@ -106,6 +106,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		"address_logs":      "ReplacingMergeTree",
 		"aggregates":        "ReplacingMergeTree",
 		"chain_registry":    "ReplacingMergeTree",
+		"subscriptions":     "ReplacingMergeTree",
 		"schema_migrations": "ReplacingMergeTree",
 
 		"token_transfers":          "ReplacingMergeTree",

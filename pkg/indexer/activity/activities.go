@@ -75,6 +75,8 @@ type Activities struct {
 	// Push is the chain's push source in this process; nil means pull
 	// only. Set before the workers start, read-only afterwards.
 	Push PushSource
+	// Webhooks is what the webhook deliveries need (webhook.go).
+	Webhooks *Webhooks
 
 	heads   headCache   // the head, shared by the scans and the reorg check (head.go)
 	repairs repairTurns // one reorg repair at a time (reorg.go)

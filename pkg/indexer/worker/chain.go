@@ -11,7 +11,9 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
+	"github.com/tideline-dev/tideline/pkg/indexer/lifecycle"
 	"github.com/tideline-dev/tideline/pkg/indexer/push"
+	"github.com/tideline-dev/tideline/pkg/indexer/webhook"
 	"github.com/tideline-dev/tideline/pkg/indexer/workflow"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/rpc"
@@ -34,8 +36,11 @@ type process struct {
 	rpcMetrics *rpc.Metrics
 	log        *zap.Logger
 	opts       Options
-	// lookupEnv expands the ${NAME} references of endpoint URLs.
+	// lookupEnv expands the ${NAME} references of endpoint URLs, and
+	// reads the webhook subscriptions' secrets.
 	lookupEnv func(string) (string, bool)
+	// sender POSTs every chain's webhook deliveries.
+	sender *webhook.Sender
 	// searchAttributes tells whether the namespace has tideline's search
 	// attributes (EnsureSearchAttributes): workflows carry them only then.
 	searchAttributes bool
@@ -103,7 +108,12 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 		r.push = &pushSlot{}
 		r.acts.Push = r.push
 	}
+	r.acts.Webhooks = &activity.Webhooks{
+		Subscriptions: p.store.Reader(), Stream: p.store.Reader(), Sender: p.sender,
+		Settings: p.cfg.Webhooks.WithDefaults(), LookupEnv: p.lookupEnv,
+	}
 	wfs := &workflow.Workflows{Chain: workflow.NewChain(o, ch)}
+	wfs.Chain.Settings.Webhooks = p.cfg.Webhooks.WithDefaults()
 
 	t := p.cfg.Temporal
 	admin := worker.New(p.tc, temporal.AdminQueue(id), pollers(t, worker.Options{}))
@@ -135,6 +145,7 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 	if err := EnsureSchedules(sctx, p.tc, o, ch, paused); err != nil {
 		return nil, fmt.Errorf("chain %s: %w", id, err)
 	}
+	p.ensureWebhooks(sctx, id)
 	// The follower starts once the workers of the IndexBlock workflows it
 	// starts run.
 	if !paused {
@@ -276,4 +287,20 @@ func (s *pushSlot) stop() {
 	cancel()
 	<-done
 	src.Close()
+}
+
+// ensureWebhooks starts the delivery of every active subscription of the
+// chain that has none running (a delivery whose workflow was lost, or
+// one whose command could not reach Temporal). A failure is logged, not
+// fatal: indexing goes on, and the next start of the chain, or
+// `indexer subscription resume`, tries again.
+func (p *process) ensureWebhooks(ctx context.Context, id string) {
+	subs := &lifecycle.Subscriptions{Store: p.store, Temporal: p.tc, SearchAttributes: p.searchAttributes}
+	ids, err := subs.Ensure(ctx, id, StartupTimeout)
+	if err != nil {
+		p.log.Warn("could not start every webhook delivery of the chain", zap.String("chain_id", id), zap.Error(err))
+	}
+	if len(ids) > 0 {
+		p.log.Info("webhook deliveries running", zap.String("chain_id", id), zap.Strings("subscriptions", ids))
+	}
 }

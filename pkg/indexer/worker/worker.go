@@ -29,6 +29,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/push"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/indexer/webhook"
 	"github.com/tideline-dev/tideline/pkg/indexer/workflow"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/registry"
@@ -98,6 +99,7 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 	p := &process{
 		cfg: cfg, tc: tc, store: store, metrics: m, chains: metrics.NewChains(reg), tokens: tokens, rpcMetrics: rpcMetrics, log: log, opts: opts,
 		lookupEnv:        os.LookupEnv,
+		sender:           webhook.NewSender(cfg.Webhooks.WithDefaults().RequestTimeout),
 		searchAttributes: EnsureSearchAttributes(startCtx, tc, cfg.Temporal.Namespace, log),
 	}
 	chains := newManager(p, &registry.Registry{Store: store, File: cfg.Chains, PollInterval: cfg.Registry.PollInterval})
@@ -144,6 +146,7 @@ func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activit
 	w.RegisterWorkflowWithOptions(wfs.TokenMetadata, sdkworkflow.RegisterOptions{Name: temporal.TokenMetadataWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.TraceBackfill, sdkworkflow.RegisterOptions{Name: temporal.TraceBackfillWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.StreamAppend, sdkworkflow.RegisterOptions{Name: temporal.StreamAppendWorkflow})
+	w.RegisterWorkflowWithOptions(wfs.WebhookDelivery, sdkworkflow.RegisterOptions{Name: temporal.WebhookWorkflow})
 	w.RegisterActivity(acts)
 }
 

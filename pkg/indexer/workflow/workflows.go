@@ -45,6 +45,12 @@ type Settings struct {
 	// index.range_heartbeat).
 	RangeTimeout   time.Duration
 	RangeHeartbeat time.Duration
+	// Webhooks are the webhook deliveries' settings (process-wide:
+	// config.Config.Webhooks), set by the worker; WebhookRunsPerHistory
+	// is how many deliveries one run makes before it continues as new (0:
+	// WebhookRunsPerHistory).
+	Webhooks              config.Webhooks
+	WebhookRunsPerHistory int
 }
 
 // NewChain is the Chain of a configured chain with its Temporal options.
