@@ -59,9 +59,9 @@ var PruneTables = []PruneTable{
 // PruneTables and KeptTables (TestPruneTablesCoverTheSchema), so a table
 // added later is decided on, not forgotten. The change stream's log
 // (stream_events) is kept whole: consumers resume from any seq, and its
-// rows are keyed by seq, not height.
+// rows are keyed by seq, not height; webhook subscriptions are settings.
 var KeptTables = []string{tableIndexedHeights, tableIndexedChunks, tableAggregates, tableChainState, tableTokenMetadata,
-	tableStreamEvents}
+	tableStreamEvents, tableSubscriptions}
 
 // PruneResult says what one PruneRows call did.
 type PruneResult struct {
