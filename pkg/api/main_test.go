@@ -111,7 +111,7 @@ type testAPI struct {
 	reg      *prometheus.Registry
 }
 
-func newTestAPI(t *testing.T, cfg config.API, opts ...func(*Options)) *testAPI {
+func newTestAPI(t testing.TB, cfg config.API, opts ...func(*Options)) *testAPI {
 	t.Helper()
 	ctx := context.Background()
 	db := testkit.Database(t, "a_") + fmt.Sprintf("_%d", time.Now().UnixNano())

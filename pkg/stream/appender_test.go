@@ -25,7 +25,7 @@ func TestMain(m *testing.M) { os.Exit(testkit.RunWithClickHouse(m, "stream", &te
 
 const testChain = "s1"
 
-func openStore(t *testing.T) *storage.ClickHouse {
+func openStore(t testing.TB) *storage.ClickHouse {
 	t.Helper()
 	ctx := context.Background()
 	s, err := storage.Open(ctx, storage.Config{Addr: testCH.Addr, Database: testkit.Database(t, "s_"), QueryTimeout: time.Minute},
