@@ -190,10 +190,10 @@ func TestChainsAtRuntime(t *testing.T) {
 
 	// Paused mid catch-up.
 	out = mustRun("pause", dynID)
-	require.Contains(t, out, "chain "+dynID+" paused: 5 of 5 Schedules paused, scheduler "+temporal.SchedulerID(dynID)+" paused")
+	require.Contains(t, out, "chain "+dynID+" paused: 6 of 6 Schedules paused, scheduler "+temporal.SchedulerID(dynID)+" paused")
 	exist, paused, err := temporal.SchedulesPaused(ctx, tc, dynID)
 	require.NoError(t, err)
-	require.Equal(t, [2]int{5, 5}, [2]int{exist, paused}, "every Schedule paused: HeadScan, GapScan, Aggregate, Prune, TokenMetadata")
+	require.Equal(t, [2]int{6, 6}, [2]int{exist, paused}, "every Schedule paused: HeadScan, GapScan, Aggregate, Prune, TokenMetadata, the stream")
 	waitGauge("indexer_chain_paused", 1) // the workers stopped its push source
 	// What was started before the pause (a scan's, the scheduler's, and
 	// what a last push wake-up started) finishes; then only the paused
@@ -221,7 +221,7 @@ func TestChainsAtRuntime(t *testing.T) {
 
 	// Resumed: it catches up to the head, equal to the node.
 	out = mustRun("resume", dynID)
-	require.Contains(t, out, "chain "+dynID+" resumed: 5 of 5 Schedules running")
+	require.Contains(t, out, "chain "+dynID+" resumed: 6 of 6 Schedules running")
 	waitGauge("indexer_chain_paused", 0)
 	head := nodeHead(t, dynNode.HTTPURL)
 	waitIndexed(t, store, dynID, head, 3*time.Minute)
@@ -246,11 +246,11 @@ func TestChainsAtRuntime(t *testing.T) {
 
 	// Removed, data kept.
 	out = mustRun("remove", dynID)
-	require.Contains(t, out, "would delete 5 Schedules")
+	require.Contains(t, out, "would delete 6 Schedules")
 	require.Contains(t, out, "run again with --yes")
 	require.Equal(t, "active", list()[dynID].State, "a dry run changes nothing")
 	out = mustRun("remove", dynID, "--yes")
-	require.Contains(t, out, "chain "+dynID+" removed: 5 Schedules deleted")
+	require.Contains(t, out, "chain "+dynID+" removed: 6 Schedules deleted")
 	require.Contains(t, out, "its rows are kept")
 	waitGauge("indexer_chain_running", 0)
 	requireChainGone(t, dynID)

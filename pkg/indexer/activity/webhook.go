@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/pkg/api"
@@ -79,6 +80,9 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in types.WebhookDeliver
 	for {
 		events, err := api.ReadEvents(ctx, w.Stream, id, res.Cursor, w.Settings.PageSize, reads)
 		if err != nil {
+			if ctx.Err() != nil {
+				return res, stopped(res)
+			}
 			return a.webhookFailed(res, start, err)
 		}
 		a.noteWebhookLag(ctx, sub.ID, res.Cursor)
@@ -90,10 +94,14 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in types.WebhookDeliver
 				continue
 			}
 			activity.RecordHeartbeat(ctx, res.Cursor)
-			err := w.Sender.Send(ctx, webhook.Delivery{URL: sub.URL, Secret: secret, SubscriptionID: sub.ID, Event: out, Now: time.Now()})
+			// A POST under way is not cut short by a cancellation (a pause,
+			// a removal): the receiver may take it, and then the cursor
+			// must say so. The sender's own timeout bounds it.
+			err := w.Sender.Send(context.WithoutCancel(ctx),
+				webhook.Delivery{URL: sub.URL, Secret: secret, SubscriptionID: sub.ID, Event: out, Now: time.Now()})
 			if err != nil {
 				if ctx.Err() != nil {
-					return res, ctx.Err()
+					return res, stopped(res)
 				}
 				failed.Inc()
 				log.Warn("webhook delivery failed", zap.Uint64("seq", e.Seq), zap.Error(err))
@@ -103,6 +111,9 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in types.WebhookDeliver
 			res.Cursor = e.Seq
 			res.Delivered++
 			res.LastDelivery = time.Now().UTC()
+			if ctx.Err() != nil {
+				return res, stopped(res)
+			}
 		}
 		activity.RecordHeartbeat(ctx, res.Cursor)
 		if !time.Now().Before(deadline) {
@@ -115,11 +126,16 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in types.WebhookDeliver
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return res, ctx.Err()
+			return res, stopped(res)
 		case <-t.C:
 		}
 	}
 }
+
+// stopped ends a cancelled delivery with what it delivered as the
+// cancellation's details: the workflow takes its cursor in, so a pause
+// does not send again what the receiver has.
+func stopped(res types.WebhookDeliverResult) error { return sdktemporal.NewCanceledError(res) }
 
 // webhookFailed is the end of an activity whose delivery failed: the
 // failure, or (progress made) the progress with the failure.

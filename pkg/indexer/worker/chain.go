@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -116,7 +117,16 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 	wfs.Chain.Settings.Webhooks = p.cfg.Webhooks.WithDefaults()
 
 	t := p.cfg.Temporal
-	admin := worker.New(p.tc, temporal.AdminQueue(id), pollers(t, worker.Options{}))
+	admin := worker.New(p.tc, temporal.AdminQueue(id), pollers(t, worker.Options{
+		// An activity learns of its cancellation from a heartbeat's
+		// answer, and heartbeats are held back up to 80 % of the
+		// heartbeat timeout: a webhook delivery (whose timeout leaves room
+		// for a POST and a page's reads) would see a pause or removal
+		// nearly a minute late. Every 5 s at most: a heartbeat is a write
+		// in Temporal's store, and each subscription and the stream's
+		// appender heartbeat on every look.
+		MaxHeartbeatThrottleInterval: 5 * time.Second,
+	}))
 	index := worker.New(p.tc, temporal.IndexQueue(id), pollers(t, worker.Options{
 		MaxConcurrentActivityExecutionSize: ch.Index.WorkerConcurrency,
 		// Enforced by the server over every worker of the queue: one

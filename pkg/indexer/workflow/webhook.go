@@ -123,7 +123,14 @@ func (d *delivery) deliver(ctx workflow.Context) error {
 	case err == nil:
 		d.took(ctx, res)
 	case errors.As(err, &canceled) || d.p.State != types.WebhookActive:
-		// A signal took the delivery off; it said what the state is.
+		// A signal took the delivery off; it said what the state is. A
+		// cancelled activity reports what it delivered before it
+		// stopped (activity.stopped): keep its cursor.
+		var done types.WebhookDeliverResult
+		if canceled != nil && canceled.HasDetails() && canceled.Details(&done) == nil {
+			done.State = ""
+			d.took(ctx, done)
+		}
 	default:
 		d.p.Failures++
 		d.p.DeadLetters++
