@@ -48,9 +48,6 @@ type Metrics struct {
 	HeightsIndexed *prometheus.CounterVec
 	RangeDuration  *prometheus.HistogramVec
 	RangeHandoffs  *prometheus.CounterVec
-	// RangeYields counts the times a range activity waited, before a
-	// chunk, for a live height at work in its process.
-	RangeYields *prometheus.CounterVec
 
 	// Scheduling (names from the scheduler design).
 	SchedulerScheduled     *prometheus.CounterVec
@@ -170,10 +167,6 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "indexer_range_handoffs_total",
 			Help: "Heights a range kept failing and handed to their own IndexBlockWorkflow, by reason (error type).",
 		}, []string{"chain_id", "reason"}),
-		RangeYields: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "indexer_range_yields_total",
-			Help: "Times a range activity waited, before fetching or writing a chunk, for a live height at work in its process.",
-		}, chain),
 		SchedulerScheduled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "scheduler_blocks_scheduled_total",
 			Help: "Heights of the IndexBlock and IndexRange workflows started, by priority level (starts Temporal refused are duplicate_deliveries_total).",
@@ -230,7 +223,7 @@ func New(reg prometheus.Registerer) *Metrics {
 	}
 	reg.MustRegister(m.Watermark, m.Head, m.BlocksIndexed, m.TxsIndexed, m.LogsIndexed,
 		m.IndexDuration, m.IndexErrors, m.PoisonedAttempts, m.UnconfirmedHeads, m.NotProduced, m.ChainHalted, m.DeepReorgs, m.Reorgs, m.ReorgDepth,
-		m.HeightsIndexed, m.RangeDuration, m.RangeHandoffs, m.RangeYields, m.SchedulerScheduled, m.SchedulerBatchDuration,
+		m.HeightsIndexed, m.RangeDuration, m.RangeHandoffs, m.SchedulerScheduled, m.SchedulerBatchDuration,
 		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority,
 		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy,
 		m.AggregatorHeight, m.AggregatorRewinds, m.PrunedHeight, m.PruneDeletions)

@@ -83,8 +83,6 @@ type Activities struct {
 	held    holds       // writes held after a deep reorganisation (halt.go)
 	// traceRate caps the traces backfill's heights per second (traces_backfill.go).
 	traceRate traceLimiter
-	// live counts the live heights at work, which ranges yield to (live_gate.go).
-	live liveGate
 }
 
 // logger returns the activity logger with the chain named.

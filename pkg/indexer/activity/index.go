@@ -62,9 +62,6 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 		}
 		return typed(fmt.Sprintf("chain %s height %d: %s: %v", id, in.Height, stage, err), err)
 	}
-	if isLive(in.Mode) {
-		defer a.live.enter()()
-	}
 	res, err := a.deliver(ctx, in.Height, in.Mode, log)
 	if err != nil {
 		var se *stageError

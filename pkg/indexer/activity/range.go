@@ -192,9 +192,6 @@ func (r *rangeRun) pipeline(ctx context.Context, heights []uint64) error {
 	g.Go(func() error {
 		defer close(fetched)
 		for _, hs := range chunks {
-			if err := r.yieldToLive(gctx); err != nil {
-				return err
-			}
 			began := time.Now()
 			blocks, err := r.fetchChunk(gctx, hs)
 			if err != nil {
@@ -211,9 +208,6 @@ func (r *rangeRun) pipeline(ctx context.Context, heights []uint64) error {
 	})
 	g.Go(func() error {
 		for blocks := range fetched {
-			if err := r.yieldToLive(gctx); err != nil {
-				return err
-			}
 			began := time.Now()
 			if err := r.writeChunk(gctx, blocks); err != nil {
 				return err
@@ -223,16 +217,6 @@ func (r *rangeRun) pipeline(ctx context.Context, heights []uint64) error {
 		return nil
 	})
 	return g.Wait()
-}
-
-// yieldToLive waits while a live height is at work in this process
-// (live_gate.go), counting the waits.
-func (r *rangeRun) yieldToLive(ctx context.Context) error {
-	waited, err := r.a.live.yield(ctx, liveYield)
-	if waited {
-		r.a.Metrics.RangeYields.WithLabelValues(r.chainID).Inc()
-	}
-	return err
 }
 
 // fetchChunk fetches a chunk's heights with one rpc.FetchBlocks call (one
