@@ -85,7 +85,7 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in types.WebhookDeliver
 			}
 			return a.webhookFailed(res, start, err)
 		}
-		a.noteWebhookLag(ctx, sub.ID, res.Cursor)
+		a.noteWebhookLag(ctx, sub.ID, res.Cursor, len(events) == 0)
 		for _, e := range events {
 			out, ok := sub.Filter.Apply(e, sub.Include)
 			if !ok {
@@ -147,8 +147,16 @@ func (a *Activities) webhookFailed(res types.WebhookDeliverResult, start uint64,
 	return res, nil
 }
 
-// noteWebhookLag sets how far the subscription is behind the stream.
-func (a *Activities) noteWebhookLag(ctx context.Context, subscriptionID string, cursor uint64) {
+// noteWebhookLag sets how far the subscription is behind the stream. No
+// event after the cursor means none behind: the stream's tail is read
+// only when there are, so an idle subscription's look every
+// poll_interval costs one read, not two.
+func (a *Activities) noteWebhookLag(ctx context.Context, subscriptionID string, cursor uint64, caughtUp bool) {
+	gauge := a.Metrics.WebhookLag.WithLabelValues(a.Chain.ID, subscriptionID)
+	if caughtUp {
+		gauge.Set(0)
+		return
+	}
 	tail, err := a.Webhooks.Stream.StreamTail(ctx, a.Chain.ID, 1)
 	if err != nil || len(tail) == 0 {
 		return
@@ -157,7 +165,7 @@ func (a *Activities) noteWebhookLag(ctx context.Context, subscriptionID string, 
 	if tail[0].Seq > cursor {
 		lag = float64(tail[0].Seq - cursor)
 	}
-	a.Metrics.WebhookLag.WithLabelValues(a.Chain.ID, subscriptionID).Set(lag)
+	gauge.Set(lag)
 }
 
 // NoteWebhookDeadLetter counts and logs a subscription gone dead-letter.
