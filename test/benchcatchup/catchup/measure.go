@@ -11,10 +11,8 @@ import (
 // measure follows the catch-up until the watermark reaches the head (or
 // the timeout), then settles and checks the database.
 func (b *bench) measure(ctx context.Context) (result, error) {
-	var (
-		lags  lagSampler
-		sched schedulerView
-	)
+	var sched schedulerView
+	lags := newLagSampler()
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	watching := make(chan struct{})
 	go func() {
@@ -35,7 +33,7 @@ func (b *bench) measure(ctx context.Context) (result, error) {
 		stopSampler()
 		<-sampling
 	}()
-	res, headEnd, prof, err := b.catchUp(ctx, &lags, &sched)
+	res, headEnd, prof, err := b.catchUp(ctx, lags, &sched)
 	if err != nil {
 		return result{}, err
 	}
@@ -43,6 +41,9 @@ func (b *bench) measure(ctx context.Context) (result, error) {
 	<-sampling
 	res.LagP95, res.LagMax = lags.result()
 	b.say("lag: %d samples from the first indexed height on, p95 %d, max %d blocks", lags.count(), res.LagP95, res.LagMax)
+	if n, p95, maxLag := lags.afterEdge(); n > 0 {
+		b.say("lag from the first sample at the live edge (lag <= 1, %d samples from it on): p95 %d, max %d blocks", n, p95, maxLag)
+	}
 	stopWatch()
 	<-watching
 	return b.check(ctx, res, headEnd, &sched, prof)

@@ -31,6 +31,12 @@ func every(ctx context.Context, period time.Duration, f func()) {
 type lagSampler struct {
 	mu   sync.Mutex
 	lags []uint64
+	// edge is the index in lags of the first sample at a lag of at most
+	// one block (-1 before): the worker's start-up (its first scans, the
+	// scheduler's first starts) is behind it, and what follows is the lag a
+	// long catch-up keeps. It is reported beside the p95 of every sample,
+	// which a short run's start-up decides.
+	edge int
 }
 
 func (s *lagSampler) run(ctx context.Context, b *bench) {
@@ -41,10 +47,19 @@ func (s *lagSampler) run(ctx context.Context, b *bench) {
 		if err != nil || !found {
 			return
 		}
-		s.mu.Lock()
-		s.lags = append(s.lags, head-min(head, top))
-		s.mu.Unlock()
+		s.record(head - min(head, top))
 	})
+}
+
+func newLagSampler() *lagSampler { return &lagSampler{edge: -1} }
+
+func (s *lagSampler) record(lag uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if lag <= 1 && s.edge < 0 {
+		s.edge = len(s.lags)
+	}
+	s.lags = append(s.lags, lag)
 }
 
 func (s *lagSampler) p95() uint64 {
@@ -57,6 +72,18 @@ func (s *lagSampler) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.lags)
+}
+
+// afterEdge is the number of samples from the first one at the live edge
+// on, their p95 and max; n is 0 when the edge was never reached.
+func (s *lagSampler) afterEdge() (n int, p95, maxLag uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.edge < 0 {
+		return 0, 0, 0
+	}
+	rest := s.lags[s.edge:]
+	return len(rest), percentile(rest, 95), maxOf(rest)
 }
 
 func (s *lagSampler) result() (p95, maxLag uint64) {
