@@ -72,7 +72,7 @@ func TestBloomCheckIsExact(t *testing.T) {
 // transactions, 2 logs each): hashing every value, as before the memo, and
 // with the memo warm, as in a catch-up.
 func BenchmarkBloom(b *testing.B) {
-	d := decoder{"eth_getBlockByNumber", "bench", 1000}
+	d := decoder{method: "eth_getBlockByNumber", endpoint: "bench", height: 1000}
 	var blocks [][]chain.Log
 	for h := range 50 {
 		d.height = uint64(1000 + h)

@@ -39,6 +39,10 @@ type decoder struct {
 	method   string
 	endpoint string
 	height   uint64
+	// known, when set, records the objects and arrays of the answer the
+	// bytes come from that a checking walk checked already
+	// (json_spans.go): they are stepped over, not walked again.
+	known *spans
 }
 
 func (d decoder) malformed(field, format string, args ...any) *MalformedError {
@@ -59,7 +63,7 @@ func (d decoder) object(path string, raw []byte) (object, error) {
 // loop over many objects reuses one allocation, and strings taken from a.
 func (d decoder) objectInto(path where, raw []byte, buf []member, a *arena) (object, error) {
 	o := object{d: d, path: path, members: buf[:0], a: a}
-	sc := scanner{data: raw}
+	sc := scannerIn(d.known, raw)
 	start := sc.ws(0)
 	if start >= len(raw) || raw[start] != '{' {
 		return o, d.malformed(pathOr(path.String(), "result"), "expected a JSON object, got %s", snippet(raw))
@@ -204,7 +208,7 @@ func (d decoder) decodeTransaction(b *chain.Block, i int, raw json.RawMessage, t
 // decodeReceipts decodes an eth_getBlockReceipts answer that is not null
 // and applies it to data (see applyReceipts).
 func (d decoder) decodeReceipts(data *chain.BlockData, raw json.RawMessage) error {
-	receipts, err := elements(raw, nil)
+	receipts, err := d.elements(raw, nil)
 	if err != nil {
 		return d.malformed("result", "expected an array of receipts, got %s", snippet(raw))
 	}

@@ -267,7 +267,7 @@ func (o object) array(key string, buf []json.RawMessage) ([]json.RawMessage, err
 	if !present || m.typ == jsonparser.Null {
 		return nil, o.malformed(key, "missing")
 	}
-	a, err := elements(m.val, buf)
+	a, err := o.d.elements(m.val, buf)
 	if err != nil {
 		return nil, o.malformed(key, "expected an array, got %s", snippet(m.val))
 	}
@@ -277,8 +277,8 @@ func (o object) array(key string, buf []json.RawMessage) ([]json.RawMessage, err
 // elements splits a JSON array into its elements, each the bytes of one
 // value as sent (strings with their quotes), with no copy. The elements are
 // appended to buf[:0].
-func elements(raw []byte, buf []json.RawMessage) ([]json.RawMessage, error) {
-	sc := scanner{data: raw}
+func (d decoder) elements(raw []byte, buf []json.RawMessage) ([]json.RawMessage, error) {
+	sc := scannerIn(d.known, raw)
 	start := sc.ws(0)
 	if start >= len(raw) || raw[start] != '[' {
 		return nil, fmt.Errorf("not an array")

@@ -35,6 +35,9 @@ func (e *syntaxError) Error() string {
 type scanner struct {
 	data  []byte
 	depth int
+	rec   *spans // when set, every object and array checked is recorded (json_spans.go)
+	known *spans // when set, the checked objects and arrays it holds are stepped over
+	base  int    // data's offset in known.doc
 }
 
 func (s *scanner) fail(at int, format string, args ...any) error {
@@ -72,8 +75,14 @@ func (s *scanner) value(i int) (int, error) {
 	case c == '"':
 		return s.str(i)
 	case c == '{':
+		if end, ok := s.skip(i); ok {
+			return end, nil
+		}
 		return s.object(i, nil)
 	case c == '[':
+		if end, ok := s.skip(i); ok {
+			return end, nil
+		}
 		return s.array(i, nil)
 	case c == 't':
 		return s.literal(i, "true")
@@ -91,10 +100,10 @@ func (s *scanner) value(i int) (int, error) {
 // object checks the object at data[i]. For each member, member (when not
 // nil) is given the key as sent (with its quotes) and the index of the
 // value, which it must check and return the end of; nil checks it.
-func (s *scanner) object(i int, member func(key []byte, at int) (int, error)) (int, error) {
+func (s *scanner) object(i int, member func(key []byte, at int) (int, error)) (end int, err error) {
 	open := i
+	defer s.leave(s.record(open), &end, &err)
 	i, empty, err := s.enter(i, '}')
-	defer func() { s.depth-- }()
 	if empty || err != nil {
 		return i, err
 	}
@@ -128,10 +137,10 @@ func (s *scanner) object(i int, member func(key []byte, at int) (int, error)) (i
 
 // array checks the array at data[i], handing each element's index to elem
 // as object hands values to member.
-func (s *scanner) array(i int, elem func(at int) (int, error)) (int, error) {
+func (s *scanner) array(i int, elem func(at int) (int, error)) (end int, err error) {
 	open := i
+	defer s.leave(s.record(open), &end, &err)
 	i, empty, err := s.enter(i, ']')
-	defer func() { s.depth-- }()
 	if empty || err != nil {
 		return i, err
 	}
@@ -162,6 +171,23 @@ func (s *scanner) enter(i int, closing byte) (next int, empty bool, err error) {
 		return i + 1, true, nil
 	}
 	return i, false, nil
+}
+
+// record notes the container opened at i when recording; -1 otherwise.
+func (s *scanner) record(i int) int {
+	if s.rec == nil {
+		return -1
+	}
+	return s.rec.opened(i)
+}
+
+// leave steps out of a container entered at depth, recording its end
+// (entry n of record) when it checked.
+func (s *scanner) leave(n int, end *int, err *error) {
+	s.depth--
+	if n >= 0 && *err == nil {
+		s.rec.closed(n, *end)
+	}
 }
 
 // next reads what follows a member or element at i: a comma (done false,
@@ -205,6 +231,11 @@ func stringSpecial(w uint64) uint64 {
 // index past its closing quote. Hex strings, most of an answer, are
 // skipped eight bytes at a time.
 func (s *scanner) str(i int) (int, error) {
+	if s.known != nil {
+		if end, ok := s.checkedStr(i); ok {
+			return end, nil
+		}
+	}
 	d := s.data
 	j := i + 1
 	for {

@@ -283,7 +283,7 @@ func (e *Ethereum) traceResult(ctx context.Context, mode TraceMode, data *chain.
 		return nil, e.fail(method, fmt.Errorf("rpc endpoint %q: trace of block %d %s: %w",
 			e.cfg.EndpointName, height, data.Block.Hash, ErrBlockNotFound))
 	}
-	d := decoder{method, e.cfg.EndpointName, height}
+	d := decoder{method: method, endpoint: e.cfg.EndpointName, height: height}
 	var traces []chain.Trace
 	var err error
 	if mode == TracesParity {
@@ -325,7 +325,7 @@ func (e *Ethereum) Traces(ctx context.Context, data *chain.BlockData) error {
 	lim.method = m
 	var last failure
 	for used := 0; used < e.cfg.MaxAttempts; {
-		n, results, errs, err := e.batchCallsWithin(ctx, lim, height, e.cfg.MaxAttempts-used, methods, args)
+		n, results, errs, _, err := e.batchCallsWithin(ctx, lim, height, e.cfg.MaxAttempts-used, methods, args)
 		used += n
 		if err != nil {
 			return err

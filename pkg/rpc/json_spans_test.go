@@ -1,0 +1,106 @@
+package rpc
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// batchOf renders a batch answer to eth_getBlockByNumber (id 0) and
+// eth_getBlockReceipts (id 1) with block and receipts as results, with
+// some whitespace around the results (which the record must not mind).
+func batchOf(block, receipts []byte) []byte {
+	return []byte(`[{"jsonrpc":"2.0","id":0,"result": ` + string(block) + "\n},\n" +
+		`{"jsonrpc":"2.0","id":1,"result":` + string(receipts) + ` }]`)
+}
+
+// TestDecodeWithSpansMatchesPlainDecode decodes many generated blocks,
+// plain, odd and with one field broken (as TestDecoderMatchesEncodingJSON
+// makes them), from a batch answer with the record of its checking walk,
+// as FetchBlocks does, and alone without one: the same BlockData byte for
+// byte, or the same MalformedError.
+func TestDecodeWithSpansMatchesPlainDecode(t *testing.T) {
+	const blocks = 400
+	var decoded, malformed int
+	for i := range blocks {
+		height := uint64(5000 + i)
+		opts := genOptions{Txs: i % 23, LogsPerTx: i % 4, Odd: i%3 != 0}
+		block, receipts := genBlock(height, uint64(i), opts)
+		r := rand.New(rand.NewPCG(uint64(i), 11))
+		if i%2 == 1 {
+			if r.IntN(2) == 0 {
+				block = breakOne(r, block)
+			} else {
+				receipts = breakOne(r, receipts)
+			}
+		}
+		name := fmt.Sprintf("block %d (%+v)", i, opts)
+		results, errs, known, err := splitBatch(batchOf(block, receipts), 2)
+		require.NoError(t, err, name)
+		require.NoError(t, errs[0], name)
+		require.NoError(t, errs[1], name)
+		require.NotNil(t, known, name)
+		// The record is used: the results are containers it holds.
+		require.NotNil(t, scannerIn(known, results[0]).known, name)
+		require.NotNil(t, scannerIn(known, results[1]).known, name)
+
+		want, wantErr := decodeFull(height, block, receipts)
+		got, gotErr := decodeFullIn(known, height, results[0], results[1])
+		if wantErr != nil {
+			require.Equal(t, wantErr, gotErr, name)
+			malformed++
+			continue
+		}
+		require.NoError(t, gotErr, name)
+		require.Equal(t, want, got, name)
+		decoded++
+	}
+	require.Greater(t, decoded, blocks/3)
+	require.Greater(t, malformed, blocks/10)
+}
+
+// Malformed JSON inside a result fails the batch's checking walk, so no
+// record is made of it; and a record never spares bytes it was not made
+// of: the decoder checks a block that is not a slice of the recorded
+// answer, or is not one of its values, in full.
+func TestSpansNeverSkipUncheckedBytes(t *testing.T) {
+	block, receipts := genBlock(7, 1, genOptions{Txs: 3, LogsPerTx: 2})
+	for name, c := range map[string]struct{ block, receipts string }{
+		"bad escape in a kept block field":  {strings.Replace(string(block), `"extraData":"`, `"extraData":"\q`, 1), string(receipts)},
+		"control character in a kept field": {strings.Replace(string(block), `"extraData":"`, "\"extraData\":\"\x01", 1), string(receipts)},
+		"bad literal in a transaction":      {strings.Replace(string(block), `"from":`, `"x":nul,"from":`, 1), string(receipts)},
+		"bad number in a log":               {string(block), strings.Replace(string(receipts), `"removed":false`, `"removed":-`, 1)},
+		"unclosed transactions":             {strings.Replace(string(block), `}],`, `},`, 1), string(receipts)},
+	} {
+		_, _, known, err := splitBatch(batchOf([]byte(c.block), []byte(c.receipts)), 2)
+		var syn *syntaxError
+		assert.True(t, errors.As(err, &syn), "%s: want a *syntaxError, got %v", name, err)
+		assert.Nil(t, known, name)
+	}
+
+	// A good answer's record, given with bytes it was not made of.
+	results, _, known, err := splitBatch(batchOf(block, receipts), 2)
+	require.NoError(t, err)
+	_, err = decodeFullIn(known, 7, results[0], results[1])
+	require.NoError(t, err)
+	bad := []byte(strings.Replace(string(block), `"from":`, `"x":[1 2],"from":`, 1))
+	_, err = decodeFullIn(known, 7, bad, results[1])
+	var mal *MalformedError
+	assert.True(t, errors.As(err, &mal), "a block outside the record: want a *MalformedError, got %v", err)
+
+	// The same bytes inside the recorded answer, but cut at a place that
+	// is not one of its values: no step is taken over anything.
+	answer := batchOf(block, receipts)
+	_, _, known, err = splitBatch(answer, 2)
+	require.NoError(t, err)
+	at := strings.Index(string(answer), `"transactions":`) + len(`"transactions":`)
+	require.Nil(t, scannerIn(known, answer[at+1:]).known, "a slice that starts inside a value")
+	require.Nil(t, scannerIn(known, answer[at:at+10]).known, "a slice that ends inside a value")
+	require.NotNil(t, scannerIn(known, answer[at:at+len(`[`)+strings.Index(string(answer[at:]), `}]`)+1]).known,
+		"the transactions array itself")
+}
