@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -124,16 +125,33 @@ func (o object) str(key string) (s []byte, ok bool, err error) {
 // anything else goes through encoding/json for its exact semantics.
 func unquote(q []byte) ([]byte, error) {
 	inner := q[1 : len(q)-1]
-	for _, c := range inner {
-		if c == '\\' || c >= utf8.RuneSelf {
-			var s string
-			if err := json.Unmarshal(q, &s); err != nil {
-				return nil, err
-			}
-			return []byte(s), nil
+	if plainASCII(inner) {
+		return inner, nil
+	}
+	var out string
+	if err := json.Unmarshal(q, &out); err != nil {
+		return nil, err
+	}
+	return []byte(out), nil
+}
+
+// plainASCII reports whether s has neither a backslash nor a byte of 0x80
+// or above, eight bytes at a time (hex fields are long: a bloom is 514).
+func plainASCII(s []byte) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64(s[i:])
+		b := w ^ (ones * '\\')
+		if (w|(b-ones)&^b)&highs != 0 {
+			return false
 		}
 	}
-	return inner, nil
+	for ; i < len(s); i++ {
+		if s[i] == '\\' || s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func (o object) requiredStr(key string) ([]byte, error) {

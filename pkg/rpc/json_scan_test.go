@@ -160,3 +160,27 @@ func TestDecoderRejectsMalformedJSON(t *testing.T) {
 		assert.True(t, errors.As(err, &mal), "%s: want a *MalformedError, got %v", name, err)
 	}
 }
+
+// plainASCII, eight bytes at a time, agrees with a byte-by-byte look at
+// every length and alignment of a backslash or a high byte.
+func TestPlainASCII(t *testing.T) {
+	naive := func(s []byte) bool {
+		for _, c := range s {
+			if c == '\\' || c >= 0x80 {
+				return false
+			}
+		}
+		return true
+	}
+	for n := range 20 {
+		for at := range n + 1 {
+			for _, c := range []byte{'\\', 0x80, 0xff, 0xe2, '[', 0x5b, 0x5d, 0x7f, 0x00, 'a'} {
+				s := []byte(strings.Repeat("0", n))
+				if at < n {
+					s[at] = c
+				}
+				assert.Equal(t, naive(s), plainASCII(s), "%q", s)
+			}
+		}
+	}
+}
