@@ -229,7 +229,9 @@ func stringSpecial(w uint64) uint64 {
 
 // str checks the string at data[i] (its opening quote) and returns the
 // index past its closing quote. Hex strings, most of an answer, are
-// skipped eight bytes at a time.
+// skipped eight bytes at a time. A string of an answer
+// whose checking walk was recorded is only looked through for its end
+// (checkedStr, json_spans.go).
 func (s *scanner) str(i int) (int, error) {
 	if s.known != nil {
 		if end, ok := s.checkedStr(i); ok {
