@@ -256,6 +256,18 @@ func (o object) hexMismatch(key string, size int, required bool, want string) (s
 	if err != nil || s == nil {
 		return "", err
 	}
+	if len(s) == len(want) && hexShape(s, size) && hasHexPrefix(want) {
+		// The usual case in one pass: s is hex digits equal to want's
+		// (so well formed, whatever want is).
+		equal := true
+		for i := 2; i < len(s) && equal; i++ {
+			c := lowerHexDigit[s[i]]
+			equal = c != 0 && c == want[i]
+		}
+		if equal {
+			return "", nil
+		}
+	}
 	if err := checkHexBytes(s, size); err != nil {
 		return "", o.malformed(key, "%v", err)
 	}
