@@ -236,7 +236,7 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int,
 		return nil, used
 	}
 	if tracesOnly {
-		return e.traceResults(ctx, mode, rs, per, results, errs, nil, true), used
+		return e.traceResults(ctx, mode, rs, per, results, errs, known, nil, true), used
 	}
 	var fallback []*BlockResult
 	for i, r := range rs {
@@ -286,7 +286,7 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int,
 		}
 	}
 	if mode != TracesOff {
-		retry = e.traceResults(ctx, mode, rs, per, results, errs, retry, false)
+		retry = e.traceResults(ctx, mode, rs, per, results, errs, known, retry, false)
 	}
 	return retry, used
 }

@@ -1,14 +1,19 @@
 package rpc
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
 // batchOf renders a batch answer to eth_getBlockByNumber (id 0) and
@@ -103,4 +108,48 @@ func TestSpansNeverSkipUncheckedBytes(t *testing.T) {
 	require.Nil(t, scannerIn(known, answer[at:at+10]).known, "a slice that ends inside a value")
 	require.NotNil(t, scannerIn(known, answer[at:at+len(`[`)+strings.Index(string(answer[at:]), `}]`)+1]).known,
 		"the transactions array itself")
+}
+
+// Call traces nest frames in frames: the recorded walk reads them as the
+// plain one does (the real anvil and geth answers of testdata/traces).
+func TestTracesDecodeWithSpansAsWithout(t *testing.T) {
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("testdata", "traces", name+".json"))
+		require.NoError(t, err)
+		return b
+	}
+	result := func(answer []byte) []byte {
+		var a struct{ Result json.RawMessage }
+		require.NoError(t, json.Unmarshal(answer, &a))
+		return a.Result
+	}
+	for _, c := range []struct{ node, tracer string }{{"anvil", "debug"}, {"anvil", "parity"}, {"geth", "debug"}} {
+		block, receipts := result(read(c.node+"-block")), result(read(c.node+"-receipts"))
+		var head struct{ Number string }
+		require.NoError(t, json.Unmarshal(block, &head))
+		height, err := parseQuantity(head.Number)
+		require.NoError(t, err)
+		data, err := decodeFull(height, block, receipts)
+		require.NoError(t, err)
+		answer := read(c.node + "-" + c.tracer)
+		results, _, known, err := splitBatch([]byte("["+string(answer)+"]"), 2)
+		require.NoError(t, err)
+		raw := results[1] // the fixtures are answers to id 1
+		require.NotNil(t, scannerIn(known, raw).known)
+		decode := func(known *spans) ([]chain.Trace, error) {
+			d := decoder{method: "trace", endpoint: "test", height: height, known: known}
+			if c.tracer == "parity" {
+				return d.decodeParityTraces(data, raw)
+			}
+			traces, failed, err := d.decodeCallTraces(data, raw)
+			require.Empty(t, failed)
+			return traces, err
+		}
+		want, err := decode(nil)
+		require.NoError(t, err, c)
+		require.NotEmpty(t, want, c)
+		got, err := decode(known)
+		require.NoError(t, err, c)
+		require.Equal(t, want, got, c)
+	}
 }
