@@ -19,7 +19,12 @@ import (
 // json_scan.go's: it checks the syntax of every value it steps over, so
 // an object or array that is not JSON is a MalformedError here, whatever
 // the transport checked, and a Raw made of the answer's slices is valid
-// JSON.
+// JSON. A result of a batch answer comes with the record of the walk that
+// checked the whole answer (decoder.known, json_spans.go): the decoder
+// then steps over the objects and arrays nested in the object it reads
+// (a block's transactions, a receipt's logs, a log's topics) in one
+// look-up each, since they were checked, and reads each of them once, in
+// its own walk.
 //
 // Raw fields keep the node's objects without the keys the columns hold
 // (columns.go), re-encoded as encoding/json encodes a
