@@ -76,7 +76,11 @@ func (d decoder) objectInto(path where, raw []byte, buf []member, a *arena) (obj
 	end, err := sc.object(start, func(key []byte, at int) (int, error) {
 		end, err := sc.value(at)
 		if err == nil {
-			o.members = append(o.members, member{key: validUTF8(memberKey(key)), val: raw[at:end:end], typ: valueType(raw[at])})
+			name := key[1 : len(key)-1] // a plain key, as nearly all are
+			if !plainASCII(name) {
+				name = validUTF8(memberKey(key))
+			}
+			o.members = append(o.members, member{key: name, val: raw[at:end:end], typ: valueType(raw[at])})
 		}
 		return end, err
 	})
