@@ -19,9 +19,10 @@ import (
 // (decode.go) read the results in place with the record: each object
 // they read is walked once for its own members, the objects and arrays
 // nested in it are stepped over, and its strings are only looked through
-// for their end. A byte of a batch answer is thus checked once and walked
-// at most twice, where it was walked four or five times (a log's bytes:
-// the split, the receipts array, the receipt, its logs array, the log).
+// for their end. A string of a batch answer is thus checked once and
+// walked at most twice, where it was checked four or five times (a log's:
+// by the split, the receipts array, the receipt, its logs array, the
+// log).
 // Bytes with no record (single calls, websocket answers, tests) are
 // checked by the decoders' walks as they go, level by level.
 

@@ -17,14 +17,14 @@ import (
 //
 // So the split records where each object and array it checked ends, and
 // a decoder reading a result of that same answer steps over a nested
-// object or array in one look-up instead of walking it: every byte is
-// checked once, and each object a decoder reads is walked once, for its
-// own members (their strings, numbers and literals, checked again on the
-// way). A result that is not a slice of the recorded answer, or a
-// container the record does not hold, is walked and checked as without
-// spans; bytes given to a decoder without a checking walk before it
-// (single calls, the per-transaction receipts, tests) are checked exactly
-// as before.
+// object or array in one look-up instead of walking it: each object a
+// decoder reads is walked once, for its own members, its strings (most
+// of the bytes) only looked through for their closing quote (checkedStr),
+// its numbers, literals and punctuation checked again on the way. A
+// result that is not exactly one of the recorded values of that answer
+// is walked and checked as without spans; bytes given to a decoder
+// without a checking walk before it (single calls, the per-transaction
+// receipts, tests) are checked exactly as before.
 
 // spans are the objects and arrays of one checked JSON text, doc: the
 // offset each starts at (its '{' or '['), in increasing order, and the
