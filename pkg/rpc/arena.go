@@ -49,14 +49,21 @@ func (a *arena) str(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// hex is parseHexBytes with the result in the arena.
+// hex is parseHexBytes with the result in the arena, checked and
+// lower-cased in one pass (checkHexBytes names what is wrong with a
+// value that fails).
 func (a *arena) hex(s []byte, size int) (string, error) {
-	if err := checkHexBytes(s, size); err != nil {
-		return "", err
+	if !hexShape(s, size) {
+		return "", checkHexBytes(s, size)
 	}
 	b := a.alloc(len(s))
-	for i := range s {
-		b[i] = lower(s[i])
+	b[0], b[1] = '0', 'x'
+	for i := 2; i < len(s); i++ {
+		c := lowerHexDigit[s[i]]
+		if c == 0 {
+			return "", checkHexBytes(s, size)
+		}
+		b[i] = c
 	}
 	return a.str(b), nil
 }

@@ -25,13 +25,13 @@ import (
 // ErrorCode, ErrMissingBatchResponse), so classify treats both paths alike;
 // an answer that is not JSON is a *syntaxError, malformed like go-ethereum's
 // *json.SyntaxError.
-func (e *Ethereum) postBatch(ctx context.Context, client *http.Client, methods []string, args [][]any) ([]json.RawMessage, []error, error) {
+func (e *Ethereum) postBatch(ctx context.Context, client *http.Client, methods []string, args [][]any) ([]json.RawMessage, []error, *spans, error) {
 	var body bytes.Buffer
 	body.WriteByte('[')
 	for i := range methods {
 		params, err := json.Marshal(args[i])
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if i > 0 {
 			body.WriteByte(',')
@@ -41,40 +41,43 @@ func (e *Ethereum) postBatch(ctx context.Context, client *http.Client, methods [
 	body.WriteByte(']')
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.cfg.URL, bytes.NewReader(body.Bytes()))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer resp.Body.Close()
 	answer, err := readBody(resp, &e.batchAnswer)
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
-		return nil, nil, gethrpc.HTTPError{StatusCode: resp.StatusCode, Status: resp.Status, Body: answer}
+		return nil, nil, nil, gethrpc.HTTPError{StatusCode: resp.StatusCode, Status: resp.Status, Body: answer}
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	return splitBatch(answer, len(methods))
 }
 
 // splitBatch checks a batch answer to n calls (ids 0 to n-1) and cuts it
-// into each call's result (a slice of answer) or error, in one walk.
-func splitBatch(answer []byte, n int) ([]json.RawMessage, []error, error) {
+// into each call's result (a slice of answer) or error, in one walk, which
+// records where each object and array of the answer ends (known, for the
+// decoders: json_spans.go).
+func splitBatch(answer []byte, n int) (_ []json.RawMessage, _ []error, known *spans, _ error) {
 	s := scanner{data: answer}
 	start := s.ws(0)
 	if start >= len(answer) || answer[start] != '[' {
 		if err := validJSON(answer); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		// Not an array: a node may answer a whole batch with one error.
 		if code, msg, ok := rpcError(answer); ok {
-			return nil, nil, &callError{code: code, message: msg}
+			return nil, nil, nil, &callError{code: code, message: msg}
 		}
-		return nil, nil, &json.UnmarshalTypeError{Value: "non-array batch answer", Type: reflect.TypeFor[[]json.RawMessage]()}
+		return nil, nil, nil, &json.UnmarshalTypeError{Value: "non-array batch answer", Type: reflect.TypeFor[[]json.RawMessage]()}
 	}
+	s.rec = newSpans(answer)
 	results := make([]json.RawMessage, n)
 	errs := make([]error, n)
 	seen := make([]bool, n)
@@ -108,14 +111,14 @@ func splitBatch(answer []byte, n int) ([]json.RawMessage, []error, error) {
 		err = s.end(end)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for i := range seen {
 		if !seen[i] {
 			errs[i] = gethrpc.ErrMissingBatchResponse
 		}
 	}
-	return results, errs, nil
+	return results, errs, s.rec, nil
 }
 
 // batchMessage is what one message of a batch answer says.

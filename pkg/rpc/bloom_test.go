@@ -1,9 +1,11 @@
 package rpc
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/buger/jsonparser"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/stretchr/testify/assert"
@@ -27,8 +29,8 @@ func TestBloomCheckIsExact(t *testing.T) {
 	a1, a2 := random(20), random(20)
 	copy(a2[12:], a1[12:])
 	topic := append(make([]byte, 12), a1...) // an address as a topic
-	require.Same(t, bloomSlot(a1), bloomSlot(a2))
-	require.Same(t, bloomSlot(a1), bloomSlot(topic))
+	require.Same(t, bloomSlot(hexutil.Encode(a1)), bloomSlot(hexutil.Encode(a2)))
+	require.Same(t, bloomSlot(hexutil.Encode(a1)), bloomSlot(hexutil.Encode(topic)))
 
 	logs := func(values ...[]byte) []chain.Log {
 		l := chain.Log{Address: hexutil.Encode(values[0])}
@@ -61,8 +63,36 @@ func TestBloomCheckIsExact(t *testing.T) {
 			}
 		}
 	}
+	// The text comparison says yes only to the lower-case text of the
+	// exact bloom; the whole check (bloomOf) then agrees with matches.
+	text := func(bl types.Bloom) []byte { return []byte(hexutil.Encode(bl[:])) }
+	for _, values := range [][][]byte{{a1, topic}, {a2}, {a1, random(32)}} {
+		want := real(values...)
+		assert.True(t, b.sameText(text(want), logs(values...)))
+		upper := bytes.ToUpper(text(want))
+		upper[1] = 'x'
+		assert.Equal(t, bytes.Equal(upper, text(want)), b.sameText(upper, logs(values...)), "upper case is left to the whole check")
+		off := want
+		off[100] ^= 4
+		assert.False(t, b.sameText(text(off), logs(values...)))
+		assert.False(t, b.sameText(text(want)[:300], logs(values...)))
+		notHex := text(want)
+		notHex[513] = 'g'
+		for _, node := range [][]byte{text(want), upper, text(off), notHex} {
+			o := object{members: []member{{key: []byte("logsBloom"), val: append(append([]byte{'"'}, node...), '"'), typ: jsonparser.String}}}
+			derived, err := o.bloomOf(logs(values...), &b)
+			var decoded types.Bloom
+			if _, ok := hexInto(decoded[:], string(node)); !ok {
+				assert.Error(t, err, "%s is not a bloom", node)
+				continue
+			}
+			require.NoError(t, err)
+			assert.Equal(t, b.matches(&decoded, logs(values...)), derived == "logsBloom", "%s", node)
+		}
+	}
 	var none types.Bloom
 	assert.True(t, b.matches(&none, nil), "no logs: no bits")
+	assert.True(t, b.sameText(text(none), nil), "no logs: no bits")
 	withBit := none
 	withBit[3] = 1
 	assert.False(t, b.matches(&withBit, nil))
@@ -72,7 +102,7 @@ func TestBloomCheckIsExact(t *testing.T) {
 // transactions, 2 logs each): hashing every value, as before the memo, and
 // with the memo warm, as in a catch-up.
 func BenchmarkBloom(b *testing.B) {
-	d := decoder{"eth_getBlockByNumber", "bench", 1000}
+	d := decoder{method: "eth_getBlockByNumber", endpoint: "bench", height: 1000}
 	var blocks [][]chain.Log
 	for h := range 50 {
 		d.height = uint64(1000 + h)

@@ -44,7 +44,7 @@ func (e *Ethereum) CallLatest(ctx context.Context, to string, data []byte) ([]by
 	}
 	out, err := decodeCallResult(raw)
 	if err != nil {
-		return nil, e.fail(methodCall, decoder{methodCall, e.cfg.EndpointName, 0}.malformed("result", "%v", err))
+		return nil, e.fail(methodCall, decoder{method: methodCall, endpoint: e.cfg.EndpointName}.malformed("result", "%v", err))
 	}
 	return out, nil
 }

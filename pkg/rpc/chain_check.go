@@ -104,7 +104,7 @@ func (e *Ethereum) checkChain(ctx context.Context) error {
 // judgeChainID reads an eth_chainId answer (callErr: the call's own error
 // in a batch), records the outcome and returns nil for the expected chain.
 func (e *Ethereum) judgeChainID(ctx context.Context, raw json.RawMessage, callErr error) error {
-	d := decoder{methodChainID, e.cfg.EndpointName, 0}
+	d := decoder{method: methodChainID, endpoint: e.cfg.EndpointName}
 	if callErr != nil {
 		return e.callError(ctx, methodChainID, 0, callErr)
 	}

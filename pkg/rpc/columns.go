@@ -1,5 +1,12 @@
 package rpc
 
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"unicode/utf8"
+)
+
 // What the Raw fields keep. The decoder parses every key that has a column
 // (the block's number, hashes and gas; a transaction's parties, value and
 // fees; a receipt's status and gas; a log's address, topics and data) and
@@ -45,3 +52,82 @@ func (s keySet) has(key []byte) bool {
 	_, ok := s[string(key)]
 	return ok
 }
+
+// rest encodes the object minus the keys in omit (and alsoOmit, unless
+// empty) as encoding/json encodes
+// a map[string]json.RawMessage: keys sorted, values compacted and
+// HTML-escaped. Values stay what the node sent; only the key order and
+// insignificant whitespace change. (See columnKeys for why keys are left
+// out.)
+func (o object) rest(omit keySet, alsoOmit string) ([]byte, error) {
+	var stack [64]int
+	order := stack[:0]
+	for i := range o.members {
+		if k := o.members[i].key; !omit.has(k) && (alsoOmit == "" || string(k) != alsoOmit) {
+			order = append(order, i)
+		}
+	}
+	// Stable, so that of repeated keys the last one sent comes last.
+	slices.SortStableFunc(order, func(a, b int) int { return bytes.Compare(o.members[a].key, o.members[b].key) })
+	out := o.a.scratch()
+	out = append(out, '{')
+	first := true
+	for n, i := range order {
+		m := o.members[i]
+		if n+1 < len(order) && bytes.Equal(o.members[order[n+1]].key, m.key) {
+			continue // a later value of the same key wins
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		out = appendKey(out, m.key)
+		out = append(out, ':')
+		var err error
+		if out, err = appendCompact(out, m.val); err != nil {
+			return nil, o.malformed(string(m.key), "re-encoding the value: %v", err)
+		}
+	}
+	out = append(out, '}')
+	o.a.keepScratch(out)
+	return o.a.copy(out), nil
+}
+
+// appendKey appends key as a JSON string, escaped as encoding/json does.
+func appendKey(out, key []byte) []byte {
+	for _, c := range key {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(string(key)) // a string always encodes
+			return append(out, b...)
+		}
+	}
+	out = append(out, '"')
+	out = append(out, key...)
+	return append(out, '"')
+}
+
+// appendCompact appends a JSON value compacted and HTML-escaped, as
+// encoding/json writes a json.RawMessage. Values with nothing to change
+// (no whitespace, no <, >, & or U+2028/9) are appended as they are.
+func appendCompact(out, val []byte) ([]byte, error) {
+	clean := true
+	for _, c := range val {
+		if compactChange[c] {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return append(out, val...), nil
+	}
+	var compact, escaped bytes.Buffer
+	if err := json.Compact(&compact, val); err != nil {
+		return nil, err
+	}
+	json.HTMLEscape(&escaped, compact.Bytes())
+	return append(out, escaped.Bytes()...), nil
+}
+
+// compactChange marks the bytes that compacting and HTML-escaping may
+// change: whitespace, <, >, & and the first byte of U+2028 and U+2029.
+var compactChange = [256]bool{' ': true, '\n': true, '\t': true, '\r': true, '<': true, '>': true, '&': true, 0xE2: true}

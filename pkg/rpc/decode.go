@@ -19,7 +19,12 @@ import (
 // json_scan.go's: it checks the syntax of every value it steps over, so
 // an object or array that is not JSON is a MalformedError here, whatever
 // the transport checked, and a Raw made of the answer's slices is valid
-// JSON.
+// JSON. A result of a batch answer comes with the record of the walk that
+// checked the whole answer (decoder.known, json_spans.go): the decoder
+// then steps over the objects and arrays nested in the object it reads
+// (a block's transactions, a receipt's logs, a log's topics) in one
+// look-up each, since they were checked, and reads each of them once, in
+// its own walk.
 //
 // Raw fields keep the node's objects without the keys the columns hold
 // (columns.go), re-encoded as encoding/json encodes a
@@ -39,6 +44,10 @@ type decoder struct {
 	method   string
 	endpoint string
 	height   uint64
+	// known, when set, records the objects and arrays of the answer the
+	// bytes come from that a checking walk checked already
+	// (json_spans.go): they are stepped over, not walked again.
+	known *spans
 }
 
 func (d decoder) malformed(field, format string, args ...any) *MalformedError {
@@ -59,7 +68,7 @@ func (d decoder) object(path string, raw []byte) (object, error) {
 // loop over many objects reuses one allocation, and strings taken from a.
 func (d decoder) objectInto(path where, raw []byte, buf []member, a *arena) (object, error) {
 	o := object{d: d, path: path, members: buf[:0], a: a}
-	sc := scanner{data: raw}
+	sc := scannerIn(d.known, raw)
 	start := sc.ws(0)
 	if start >= len(raw) || raw[start] != '{' {
 		return o, d.malformed(pathOr(path.String(), "result"), "expected a JSON object, got %s", snippet(raw))
@@ -67,7 +76,11 @@ func (d decoder) objectInto(path where, raw []byte, buf []member, a *arena) (obj
 	end, err := sc.object(start, func(key []byte, at int) (int, error) {
 		end, err := sc.value(at)
 		if err == nil {
-			o.members = append(o.members, member{key: validUTF8(memberKey(key)), val: raw[at:end:end], typ: valueType(raw[at])})
+			name := key[1 : len(key)-1] // a plain key, as nearly all are
+			if !plainASCII(name) {
+				name = validUTF8(memberKey(key))
+			}
+			o.members = append(o.members, member{key: name, val: raw[at:end:end], typ: valueType(raw[at])})
 		}
 		return end, err
 	})
@@ -204,7 +217,7 @@ func (d decoder) decodeTransaction(b *chain.Block, i int, raw json.RawMessage, t
 // decodeReceipts decodes an eth_getBlockReceipts answer that is not null
 // and applies it to data (see applyReceipts).
 func (d decoder) decodeReceipts(data *chain.BlockData, raw json.RawMessage) error {
-	receipts, err := elements(raw, nil)
+	receipts, err := d.elements(raw, nil)
 	if err != nil {
 		return d.malformed("result", "expected an array of receipts, got %s", snippet(raw))
 	}

@@ -42,29 +42,15 @@ func TestDecoderMatchesEncodingJSON(t *testing.T) {
 	var decoded, malformed, bloomKept, bloomDerived int
 	for i := range blocks {
 		height := uint64(1000 + i)
-		opts := genOptions{Txs: i % 23, LogsPerTx: i % 4, Odd: i%3 != 0}
-		block, receipts := genBlock(height, uint64(i), opts)
-		require.True(t, json.Valid(block) && json.Valid(receipts), "generated block %d is not valid JSON", i)
-		r := rand.New(rand.NewPCG(uint64(i), 7))
-		if i%2 == 1 {
-			if r.IntN(2) == 0 {
-				block = breakOne(r, block)
-			} else {
-				receipts = breakOne(r, receipts)
-			}
-		}
-		require.True(t, json.Valid(block) && json.Valid(receipts), "broken block %d is not valid JSON", i)
+		opts, block, receipts := mixedBlock(i, height, 7)
+		require.True(t, json.Valid(block) && json.Valid(receipts), "block %d is not valid JSON", i)
 		want, wantErr := oldDecodeFull(height, block, receipts)
 		got, gotErr := decodeFull(height, block, receipts)
 		name := fmt.Sprintf("block %d (%+v)", i, opts)
-		if wantErr != nil {
-			require.Error(t, gotErr, name)
-			require.Equal(t, wantErr, gotErr, name)
+		if !sameDecode(t, name, want, wantErr, got, gotErr) {
 			malformed++
 			continue
 		}
-		require.NoError(t, gotErr, name)
-		require.Equal(t, want, got, name)
 		decoded++
 		for _, tx := range got.Transactions {
 			if bytes.Contains(tx.ReceiptRaw, []byte(`"logsBloom"`)) {
@@ -80,6 +66,37 @@ func TestDecoderMatchesEncodingJSON(t *testing.T) {
 	require.Greater(t, malformed, blocks/10)
 	require.Greater(t, bloomKept, 100)
 	require.Greater(t, bloomDerived, 100)
+}
+
+// sameDecode requires got to be want, or gotErr wantErr; it reports
+// whether a block was decoded.
+func sameDecode(t *testing.T, name string, want *chain.BlockData, wantErr error, got *chain.BlockData, gotErr error) bool {
+	t.Helper()
+	if wantErr != nil {
+		require.Error(t, gotErr, name)
+		require.Equal(t, wantErr, gotErr, name)
+		return false
+	}
+	require.NoError(t, gotErr, name)
+	require.Equal(t, want, got, name)
+	return true
+}
+
+// mixedBlock is the i-th of a run of generated blocks: plain or odd, of
+// every size up to 22 transactions and 3 logs each, and every second one
+// with one field broken (breakOne, seeded by i and stream).
+func mixedBlock(i int, height, stream uint64) (opts genOptions, block, receipts []byte) {
+	opts = genOptions{Txs: i % 23, LogsPerTx: i % 4, Odd: i%3 != 0}
+	block, receipts = genBlock(height, uint64(i), opts)
+	r := rand.New(rand.NewPCG(uint64(i), stream))
+	if i%2 == 1 {
+		if r.IntN(2) == 0 {
+			block = breakOne(r, block)
+		} else {
+			receipts = breakOne(r, receipts)
+		}
+	}
+	return opts, block, receipts
 }
 
 // breakOne damages one string value of a JSON text, keeping it valid JSON.

@@ -189,11 +189,11 @@ func (e *Ethereum) HeadHeight(ctx context.Context) (uint64, error) {
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return 0, e.fail(method, decoder{method, e.cfg.EndpointName, 0}.malformed("result", "expected a hex string, got %s", snippet(raw)))
+		return 0, e.fail(method, decoder{method: method, endpoint: e.cfg.EndpointName}.malformed("result", "expected a hex string, got %s", snippet(raw)))
 	}
 	h, err := parseQuantity(s)
 	if err != nil {
-		return 0, e.fail(method, decoder{method, e.cfg.EndpointName, 0}.malformed("result", "%v", err))
+		return 0, e.fail(method, decoder{method: method, endpoint: e.cfg.EndpointName}.malformed("result", "%v", err))
 	}
 	return h, nil
 }
@@ -231,7 +231,7 @@ func (e *Ethereum) BlockByHeight(ctx context.Context, height uint64) (*chain.Blo
 	if isNull(raw) {
 		return nil, e.fail(method, fmt.Errorf("rpc endpoint %q: block %d: %w", e.cfg.EndpointName, height, ErrBlockNotFound))
 	}
-	data, err := decoder{method, e.cfg.EndpointName, height}.decodeBlock(raw)
+	data, err := decoder{method: method, endpoint: e.cfg.EndpointName, height: height}.decodeBlock(raw)
 	if err != nil {
 		return nil, e.fail(method, err)
 	}
@@ -270,7 +270,7 @@ func (e *Ethereum) blockReceipts(ctx context.Context, data *chain.BlockData) err
 		return e.fail(method, fmt.Errorf("rpc endpoint %q: receipts of block %d %s: %w",
 			e.cfg.EndpointName, height, data.Block.Hash, ErrBlockNotFound))
 	}
-	if err := (decoder{method, e.cfg.EndpointName, height}).decodeReceipts(data, raw); err != nil {
+	if err := (decoder{method: method, endpoint: e.cfg.EndpointName, height: height}).decodeReceipts(data, raw); err != nil {
 		return e.fail(method, err)
 	}
 	return nil
@@ -302,7 +302,7 @@ func (e *Ethereum) txReceipts(ctx context.Context, data *chain.BlockData) error 
 		}
 		receipts = append(receipts, results...)
 	}
-	if err := (decoder{method, e.cfg.EndpointName, height}).applyReceipts(data, receipts); err != nil {
+	if err := (decoder{method: method, endpoint: e.cfg.EndpointName, height: height}).applyReceipts(data, receipts); err != nil {
 		return e.fail(method, err)
 	}
 	return nil

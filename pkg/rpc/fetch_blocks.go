@@ -202,7 +202,7 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int,
 		args = append(args, []any{})
 		methods = append(methods, methodChainID)
 	}
-	used, results, errs, err := e.batchCallsWithin(ctx, e.requestLimits(mode, len(rs)), rs[0].Height, budget, methods, args)
+	used, results, errs, known, err := e.batchCallsWithin(ctx, e.requestLimits(mode, len(rs)), rs[0].Height, budget, methods, args)
 	if err == nil && e.cfg.ExpectedChainID != 0 {
 		last := len(methods) - 1
 		err = e.judgeChainID(ctx, results[last], errs[last])
@@ -236,13 +236,13 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int,
 		return nil, used
 	}
 	if tracesOnly {
-		return e.traceResults(ctx, mode, rs, per, results, errs, nil, true), used
+		return e.traceResults(ctx, mode, rs, per, results, errs, known, nil, true), used
 	}
 	var fallback []*BlockResult
 	for i, r := range rs {
 		k := per * i
 		r.Data, r.Err = nil, nil
-		data, again, err := e.blockResult(ctx, r.Height, results[k], errs[k])
+		data, again, err := e.blockResult(ctx, r.Height, results[k], errs[k], known)
 		if again != nil {
 			retry = append(retry, retryable{r, "eth_getBlockByNumber", *again})
 			continue
@@ -264,7 +264,7 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int,
 			r.Data = data
 			continue
 		}
-		again, err = e.receiptsResult(ctx, data, results[k+1], errs[k+1])
+		again, err = e.receiptsResult(ctx, data, results[k+1], errs[k+1], known)
 		switch {
 		case again != nil:
 			retry = append(retry, retryable{r, "eth_getBlockReceipts", *again})
@@ -286,15 +286,16 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int,
 		}
 	}
 	if mode != TracesOff {
-		retry = e.traceResults(ctx, mode, rs, per, results, errs, retry, false)
+		retry = e.traceResults(ctx, mode, rs, per, results, errs, known, retry, false)
 	}
 	return retry, used
 }
 
 // blockResult turns one eth_getBlockByNumber answer of a batch into the
 // block or the error BlockByHeight would give; again is set when the call
-// failed transiently and should be asked again.
-func (e *Ethereum) blockResult(ctx context.Context, height uint64, raw json.RawMessage, callErr error) (*chain.BlockData, *failure, error) {
+// failed transiently and should be asked again. known is what the walk
+// that checked the answer recorded (nil: the decoder checks it all).
+func (e *Ethereum) blockResult(ctx context.Context, height uint64, raw json.RawMessage, callErr error, known *spans) (*chain.BlockData, *failure, error) {
 	const method = "eth_getBlockByNumber"
 	if callErr != nil {
 		again, err := e.callFailure(ctx, method, height, callErr)
@@ -303,7 +304,7 @@ func (e *Ethereum) blockResult(ctx context.Context, height uint64, raw json.RawM
 	if isNull(raw) {
 		return nil, nil, e.fail(method, fmt.Errorf("rpc endpoint %q: block %d: %w", e.cfg.EndpointName, height, ErrBlockNotFound))
 	}
-	data, err := decoder{method, e.cfg.EndpointName, height}.decodeBlock(raw)
+	data, err := decoder{method: method, endpoint: e.cfg.EndpointName, height: height, known: known}.decodeBlock(raw)
 	if err != nil {
 		return nil, nil, e.fail(method, err)
 	}
@@ -315,7 +316,7 @@ func (e *Ethereum) blockResult(ctx context.Context, height uint64, raw json.RawM
 // by number in the same request as the block; decodeReceipts checks that
 // they belong to this block's hash, so a reorg between the two calls shows
 // as a *MalformedError, never as receipts of another block.
-func (e *Ethereum) receiptsResult(ctx context.Context, data *chain.BlockData, raw json.RawMessage, callErr error) (*failure, error) {
+func (e *Ethereum) receiptsResult(ctx context.Context, data *chain.BlockData, raw json.RawMessage, callErr error, known *spans) (*failure, error) {
 	const method = "eth_getBlockReceipts"
 	height := data.Block.Number
 	if callErr != nil {
@@ -326,7 +327,7 @@ func (e *Ethereum) receiptsResult(ctx context.Context, data *chain.BlockData, ra
 		return nil, e.fail(method, fmt.Errorf("rpc endpoint %q: receipts of block %d %s: %w",
 			e.cfg.EndpointName, height, data.Block.Hash, ErrBlockNotFound))
 	}
-	if err := (decoder{method, e.cfg.EndpointName, height}).decodeReceipts(data, raw); err != nil {
+	if err := (decoder{method: method, endpoint: e.cfg.EndpointName, height: height, known: known}).decodeReceipts(data, raw); err != nil {
 		return nil, e.fail(method, err)
 	}
 	return nil, nil
@@ -339,7 +340,7 @@ func (e *Ethereum) callFailure(ctx context.Context, method string, height uint64
 	f := e.classify(ctx, err)
 	switch {
 	case f.malformed != "":
-		return nil, e.fail(method, decoder{method, e.cfg.EndpointName, height}.malformed(f.malformed, "%v", f.err))
+		return nil, e.fail(method, decoder{method: method, endpoint: e.cfg.EndpointName, height: height}.malformed(f.malformed, "%v", f.err))
 	case !f.transient:
 		e.metrics.failure(e.cfg.ChainID, e.cfg.EndpointName, method, KindOther)
 		return nil, &RequestError{Method: method, Endpoint: e.cfg.EndpointName, Code: f.code, HTTPStatus: f.status, Err: f.err}
@@ -364,8 +365,9 @@ func (e *Ethereum) callError(ctx context.Context, method string, height uint64, 
 // many it made. The calls' own errors are returned in errs, not retried
 // here.
 func (e *Ethereum) batchCalls(ctx context.Context, height uint64, budget int, methods []string, args [][]any) (used int, _ []json.RawMessage, _ []error, _ error) {
-	return e.batchCallsWithin(ctx, requestLimits{attemptLimits: attemptLimits{timeout: e.cfg.Timeout}, method: batchMethod, http: e.httpClient},
+	used, results, errs, _, err := e.batchCallsWithin(ctx, requestLimits{attemptLimits: attemptLimits{timeout: e.cfg.Timeout}, method: batchMethod, http: e.httpClient},
 		height, budget, methods, args)
+	return used, results, errs, err
 }
 
 // requestLimits are a batch's attempt limits, the name its metrics carry
@@ -376,16 +378,19 @@ type requestLimits struct {
 	http   *http.Client
 }
 
-// batchCallsWithin is batchCalls with the given limits.
-func (e *Ethereum) batchCallsWithin(ctx context.Context, lim requestLimits, height uint64, budget int, methods []string, args [][]any) (used int, _ []json.RawMessage, _ []error, _ error) {
+// batchCallsWithin is batchCalls with the given limits; known is what the
+// walk that checked the answer recorded (json_spans.go), nil when the
+// answer came another way.
+func (e *Ethereum) batchCallsWithin(ctx context.Context, lim requestLimits, height uint64, budget int, methods []string, args [][]any) (used int, _ []json.RawMessage, _ []error, known *spans, _ error) {
 	results := make([]json.RawMessage, len(args))
 	errs := make([]error, len(args))
 	used, err := e.attemptsWithin(ctx, lim.attemptLimits, lim.method, height, len(args), true, budget, func(ctx context.Context) error {
 		if lim.http != nil {
 			var err error
-			results, errs, err = e.postBatch(ctx, lim.http, methods, args)
+			results, errs, known, err = e.postBatch(ctx, lim.http, methods, args)
 			return err
 		}
+		known = nil
 		elems := make([]gethrpc.BatchElem, len(args))
 		for i := range elems {
 			results[i] = nil
@@ -403,11 +408,11 @@ func (e *Ethereum) batchCallsWithin(ctx context.Context, lim requestLimits, heig
 		var mal *MalformedError
 		if errors.As(err, &mal) && mal.Field == "response size" {
 			// Keep the cause visible so that the caller can split.
-			return used, nil, nil, &splitError{err}
+			return used, nil, nil, nil, &splitError{err}
 		}
-		return used, nil, nil, err
+		return used, nil, nil, nil, err
 	}
-	return used, results, errs, nil
+	return used, results, errs, known, nil
 }
 
 // splitError is a too-large answer; it unwraps to ErrResponseTooLarge and

@@ -66,7 +66,7 @@ func (e *Ethereum) SubscribeHeads(ctx context.Context) (<-chan Head, <-chan erro
 	go func() {
 		defer close(heads)
 		defer sub.Unsubscribe()
-		d := decoder{methodNewHeads, e.cfg.EndpointName, 0}
+		d := decoder{method: methodNewHeads, endpoint: e.cfg.EndpointName}
 		for {
 			select {
 			case <-ctx.Done():

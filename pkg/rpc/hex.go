@@ -15,6 +15,24 @@ var hexDigit = func() (t [256]bool) {
 	return t
 }()
 
+// lowerHexDigit is each hex digit in lower case, 0 for a byte that is not
+// one: checking and lower-casing a value is one look-up a byte.
+var lowerHexDigit = func() (t [256]byte) {
+	for _, c := range []byte("0123456789abcdef") {
+		t[c] = c
+	}
+	for _, c := range []byte("ABCDEF") {
+		t[c] = c + 'a' - 'A'
+	}
+	return t
+}()
+
+// hexShape reports whether s has the prefix, the even length and the size
+// checkHexBytes wants (the digits aside).
+func hexShape[T text](s T, size int) bool {
+	return hasHexPrefix(s) && len(s)%2 == 0 && (size == anyLen || len(s) == 2+2*size)
+}
+
 // text is what the parsers take: a field's bytes from an answer, or a
 // string decoded elsewhere.
 type text interface{ ~string | ~[]byte }

@@ -2,9 +2,9 @@ package rpc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
@@ -124,16 +124,33 @@ func (o object) str(key string) (s []byte, ok bool, err error) {
 // anything else goes through encoding/json for its exact semantics.
 func unquote(q []byte) ([]byte, error) {
 	inner := q[1 : len(q)-1]
-	for _, c := range inner {
-		if c == '\\' || c >= utf8.RuneSelf {
-			var s string
-			if err := json.Unmarshal(q, &s); err != nil {
-				return nil, err
-			}
-			return []byte(s), nil
+	if plainASCII(inner) {
+		return inner, nil
+	}
+	var out string
+	if err := json.Unmarshal(q, &out); err != nil {
+		return nil, err
+	}
+	return []byte(out), nil
+}
+
+// plainASCII reports whether s has neither a backslash nor a byte of 0x80
+// or above, eight bytes at a time (hex fields are long: a bloom is 514).
+func plainASCII(s []byte) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64(s[i:])
+		b := w ^ (ones * '\\')
+		if (w|(b-ones)&^b)&highs != 0 {
+			return false
 		}
 	}
-	return inner, nil
+	for ; i < len(s); i++ {
+		if s[i] == '\\' || s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func (o object) requiredStr(key string) ([]byte, error) {
@@ -238,6 +255,18 @@ func (o object) hexMismatch(key string, size int, required bool, want string) (s
 	if err != nil || s == nil {
 		return "", err
 	}
+	if len(s) == len(want) && hexShape(s, size) && hasHexPrefix(want) {
+		// The usual case in one pass: s is hex digits equal to want's
+		// (so well formed, whatever want is).
+		equal := true
+		for i := 2; i < len(s) && equal; i++ {
+			c := lowerHexDigit[s[i]]
+			equal = c != 0 && c == want[i]
+		}
+		if equal {
+			return "", nil
+		}
+	}
 	if err := checkHexBytes(s, size); err != nil {
 		return "", o.malformed(key, "%v", err)
 	}
@@ -267,7 +296,7 @@ func (o object) array(key string, buf []json.RawMessage) ([]json.RawMessage, err
 	if !present || m.typ == jsonparser.Null {
 		return nil, o.malformed(key, "missing")
 	}
-	a, err := elements(m.val, buf)
+	a, err := o.d.elements(m.val, buf)
 	if err != nil {
 		return nil, o.malformed(key, "expected an array, got %s", snippet(m.val))
 	}
@@ -277,8 +306,8 @@ func (o object) array(key string, buf []json.RawMessage) ([]json.RawMessage, err
 // elements splits a JSON array into its elements, each the bytes of one
 // value as sent (strings with their quotes), with no copy. The elements are
 // appended to buf[:0].
-func elements(raw []byte, buf []json.RawMessage) ([]json.RawMessage, error) {
-	sc := scanner{data: raw}
+func (d decoder) elements(raw []byte, buf []json.RawMessage) ([]json.RawMessage, error) {
+	sc := scannerIn(d.known, raw)
 	start := sc.ws(0)
 	if start >= len(raw) || raw[start] != '[' {
 		return nil, fmt.Errorf("not an array")
@@ -329,85 +358,6 @@ func valueType(c byte) jsonparser.ValueType {
 		return jsonparser.Number
 	}
 }
-
-// rest encodes the object minus the keys in omit (and alsoOmit, unless
-// empty) as encoding/json encodes
-// a map[string]json.RawMessage: keys sorted, values compacted and
-// HTML-escaped. Values stay what the node sent; only the key order and
-// insignificant whitespace change. (See columnKeys for why keys are left
-// out.)
-func (o object) rest(omit keySet, alsoOmit string) ([]byte, error) {
-	var stack [64]int
-	order := stack[:0]
-	for i := range o.members {
-		if k := o.members[i].key; !omit.has(k) && (alsoOmit == "" || string(k) != alsoOmit) {
-			order = append(order, i)
-		}
-	}
-	// Stable, so that of repeated keys the last one sent comes last.
-	slices.SortStableFunc(order, func(a, b int) int { return bytes.Compare(o.members[a].key, o.members[b].key) })
-	out := o.a.scratch()
-	out = append(out, '{')
-	first := true
-	for n, i := range order {
-		m := o.members[i]
-		if n+1 < len(order) && bytes.Equal(o.members[order[n+1]].key, m.key) {
-			continue // a later value of the same key wins
-		}
-		if !first {
-			out = append(out, ',')
-		}
-		first = false
-		out = appendKey(out, m.key)
-		out = append(out, ':')
-		var err error
-		if out, err = appendCompact(out, m.val); err != nil {
-			return nil, o.malformed(string(m.key), "re-encoding the value: %v", err)
-		}
-	}
-	out = append(out, '}')
-	o.a.keepScratch(out)
-	return o.a.copy(out), nil
-}
-
-// appendKey appends key as a JSON string, escaped as encoding/json does.
-func appendKey(out, key []byte) []byte {
-	for _, c := range key {
-		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(string(key)) // a string always encodes
-			return append(out, b...)
-		}
-	}
-	out = append(out, '"')
-	out = append(out, key...)
-	return append(out, '"')
-}
-
-// appendCompact appends a JSON value compacted and HTML-escaped, as
-// encoding/json writes a json.RawMessage. Values with nothing to change
-// (no whitespace, no <, >, & or U+2028/9) are appended as they are.
-func appendCompact(out, val []byte) ([]byte, error) {
-	clean := true
-	for _, c := range val {
-		if compactChange[c] {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return append(out, val...), nil
-	}
-	var compact, escaped bytes.Buffer
-	if err := json.Compact(&compact, val); err != nil {
-		return nil, err
-	}
-	json.HTMLEscape(&escaped, compact.Bytes())
-	return append(out, escaped.Bytes()...), nil
-}
-
-// compactChange marks the bytes that compacting and HTML-escaping may
-// change: whitespace, <, >, & and the first byte of U+2028 and U+2029.
-var compactChange = [256]bool{' ': true, '\n': true, '\t': true, '\r': true, '<': true, '>': true, '&': true, 0xE2: true}
 
 func (o object) has(key string) bool {
 	m, ok := o.get(key)

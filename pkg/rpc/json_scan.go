@@ -14,8 +14,17 @@ import (
 // and elements it asks for on the way. postBatch splits a batch answer
 // with it, so that the walk that finds the results is also the one that
 // checks the whole answer: a separate json.Valid pass over every answer
-// was ~15 % of the worker's CPU in a catch-up. The decoders then read the
-// results in place (decode.go) knowing they are well formed.
+// was ~15 % of the worker's CPU in a catch-up. That walk also records
+// where each object and array ends (json_spans.go), and the decoders
+// (decode.go) read the results in place with the record: each object
+// they read is walked once for its own members, the objects and arrays
+// nested in it are stepped over, and its strings are only looked through
+// for their end. A string of a batch answer is thus checked once and
+// walked at most twice, where it was checked four or five times (a log's:
+// by the split, the receipts array, the receipt, its logs array, the
+// log).
+// Bytes with no record (single calls, websocket answers, tests) are
+// checked by the decoders' walks as they go, level by level.
 
 // maxNesting is encoding/json's limit on nested objects and arrays.
 const maxNesting = 10000
@@ -35,6 +44,9 @@ func (e *syntaxError) Error() string {
 type scanner struct {
 	data  []byte
 	depth int
+	rec   *spans // when set, every object and array checked is recorded (json_spans.go)
+	known *spans // when set, the checked objects and arrays it holds are stepped over
+	base  int    // data's offset in known.doc
 }
 
 func (s *scanner) fail(at int, format string, args ...any) error {
@@ -72,8 +84,14 @@ func (s *scanner) value(i int) (int, error) {
 	case c == '"':
 		return s.str(i)
 	case c == '{':
+		if end, ok := s.skip(i); ok {
+			return end, nil
+		}
 		return s.object(i, nil)
 	case c == '[':
+		if end, ok := s.skip(i); ok {
+			return end, nil
+		}
 		return s.array(i, nil)
 	case c == 't':
 		return s.literal(i, "true")
@@ -91,10 +109,10 @@ func (s *scanner) value(i int) (int, error) {
 // object checks the object at data[i]. For each member, member (when not
 // nil) is given the key as sent (with its quotes) and the index of the
 // value, which it must check and return the end of; nil checks it.
-func (s *scanner) object(i int, member func(key []byte, at int) (int, error)) (int, error) {
+func (s *scanner) object(i int, member func(key []byte, at int) (int, error)) (end int, err error) {
 	open := i
+	defer s.leave(s.record(open), &end, &err)
 	i, empty, err := s.enter(i, '}')
-	defer func() { s.depth-- }()
 	if empty || err != nil {
 		return i, err
 	}
@@ -128,10 +146,10 @@ func (s *scanner) object(i int, member func(key []byte, at int) (int, error)) (i
 
 // array checks the array at data[i], handing each element's index to elem
 // as object hands values to member.
-func (s *scanner) array(i int, elem func(at int) (int, error)) (int, error) {
+func (s *scanner) array(i int, elem func(at int) (int, error)) (end int, err error) {
 	open := i
+	defer s.leave(s.record(open), &end, &err)
 	i, empty, err := s.enter(i, ']')
-	defer func() { s.depth-- }()
 	if empty || err != nil {
 		return i, err
 	}
@@ -162,6 +180,23 @@ func (s *scanner) enter(i int, closing byte) (next int, empty bool, err error) {
 		return i + 1, true, nil
 	}
 	return i, false, nil
+}
+
+// record notes the container opened at i when recording; -1 otherwise.
+func (s *scanner) record(i int) int {
+	if s.rec == nil {
+		return -1
+	}
+	return s.rec.opened(i)
+}
+
+// leave steps out of a container entered at depth, recording its end
+// (entry n of record) when it checked.
+func (s *scanner) leave(n int, end *int, err *error) {
+	s.depth--
+	if n >= 0 && *err == nil {
+		s.rec.closed(n, *end)
+	}
 }
 
 // next reads what follows a member or element at i: a comma (done false,
@@ -203,8 +238,15 @@ func stringSpecial(w uint64) uint64 {
 
 // str checks the string at data[i] (its opening quote) and returns the
 // index past its closing quote. Hex strings, most of an answer, are
-// skipped eight bytes at a time.
+// skipped eight bytes at a time. A string of an answer
+// whose checking walk was recorded is only looked through for its end
+// (checkedStr, json_spans.go).
 func (s *scanner) str(i int) (int, error) {
+	if s.known != nil {
+		if end, ok := s.checkedStr(i); ok {
+			return end, nil
+		}
+	}
 	d := s.data
 	j := i + 1
 	for {

@@ -71,7 +71,7 @@ func TestScannerAgreesWithEncodingJSON(t *testing.T) {
 // result or around the messages, fails the request, as json.Valid did.
 func TestSplitBatchRejectsMalformedAnswers(t *testing.T) {
 	good := `[{"jsonrpc":"2.0","id":0,"result":{"a":"0x1","b":[1,2]}},{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"no"}}]`
-	results, errs, err := splitBatch([]byte(good), 2)
+	results, errs, _, err := splitBatch([]byte(good), 2)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"a":"0x1","b":[1,2]}`, string(results[0]))
 	assert.NoError(t, errs[0])
@@ -97,7 +97,7 @@ func TestSplitBatchRejectsMalformedAnswers(t *testing.T) {
 		"not JSON":                  `<html>bad gateway</html>`,
 		"empty":                     ``,
 	} {
-		_, _, err := splitBatch([]byte(answer), 2)
+		_, _, _, err := splitBatch([]byte(answer), 2)
 		var syn *syntaxError
 		assert.True(t, errors.As(err, &syn), "%s: want a *syntaxError, got %v", name, err)
 	}
@@ -124,7 +124,7 @@ func BenchmarkSplitBatch(b *testing.B) {
 		b.SetBytes(int64(len(answer)))
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, _, err := splitBatch(answer, 100); err != nil {
+			if _, _, _, err := splitBatch(answer, 100); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -158,5 +158,29 @@ func TestDecoderRejectsMalformedJSON(t *testing.T) {
 		_, err := decodeFull(7, []byte(c.block), []byte(c.receipts))
 		var mal *MalformedError
 		assert.True(t, errors.As(err, &mal), "%s: want a *MalformedError, got %v", name, err)
+	}
+}
+
+// plainASCII, eight bytes at a time, agrees with a byte-by-byte look at
+// every length and alignment of a backslash or a high byte.
+func TestPlainASCII(t *testing.T) {
+	naive := func(s []byte) bool {
+		for _, c := range s {
+			if c == '\\' || c >= 0x80 {
+				return false
+			}
+		}
+		return true
+	}
+	for n := range 20 {
+		for at := range n + 1 {
+			for _, c := range []byte{'\\', 0x80, 0xff, 0xe2, '[', 0x5b, 0x5d, 0x7f, 0x00, 'a'} {
+				s := []byte(strings.Repeat("0", n))
+				if at < n {
+					s[at] = c
+				}
+				assert.Equal(t, naive(s), plainASCII(s), "%q", s)
+			}
+		}
 	}
 }

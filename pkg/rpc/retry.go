@@ -95,7 +95,7 @@ func (e *Ethereum) attemptsWithin(ctx context.Context, lim attemptLimits, method
 		}
 		switch {
 		case last.malformed != "":
-			return i, e.fail(method, decoder{method, e.cfg.EndpointName, height}.malformed(last.malformed, "%v", last.err))
+			return i, e.fail(method, decoder{method: method, endpoint: e.cfg.EndpointName, height: height}.malformed(last.malformed, "%v", last.err))
 		case !last.transient:
 			e.metrics.failure(e.cfg.ChainID, e.cfg.EndpointName, method, KindOther)
 			return i, &RequestError{Method: method, Endpoint: e.cfg.EndpointName, Code: last.code, HTTPStatus: last.status, Err: last.err}

@@ -53,7 +53,7 @@ const traceStep = 1100
 // for data's block. failed is set (and the error nil) when the node said
 // it could not trace one of the transactions: asking again may succeed.
 func (d decoder) decodeCallTraces(data *chain.BlockData, raw json.RawMessage) (traces []chain.Trace, failed string, err error) {
-	elems, err := elements(raw, nil)
+	elems, err := d.elements(raw, nil)
 	if err != nil {
 		return nil, "", d.malformed("result", "expected an array of transaction traces, got %s", snippet(raw))
 	}

@@ -13,7 +13,7 @@ import (
 // decodeParityTraces decodes a trace_block answer for data's block (see
 // trace_decode.go for the mapping and the checks).
 func (d decoder) decodeParityTraces(data *chain.BlockData, raw json.RawMessage) ([]chain.Trace, error) {
-	elems, err := elements(raw, nil)
+	elems, err := d.elements(raw, nil)
 	if err != nil {
 		return nil, d.malformed("result", "expected an array of traces, got %s", snippet(raw))
 	}

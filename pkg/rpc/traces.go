@@ -211,16 +211,17 @@ func traceMethodOf(mode TraceMode) string {
 // receipts came back, and returns retry with the heights whose trace
 // failed transiently added.
 // With tracesOnly the blocks are the caller's (FetchTraces): a failed
-// trace leaves them and sets only Err.
+// trace leaves them and sets only Err. known is what the walk that
+// checked the answer recorded (json_spans.go; nil: none).
 func (e *Ethereum) traceResults(ctx context.Context, mode TraceMode, rs []*BlockResult, per int,
-	results []json.RawMessage, errs []error, retry []retryable, tracesOnly bool) []retryable {
+	results []json.RawMessage, errs []error, known *spans, retry []retryable, tracesOnly bool) []retryable {
 	for i, r := range rs {
 		if r.Data == nil || (r.Data.Traced && !tracesOnly) {
 			continue // failed or asked again already, or an empty block
 		}
 		r.Err = nil
 		k := per*i + per - 1
-		again, err := e.traceResult(ctx, mode, r.Data, results[k], errs[k])
+		again, err := e.traceResult(ctx, mode, r.Data, results[k], errs[k], known)
 		switch {
 		case again != nil:
 			if !tracesOnly {
@@ -260,8 +261,9 @@ func (e *Ethereum) FetchTraces(ctx context.Context, blocks []*chain.BlockData) [
 
 // traceResult applies one trace answer to data (Traces, Traced), or
 // returns the error Traces would give; again is set when the trace failed
-// transiently and should be asked again.
-func (e *Ethereum) traceResult(ctx context.Context, mode TraceMode, data *chain.BlockData, raw json.RawMessage, callErr error) (*failure, error) {
+// transiently and should be asked again. Its frames, nested objects, are
+// each walked once when known records the answer's checking walk.
+func (e *Ethereum) traceResult(ctx context.Context, mode TraceMode, data *chain.BlockData, raw json.RawMessage, callErr error, known *spans) (*failure, error) {
 	method := traceMethodOf(mode)
 	height := data.Block.Number
 	if len(data.Transactions) == 0 {
@@ -283,7 +285,7 @@ func (e *Ethereum) traceResult(ctx context.Context, mode TraceMode, data *chain.
 		return nil, e.fail(method, fmt.Errorf("rpc endpoint %q: trace of block %d %s: %w",
 			e.cfg.EndpointName, height, data.Block.Hash, ErrBlockNotFound))
 	}
-	d := decoder{method, e.cfg.EndpointName, height}
+	d := decoder{method: method, endpoint: e.cfg.EndpointName, height: height, known: known}
 	var traces []chain.Trace
 	var err error
 	if mode == TracesParity {
@@ -325,12 +327,12 @@ func (e *Ethereum) Traces(ctx context.Context, data *chain.BlockData) error {
 	lim.method = m
 	var last failure
 	for used := 0; used < e.cfg.MaxAttempts; {
-		n, results, errs, err := e.batchCallsWithin(ctx, lim, height, e.cfg.MaxAttempts-used, methods, args)
+		n, results, errs, known, err := e.batchCallsWithin(ctx, lim, height, e.cfg.MaxAttempts-used, methods, args)
 		used += n
 		if err != nil {
 			return err
 		}
-		again, err := e.traceResult(ctx, mode, data, results[0], errs[0])
+		again, err := e.traceResult(ctx, mode, data, results[0], errs[0], known)
 		if again == nil {
 			return err
 		}
