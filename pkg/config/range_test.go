@@ -23,7 +23,7 @@ func TestRangeSettings(t *testing.T) {
 	require.Equal(t, 50, ch.RPC.FetchBatch)
 	require.Equal(t, 4, ch.RPC.FetchConcurrency)
 	require.Equal(t, 100, ch.RPC.ReceiptsBatch)
-	require.Equal(t, 250, ch.Index.WriteBatch)
+	require.Equal(t, 500, ch.Index.WriteBatch)
 	require.Equal(t, 5*time.Minute, ch.Index.RangeTimeout)
 	require.Equal(t, 30*time.Second, ch.Index.RangeHeartbeat)
 
