@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bytes"
+	"encoding/hex"
 	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/core/types"
@@ -148,10 +149,7 @@ func (b *bloomer) sameText(s []byte, logs []chain.Log) bool {
 	if !b.of(&ours, nil, logs) {
 		return false
 	}
-	const digits = "0123456789abcdef"
-	for i, c := range ours {
-		b.text[2*i], b.text[2*i+1] = digits[c>>4], digits[c&15]
-	}
+	hex.Encode(b.text[:], ours[:])
 	return bytes.Equal(b.text[:], s[2:])
 }
 

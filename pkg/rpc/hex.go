@@ -7,14 +7,6 @@ import (
 	"strings"
 )
 
-// hexDigit marks 0-9, a-f and A-F.
-var hexDigit = func() (t [256]bool) {
-	for _, c := range []byte("0123456789abcdefABCDEF") {
-		t[c] = true
-	}
-	return t
-}()
-
 // lowerHexDigit is each hex digit in lower case, 0 for a byte that is not
 // one: checking and lower-casing a value is one look-up a byte.
 var lowerHexDigit = func() (t [256]byte) {
@@ -147,7 +139,7 @@ func checkHexBytes[T text](s T, size int) error {
 
 func isHex[T text](s T) bool {
 	for i := 0; i < len(s); i++ {
-		if !hexDigit[s[i]] {
+		if nibbles[s[i]] > 15 { // not 0-9, a-f or A-F
 			return false
 		}
 	}
