@@ -115,7 +115,9 @@ func TestPruningRemovesOldHeightsOnly(t *testing.T) {
 	ch.Traces.Mode = config.TracesDebug
 	require.Equal(t, uint64(14), ch.RetentionMargin())
 	cfg.Chains[chainID] = ch
-	cfg.Chains[otherID] = chainConfig(otherID, other.HTTPURL).Chains[otherID]
+	otherCh := chainConfig(otherID, other.HTTPURL).Chains[otherID]
+	otherCh.Aggregator.Interval = time.Second
+	cfg.Chains[otherID] = otherCh
 	store := openStore(t)
 	conn := rawConn(t)
 	tc := temporalClient(t)
@@ -127,6 +129,15 @@ func TestPruningRemovesOldHeightsOnly(t *testing.T) {
 	waitIndexed(t, store, otherID, otherHead, time.Minute)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	waitAggregated(t, conn, store, chainID, head, rng, time.Minute)
+	// The other chain's snapshot below must be final: its aggregator and
+	// its stream appender keep writing after its heights are indexed, and
+	// rows they add later would read as pruning touching it.
+	waitAggregated(t, conn, store, otherID, otherHead, rng, time.Minute)
+	waitFor(t, time.Minute, otherID+" streamed up to its head", func() (bool, string) {
+		var top uint64
+		require.NoError(t, conn.QueryRow(ctx, "SELECT max(number) FROM stream_events FINAL WHERE chain_id = ?", otherID).Scan(&top))
+		return top >= otherHead, fmt.Sprintf("stream at %d of %d", top, otherHead)
+	})
 	pruned := head - 30
 	below, err := store.RowsAtOrBelow(ctx, chainID, pruned)
 	require.NoError(t, err)
