@@ -213,14 +213,20 @@ func (ch Chain) RetentionMargin() uint64 {
 	return uint64(max(ch.ConfirmationDepth, 0)) + uint64(max(ch.Scheduler.MaxInFlight, 0))
 }
 
-// Push configures the push source: the node's websocket stream of new
-// heads, which starts each announced height's IndexBlockWorkflow at once.
-// Pull (HeadScan, on its Schedule) then starts a height only when push
-// lags behind it by more than LagThreshold, or push is unhealthy.
+// Push configures the push source: the node's stream of new heads (its
+// websocket newHeads subscription, or polls of an http endpoint's head),
+// which starts each announced height's IndexBlockWorkflow at once. Pull
+// (HeadScan, on its Schedule) then starts a height only when push lags
+// behind it by more than LagThreshold, or push is unhealthy.
 type Push struct {
-	// Endpoint is the name of one of the chain's endpoints whose URL is
-	// ws:// or wss://; "" disables push.
+	// Endpoint is the name of one of the chain's endpoints; "" disables
+	// push. A ws:// or wss:// endpoint is subscribed to, an http(s) one is
+	// polled every PollInterval.
 	Endpoint string `mapstructure:"endpoint"`
+	// PollInterval is how often an http(s) push endpoint is asked for its
+	// head; 0 means a quarter of block_time, within [250ms, 5s] (see
+	// Chain.PushPollInterval).
+	PollInterval time.Duration `mapstructure:"poll_interval"`
 	// LagThreshold is how many heights above the last one push delivered
 	// HeadScan leaves to push: 0 leaves none (both sources start every new
 	// head; Temporal runs one workflow per height), a huge value is
@@ -234,6 +240,17 @@ type Push struct {
 
 // PushEnabled tells whether the chain has a push source.
 func (ch Chain) PushEnabled() bool { return ch.Push.Endpoint != "" }
+
+// PushPollInterval is push.poll_interval, or when unset a quarter of
+// block_time within [250ms, 5s]: a new head then waits for its poll an
+// eighth of a block on average, for one eth_blockNumber call per worker
+// process every poll.
+func (ch Chain) PushPollInterval() time.Duration {
+	if ch.Push.PollInterval > 0 {
+		return ch.Push.PollInterval
+	}
+	return min(max(ch.BlockTime/4, 250*time.Millisecond), 5*time.Second)
+}
 
 // PushStallAfter is push.stall_after, or three block times when unset.
 func (ch Chain) PushStallAfter() time.Duration {

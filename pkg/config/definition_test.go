@@ -51,7 +51,7 @@ func TestDecodeChainNamesTheBadKey(t *testing.T) {
 		{"bad value", map[string]any{"block_time": "0s", "endpoints": map[string]any{"a": "http://127.0.0.1:1"}}, "chains.new.block_time", ""},
 		{"bad url", map[string]any{"endpoints": map[string]any{"a": "ftp://x"}}, "chains.new.endpoints.a", ""},
 		{"no endpoint", map[string]any{}, "chains.new.endpoints", ""},
-		{"push not ws", map[string]any{"endpoints": map[string]any{"a": "http://127.0.0.1:1"}, "push": map[string]any{"endpoint": "a"}}, "chains.new.push.endpoint", ""},
+		{"push endpoint unknown", map[string]any{"endpoints": map[string]any{"a": "http://127.0.0.1:1"}, "push": map[string]any{"endpoint": "b"}}, "chains.new.push.endpoint", ""},
 		{"unknown key", map[string]any{"endpoints": map[string]any{"a": "http://127.0.0.1:1"}, "blocktime": "1s"}, "", "chains.new"},
 		{"wrong type", map[string]any{"endpoints": map[string]any{"a": "http://127.0.0.1:1"}, "headscan": map[string]any{"interval": "soon"}}, "", "interval"},
 	} {

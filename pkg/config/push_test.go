@@ -41,6 +41,27 @@ func TestPushDefaults(t *testing.T) {
 	require.Equal(t, 5*time.Second, ch.PushStallAfter())
 }
 
+// An http(s) endpoint is polled: every quarter block time by default,
+// kept within [250ms, 5s], or as configured.
+func TestPushPollsAnHTTPEndpoint(t *testing.T) {
+	cfg, err := config.Load(config.New(), writeFile(t, withWS+"    push:\n      endpoint: primary\n"))
+	require.NoError(t, err)
+	ch := cfg.Chains["eth"]
+	require.True(t, ch.PushEnabled())
+	require.Equal(t, 3*time.Second, ch.PushPollInterval(), "a quarter of 12s")
+	for bt, want := range map[time.Duration]time.Duration{
+		400 * time.Millisecond: 250 * time.Millisecond,
+		2 * time.Second:        500 * time.Millisecond,
+		time.Minute:            5 * time.Second,
+	} {
+		ch.BlockTime = bt
+		require.Equal(t, want, ch.PushPollInterval(), "block_time %s", bt)
+	}
+	cfg, err = config.Load(config.New(), writeFile(t, withWS+"    push:\n      endpoint: primary\n      poll_interval: 700ms\n"))
+	require.NoError(t, err)
+	require.Equal(t, 700*time.Millisecond, cfg.Chains["eth"].PushPollInterval())
+}
+
 func TestExampleConfigEnablesPush(t *testing.T) {
 	cfg, err := config.Load(config.New(), "../../config.example.yaml")
 	require.NoError(t, err)
@@ -54,7 +75,8 @@ func TestBadPushValuesNameTheKey(t *testing.T) {
 		name, body, key, reason string
 	}{
 		{"unknown endpoint", withWS + "    push:\n      endpoint: nope\n", "chains.eth.push.endpoint", `"nope" is not one of endpoints (primary, stream)`},
-		{"http endpoint", withWS + "    push:\n      endpoint: primary\n", "chains.eth.push.endpoint", "needs a ws:// or wss:// endpoint"},
+		{"poll too often", withWS + "    push:\n      endpoint: primary\n      poll_interval: 50ms\n", "chains.eth.push.poll_interval", "at least 100ms"},
+		{"negative poll", withWS + "    push:\n      endpoint: primary\n      poll_interval: -1s\n", "chains.eth.push.poll_interval", "at least 100ms"},
 		{"negative stall", withWS + "    push:\n      endpoint: stream\n      stall_after: -1s\n", "chains.eth.push.stall_after", "must not be negative"},
 		{"negative threshold", withWS + "    push:\n      endpoint: stream\n      lag_threshold: -1\n", "chains.eth", "lag_threshold"},
 	}
@@ -67,7 +89,7 @@ func TestBadPushValuesNameTheKey(t *testing.T) {
 			require.NotContains(t, err.Error(), "secret-key-123")
 		})
 	}
-	_, err := config.Load(config.New(), writeFile(t, withWS+"    push:\n      endpoint: primary\n"))
+	_, err := config.Load(config.New(), writeFile(t, withWS+"    push:\n      endpoint: nope\n"))
 	var ke *config.KeyError
 	require.True(t, errors.As(err, &ke))
 	require.Equal(t, "chains.eth.push.endpoint", ke.Key)

@@ -270,18 +270,19 @@ func (ch Chain) validate(prefix, id string) []error {
 		bad(".index.worker_concurrency", "must be at least 1")
 	}
 	if ch.Push.Endpoint != "" {
-		raw, ok := ch.Endpoints[ch.Push.Endpoint]
-		if !ok {
+		if _, ok := ch.Endpoints[ch.Push.Endpoint]; !ok {
 			names := make([]string, 0, len(ch.Endpoints))
 			for name := range ch.Endpoints {
 				names = append(names, name)
 			}
 			sort.Strings(names)
 			bad(".push.endpoint", "%q is not one of endpoints (%s)", ch.Push.Endpoint, strings.Join(names, ", "))
-		} else if u, err := url.Parse(withPlaceholders(raw)); err == nil && u.Host != "" && u.Scheme != "ws" && u.Scheme != "wss" {
-			// An invalid URL is reported under endpoints already.
-			bad(".push.endpoint", "endpoint %q is %s://; push needs a ws:// or wss:// endpoint", ch.Push.Endpoint, u.Scheme)
 		}
+		// Any scheme an endpoint may have works: ws(s) is subscribed to,
+		// http(s) polled; a bad URL is reported under endpoints already.
+	}
+	if ch.Push.PollInterval != 0 && ch.Push.PollInterval < 100*time.Millisecond {
+		bad(".push.poll_interval", "must be at least 100ms (0 = a quarter of block_time)")
 	}
 	if ch.Push.StallAfter < 0 {
 		bad(".push.stall_after", "must not be negative (0 = three block times)")

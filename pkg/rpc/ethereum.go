@@ -60,6 +60,9 @@ type EthereumConfig struct {
 	// limits of the requests that carry them (traces.go); the zero value
 	// asks for none.
 	Traces TraceConfig
+	// HeadPoll is how often SubscribeHeads asks an http(s) endpoint for
+	// its head (heads_poll.go); default 1s. Websockets are not polled.
+	HeadPoll time.Duration
 }
 
 func (c *EthereumConfig) setDefaults() {
@@ -92,6 +95,9 @@ func (c *EthereumConfig) setDefaults() {
 	}
 	if c.MaxResponseBytes <= 0 {
 		c.MaxResponseBytes = 256 << 20
+	}
+	if c.HeadPoll <= 0 {
+		c.HeadPoll = time.Second
 	}
 	if c.ChainRecheck <= 0 {
 		c.ChainRecheck = time.Minute
@@ -130,6 +136,12 @@ type Ethereum struct {
 	chain      atomic.Pointer[chainState]
 	chainCheck singleflight.Group
 	clock      func() time.Time // nil: time.Now; tests set it
+
+	// polled is the highest height a polled head subscription has sent
+	// (0 with none sent yet, see heads_poll.go): a subscription renewed
+	// after a failure or a silence goes on above it instead of sending the
+	// same head again.
+	polled atomic.Uint64
 }
 
 var _ Client = (*Ethereum)(nil)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
@@ -13,6 +12,7 @@ import (
 
 // Head is one new head announced by a node: the header fields the push
 // source needs to name the height (the block itself is fetched as usual).
+// A polled head (heads_poll.go) carries its Number only.
 type Head struct {
 	Number     uint64
 	Hash       string // 0x-prefixed lower case
@@ -40,14 +40,13 @@ const methodNewHeads = "eth_subscribe(newHeads)"
 const headBuffer = 64
 
 // SubscribeHeads subscribes to eth_subscribe("newHeads") on a ws(s)
-// endpoint; an http(s) endpoint is refused with a *RequestError. Heads are
-// decoded strictly (number, hash and parentHash as hex of the right size).
-// Errors name the endpoint, never its URL.
+// endpoint; an http(s) endpoint, which has no subscriptions, is polled
+// instead (pollHeads, heads_poll.go). Heads are decoded strictly (number,
+// hash and parentHash as hex of the right size). Errors name the
+// endpoint, never its URL.
 func (e *Ethereum) SubscribeHeads(ctx context.Context) (<-chan Head, <-chan error, error) {
-	if !strings.HasPrefix(e.cfg.URL, "ws://") && !strings.HasPrefix(e.cfg.URL, "wss://") {
-		e.metrics.failure(e.cfg.ChainID, e.cfg.EndpointName, methodNewHeads, KindOther)
-		return nil, nil, &RequestError{Method: methodNewHeads, Endpoint: e.cfg.EndpointName,
-			Err: errors.New("subscriptions need a ws:// or wss:// endpoint")}
+	if e.httpClient != nil {
+		return e.pollHeads(ctx)
 	}
 	if err := e.ensureChain(ctx); err != nil {
 		return nil, nil, err

@@ -90,13 +90,6 @@ func TestSubscribeHeadsOnAnvil(t *testing.T) {
 	require.ErrorIs(t, endOf(t, heads, errs), context.Canceled)
 	require.Equal(t, 1.0, testkit.Sum(t, reg, "rpc_requests_total", map[string]string{"method": "eth_subscribe(newHeads)"}))
 	require.Zero(t, testkit.Sum(t, reg, "rpc_errors_total", nil))
-
-	// Over http there are no subscriptions: refused, typed, not retried.
-	h := newNodeClient(t, ctx, "anvil-http", node.HTTPURL, nil)
-	_, _, err = h.SubscribeHeads(ctx)
-	var re *rpc.RequestError
-	require.ErrorAs(t, err, &re)
-	require.Equal(t, "anvil-http", re.Endpoint)
 }
 
 // fakeHeads is an eth namespace whose newHeads subscription sends the

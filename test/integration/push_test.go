@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -313,14 +314,26 @@ func headScanActions(t *testing.T, chainID string) int {
 // IndexBlockWorkflow: every height 0..head is indexed once, each measured
 // height by one IndexBlock run started live (visible with its search
 // attributes), and HeadScan ran on its Schedule only, not once per head.
+// Both push sources: the websocket's newHeads, and polls of the http
+// endpoint's head (push.endpoint naming it, every push.poll_interval).
 func TestPushLeadingIndexesHeadsFast(t *testing.T) {
-	const chainID = "it-push-lead"
+	for _, src := range []struct{ name, endpoint string }{{"ws", "ws"}, {"http poll", "local"}} {
+		t.Run(src.name, func(t *testing.T) {
+			pushLeading(t, "it-push-lead-"+strings.ReplaceAll(src.name, " ", "-"), src.endpoint)
+		})
+	}
+}
+
+func pushLeading(t *testing.T, chainID, endpoint string) {
 	const samples = 12
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{BlockTime: time.Second})
 	require.NoError(t, err)
 	t.Cleanup(node.Stop)
 	traffic(t, node.HTTPURL)
-	cfg, metricsAddr := pushConfig(t, chainID, node, 2, func(ch *config.Chain) { ch.HeadScan.Interval = 10 * time.Second })
+	cfg, metricsAddr := pushConfig(t, chainID, node, 2, func(ch *config.Chain) {
+		ch.HeadScan.Interval = 10 * time.Second
+		ch.Push.Endpoint = endpoint
+	})
 	store := openStore(t)
 	probe := startProbe(t, node.WSURL, chainID)
 	runWorkerWith(t, cfg, worker.Options{})

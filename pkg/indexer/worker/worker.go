@@ -206,8 +206,9 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 	return false
 }
 
-// DialPush connects to the chain's push endpoint (a ws:// or wss:// entry
-// of endpoints, named by push.endpoint).
+// DialPush connects to the chain's push endpoint (the entry of endpoints
+// named by push.endpoint: a ws(s) one is subscribed to, an http(s) one
+// polled every push.poll_interval).
 func DialPush(ctx context.Context, chainID string, ch config.Chain, log *zap.Logger, m *rpc.Metrics) (*rpc.Ethereum, error) {
 	key := "chains." + chainID + ".push.endpoint"
 	url, ok := ch.Endpoints[ch.Push.Endpoint]
@@ -221,6 +222,7 @@ func DialPush(ctx context.Context, chainID string, ch config.Chain, log *zap.Log
 		Timeout:         ch.RPC.Timeout,
 		ExpectedChainID: ch.ExpectedChainID,
 		ChainRecheck:    ch.RPC.ChainRecheck,
+		HeadPoll:        ch.PushPollInterval(),
 	}, log, m)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", key, ch.Push.Endpoint, err)

@@ -84,8 +84,9 @@ type Options struct {
 	Txs       int
 	Logs      float64
 	BlockTime time.Duration
-	RangeSize int // -1: leave scheduler.range_size out
-	Push      bool
+	RangeSize int  // -1: leave scheduler.range_size out
+	Push      bool // follow the new heads over the websocket endpoint
+	Poll      bool // follow them by polling the http endpoint
 	// CallsPerTx and TraceLatency are the simulated chain's trace knobs
 	// (the worker traces with -set traces=debug or parity).
 	CallsPerTx   float64
@@ -173,8 +174,8 @@ func (b *bench) run(ctx context.Context) (result, error) {
 	if b.dir, err = os.MkdirTemp("", "tideline-bench-"); err != nil {
 		return result{}, err
 	}
-	b.say("bench-catchup: n=%d txs=%d logs=%g block_time=%s range=%s push=%v set=%q old_parts_lifetime=%s (folder %s)",
-		o.N, o.Txs, o.Logs, o.BlockTime, rangeText(o.RangeSize), o.Push, []string(o.Sets), lifetimeText(o.OldPartsLifetime), b.dir)
+	b.say("bench-catchup: n=%d txs=%d logs=%g block_time=%s range=%s push=%v poll=%v set=%q old_parts_lifetime=%s (folder %s)",
+		o.N, o.Txs, o.Logs, o.BlockTime, rangeText(o.RangeSize), o.Push, o.Poll, []string(o.Sets), lifetimeText(o.OldPartsLifetime), b.dir)
 
 	t := time.Now()
 	bin, err := buildIndexer(ctx, root, b.dir)
@@ -249,7 +250,7 @@ func (b *bench) writeConfig(st *benchkit.Stack, evmChainID uint64) (string, erro
 	}
 	b.metrics = fmt.Sprintf("127.0.0.1:%d", port)
 	wc := workerconfig.Config{
-		ChainID: chainID, EVMChainID: evmChainID, BlockTime: o.BlockTime, HTTPURL: b.sim.HTTPURL(), WSURL: b.sim.WSURL(), Push: o.Push,
+		ChainID: chainID, EVMChainID: evmChainID, BlockTime: o.BlockTime, HTTPURL: b.sim.HTTPURL(), WSURL: b.sim.WSURL(), Push: o.Push, Poll: o.Poll,
 		TemporalHostPort: st.Temporal.HostPort, ClickHouseAddr: st.ClickHouse.Addr, Database: database,
 		MetricsListen: b.metrics, LogLevel: o.LogLevel, Overrides: o.Sets,
 	}

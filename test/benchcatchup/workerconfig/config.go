@@ -20,7 +20,9 @@ type Config struct {
 	EVMChainID     uint64 // the simulated chain's eth_chainId: expected_chain_id
 	BlockTime      time.Duration
 	HTTPURL, WSURL string
-	Push           bool
+	// Push follows the chain's new heads over the websocket endpoint;
+	// Poll by polling the http one (push.endpoint names it). At most one.
+	Push, Poll bool
 	// RangeSize is scheduler.range_size; nil leaves the key out, so the
 	// config runs on code that does not know the key (the loader refuses
 	// unknown keys) and otherwise takes the indexer's own default.
@@ -60,9 +62,14 @@ func YAML(c Config) ([]byte, error) {
 	}
 	endpoints := map[string]any{"local": c.HTTPURL}
 	push := map[string]any{"endpoint": ""}
-	if c.Push {
+	switch {
+	case c.Push && c.Poll:
+		return nil, fmt.Errorf("push and poll are exclusive: the chain has one push endpoint")
+	case c.Push:
 		endpoints["ws"] = c.WSURL
 		push["endpoint"] = "ws"
+	case c.Poll:
+		push["endpoint"] = "local"
 	}
 	scheduler := map[string]any{"rate_limit": 10000}
 	if c.RangeSize != nil {

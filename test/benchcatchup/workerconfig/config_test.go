@@ -52,6 +52,21 @@ func TestGeneratedConfigLoads(t *testing.T) {
 		require.Equal(t, "ws://127.0.0.1:1234", ch.Endpoints[ch.Push.Endpoint])
 	})
 
+	t.Run("poll", func(t *testing.T) {
+		c := base
+		c.Poll = true
+		cfg, err := load(t, c)
+		require.NoError(t, err)
+		ch := cfg.Chains["sim"]
+		require.True(t, ch.PushEnabled())
+		require.Equal(t, "http://127.0.0.1:1234", ch.Endpoints[ch.Push.Endpoint])
+		require.Len(t, ch.Endpoints, 1, "polls the one http endpoint")
+		require.Equal(t, 500*time.Millisecond, ch.PushPollInterval(), "a quarter of the 2s block time")
+		c.Push = true
+		_, err = YAML(c)
+		require.Error(t, err, "push and poll together")
+	})
+
 	t.Run("fast blocks scan every second", func(t *testing.T) {
 		c := base
 		c.BlockTime = 250 * time.Millisecond
