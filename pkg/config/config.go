@@ -351,6 +351,12 @@ type Index struct {
 	// WriteBatch is how many heights a range activity writes per call of
 	// the bulk write (one insert per table, the indexed marks last).
 	WriteBatch int `mapstructure:"write_batch"`
+	// WriteBatchRows bounds a range's chunk by its rows as well
+	// (transactions, logs and traces, and one per block): a chunk ends at
+	// WriteBatch heights or at about this many rows, whichever comes
+	// first, so that heavy blocks do not multiply the worker's memory.
+	// 0 = heights only.
+	WriteBatchRows int `mapstructure:"write_batch_rows"`
 	// RangeTimeout bounds one attempt of a range activity; a retry resumes
 	// with the heights not yet indexed.
 	RangeTimeout time.Duration `mapstructure:"range_timeout"`

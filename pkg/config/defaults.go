@@ -86,7 +86,12 @@ func DefaultChain() Chain {
 			// price is memory: a range holds two chunks (worker peak RSS
 			// 485 MB against 353; 3.4 GB against 2.2 with 150-transaction
 			// blocks), docs/operations.md.
-			WriteBatch:     500,
+			WriteBatch: 500,
+			// Heavy blocks end a chunk before 500 heights: 500 blocks of
+			// 150 transactions and 600 logs are ~375,000 rows, and a
+			// worker's two ranges held four such chunks (3.4 GB). 100,000
+			// rows leave the default mix's chunks (~30,000 rows) whole.
+			WriteBatchRows: 100_000,
 			RangeTimeout:   5 * time.Minute,
 			RangeHeartbeat: 30 * time.Second,
 		},

@@ -24,12 +24,13 @@ func TestRangeSettings(t *testing.T) {
 	require.Equal(t, 4, ch.RPC.FetchConcurrency)
 	require.Equal(t, 100, ch.RPC.ReceiptsBatch)
 	require.Equal(t, 500, ch.Index.WriteBatch)
+	require.Equal(t, 100_000, ch.Index.WriteBatchRows)
 	require.Equal(t, 5*time.Minute, ch.Index.RangeTimeout)
 	require.Equal(t, 30*time.Second, ch.Index.RangeHeartbeat)
 
 	cfg, err = config.Load(config.New(), writeFile(t, minimal+`
     scheduler: {range_size: 0, max_in_flight: 500, heights_per_second: 2500}
-    index: {range_concurrency: 3, fetch_batch: 20, fetch_concurrency: 2, write_batch: 100, range_timeout: 2m, range_heartbeat: 10s}
+    index: {range_concurrency: 3, fetch_batch: 20, fetch_concurrency: 2, write_batch: 100, write_batch_rows: 0, range_timeout: 2m, range_heartbeat: 10s}
 `))
 	require.NoError(t, err)
 	ch = cfg.Chains["eth"]
@@ -53,6 +54,7 @@ func TestRangeSettings(t *testing.T) {
 		{"scheduler: {range_size: 9000}", "chains.eth.scheduler.max_in_flight"},
 		{"scheduler: {single_heights: 10}", "chains.eth.scheduler.single_heights"},
 		{"index: {range_concurrency: 0}", "chains.eth.index.range_concurrency"},
+		{"index: {write_batch_rows: -1}", "chains.eth.index.write_batch_rows"},
 		{"index: {fetch_batch: 0}", "chains.eth.rpc.fetch_batch"},
 		{"index: {fetch_concurrency: 0}", "chains.eth.rpc.fetch_concurrency"},
 		{"rpc: {fetch_batch: 0}", "chains.eth.rpc.fetch_batch"},

@@ -248,6 +248,9 @@ func (ch Chain) validate(prefix, id string) []error {
 	if ch.Index.WriteBatch < 1 {
 		bad(".index.write_batch", "must be at least 1")
 	}
+	if ch.Index.WriteBatchRows < 0 {
+		bad(".index.write_batch_rows", "must not be negative (0 = heights only)")
+	}
 	if ch.Index.RangeHeartbeat <= 0 {
 		bad(".index.range_heartbeat", "must be positive")
 	}

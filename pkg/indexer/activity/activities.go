@@ -30,6 +30,9 @@ type Chain struct {
 	PushLagThreshold uint64
 	// WriteBatch is index.write_batch: heights per bulk write of a range.
 	WriteBatch int
+	// WriteBatchRows is index.write_batch_rows: about how many rows a
+	// range's chunk may hold (0: no bound), see range_chunks.go.
+	WriteBatchRows int
 	// AggregatorChunk is aggregator.chunk: heights per read and insert.
 	AggregatorChunk int
 	// Retention is the chain's retention (retention.*), and
@@ -53,7 +56,7 @@ func NewChain(id string, client rpc.Client, o temporal.Options, ch config.Chain)
 	return Chain{
 		ID: id, RPC: client, Options: o, StartHeight: ch.StartHeight,
 		ConfirmationDepth: ch.ConfirmationDepth, PushLagThreshold: ch.Push.LagThreshold,
-		WriteBatch:      ch.Index.WriteBatch,
+		WriteBatch: ch.Index.WriteBatch, WriteBatchRows: ch.Index.WriteBatchRows,
 		AggregatorChunk: ch.Aggregator.Chunk,
 		Retention:       ch.Retention, RetentionMargin: ch.RetentionMargin(),
 		Traces: ch.Traces.Enabled(), TraceBackfill: ch.Traces.Backfill,
@@ -83,6 +86,9 @@ type Activities struct {
 	held    holds       // writes held after a deep reorganisation (halt.go)
 	// traceRate caps the traces backfill's heights per second (traces_backfill.go).
 	traceRate traceLimiter
+	// rowsPerHeight is what the last chunk fetched by a range held per
+	// height, shared by this process's ranges of the chain (range_chunks.go).
+	rowsPerHeight rowsEstimate
 }
 
 // logger returns the activity logger with the chain named.

@@ -46,7 +46,8 @@ const (
 
 // IndexRange indexes the heights of a range that are not indexed yet. It
 // asks the database which those are and goes through them in ascending
-// chunks of index.write_batch heights: each chunk is fetched with one
+// chunks of index.write_batch heights, fewer for heavy blocks
+// (index.write_batch_rows, range_chunks.go): each chunk is fetched with one
 // rpc.FetchBlocks call (pkg/rpc batches it: rpc.fetch_batch heights per
 // request, rpc.fetch_concurrency in flight) and written with one bulk
 // write, the next chunk fetched while one is written. It heartbeats its
@@ -179,24 +180,24 @@ func (r *rangeRun) handOff(res types.IndexRangeResult, attempt int32, othersInde
 // is not one height's fault ends the attempt; so does a chunk of which no
 // height could be fetched for reasons that look like an outage.
 func (r *rangeRun) pipeline(ctx context.Context, heights []uint64) error {
-	var chunks [][]uint64
-	for hs := heights; len(hs) > 0; {
-		k := min(len(hs), r.writeBatch)
-		chunks = append(chunks, hs[:k])
-		hs = hs[k:]
-	}
 	// Unbuffered: the next chunk is fetched while one is written, and no
 	// more, so an activity holds at most two chunks of blocks.
 	fetched := make(chan []*chain.BlockData)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		defer close(fetched)
-		for _, hs := range chunks {
+		for left := heights; len(left) > 0; {
+			// Sized when it is fetched, from the last chunk's rows
+			// (range_chunks.go).
+			est, known := r.a.rowsPerHeight.get()
+			hs := left[:chunkLen(len(left), r.writeBatch, r.a.Chain.WriteBatchRows, est, known)]
+			left = left[len(hs):]
 			began := time.Now()
 			blocks, err := r.fetchChunk(gctx, hs)
 			if err != nil {
 				return err
 			}
+			r.a.rowsPerHeight.record(blocks)
 			r.log.Debug("chunk fetched", zap.Int("heights", len(hs)), zap.Duration("took", time.Since(began)))
 			select {
 			case fetched <- blocks:

@@ -210,3 +210,54 @@ func TestIndexRangeResumesFromHeartbeat(t *testing.T) {
 	require.Equal(t, types.IndexRangeResult{Indexed: 60, Txs: txsOf(all), Logs: txsOf(all)}, res)
 	require.Equal(t, 40, f.node.count("block"))
 }
+
+// chunkRecorder is the real store, recording the heights of each write.
+type chunkRecorder struct {
+	activity.Store
+	mu     sync.Mutex
+	chunks [][]uint64
+}
+
+func (c *chunkRecorder) WriteBlocks(ctx context.Context, chainID string, blocks []*chain.BlockData) error {
+	hs := make([]uint64, len(blocks))
+	for i, b := range blocks {
+		hs[i] = b.Block.Number
+	}
+	c.mu.Lock()
+	c.chunks = append(c.chunks, hs)
+	c.mu.Unlock()
+	return c.Store.WriteBlocks(ctx, chainID, blocks)
+}
+
+// With index.write_batch_rows, a range's chunks end at about that many
+// rows: the first (no estimate yet) is a probe of 32 heights, each later
+// one holds the bound over the rows per height of the chunk before it,
+// and every height lands once, in ascending chunks.
+func TestIndexRangeBoundsChunksByRows(t *testing.T) {
+	f := newRangeFixture(t, 199)
+	rec := &chunkRecorder{Store: f.store}
+	f.acts.Store = rec
+	f.acts.Chain.WriteBatch, f.acts.Chain.WriteBatchRows = 100, 30
+	res, err := f.indexRange(0, 199)
+	require.NoError(t, err)
+	require.Equal(t, uint64(200), res.Indexed)
+	require.Empty(t, f.missing(0, 199))
+
+	rows := func(hs []uint64) int { return len(hs) + 2*int(txsOf(hs)) } // a block, its transactions, a log each
+	require.Len(t, rec.chunks[0], 32, "the probe")
+	var all []uint64
+	for i, c := range rec.chunks {
+		all = append(all, c...)
+		if i == 0 {
+			continue
+		}
+		prev := rec.chunks[i-1]
+		want := min(int(30/(float64(rows(prev))/float64(len(prev)))), 100)
+		if i < len(rec.chunks)-1 {
+			require.Equal(t, want, len(c), "chunk %d after one of %d rows over %d heights", i, rows(prev), len(prev))
+		} else {
+			require.LessOrEqual(t, len(c), want, "the last chunk takes what is left")
+		}
+	}
+	require.Equal(t, span(0, 199), all, "every height once, ascending")
+}
