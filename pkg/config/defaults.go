@@ -87,11 +87,15 @@ func DefaultChain() Chain {
 			// 485 MB against 353; 3.4 GB against 2.2 with 150-transaction
 			// blocks), docs/operations.md.
 			WriteBatch: 500,
-			// Heavy blocks end a chunk before 500 heights: 500 blocks of
-			// 150 transactions and 600 logs are ~375,000 rows, and a
-			// worker's two ranges held four such chunks (3.4 GB). 100,000
-			// rows leave the default mix's chunks (~30,000 rows) whole.
-			WriteBatchRows: 100_000,
+			// A bound on the worker's memory whatever the blocks weigh:
+			// a range holds two chunks and a worker runs two ranges, and
+			// 500 heights of 150 transactions and 600 logs (~375,000
+			// rows) took the worker to 3.3 GB. Chunks of mainnet-like
+			// blocks stay whole (smaller ones cost ClickHouse more merge
+			// work: 100,000 rows, 133 such heights, caught up at 84-91
+			// against 102-123 heights/s, docs/performance.md); heavier
+			// blocks, or traces, get fewer heights a chunk.
+			WriteBatchRows: 400_000,
 			RangeTimeout:   5 * time.Minute,
 			RangeHeartbeat: 30 * time.Second,
 		},

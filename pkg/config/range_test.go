@@ -24,7 +24,7 @@ func TestRangeSettings(t *testing.T) {
 	require.Equal(t, 4, ch.RPC.FetchConcurrency)
 	require.Equal(t, 100, ch.RPC.ReceiptsBatch)
 	require.Equal(t, 500, ch.Index.WriteBatch)
-	require.Equal(t, 100_000, ch.Index.WriteBatchRows)
+	require.Equal(t, 400_000, ch.Index.WriteBatchRows)
 	require.Equal(t, 5*time.Minute, ch.Index.RangeTimeout)
 	require.Equal(t, 30*time.Second, ch.Index.RangeHeartbeat)
 
