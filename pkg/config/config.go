@@ -337,6 +337,10 @@ type Index struct {
 	ActivityTimeout time.Duration `mapstructure:"activity_timeout"`
 	// WorkerConcurrency bounds how many blocks this process indexes at once.
 	WorkerConcurrency int `mapstructure:"worker_concurrency"`
+	// BacklogConcurrency bounds how many of those are the backlog's
+	// single heights (the scheduler's, GapScan's, a range's hand-offs):
+	// live heights (push, HeadScan) never wait for them. 0 = no bound.
+	BacklogConcurrency int `mapstructure:"backlog_concurrency"`
 	// BlocksPerSecond caps block indexing over ALL workers of the chain
 	// (Temporal enforces it on the index task queue), so adding workers
 	// never multiplies the load on the chain's endpoints. 0 = no cap.

@@ -78,7 +78,11 @@ func DefaultChain() Chain {
 		Index: Index{
 			ActivityTimeout:   2 * time.Minute,
 			WorkerConcurrency: 16,
-			RangeConcurrency:  2,
+			// A new head's write shares the machine with the backlog's
+			// single heights running beside it: 16 of them made heavy
+			// heads wait 4-8 s at a catch-up's start (docs/performance.md).
+			BacklogConcurrency: 4,
+			RangeConcurrency:   2,
 			// 500, not 250: a catch-up's inserts make parts half as many
 			// and twice as large, which ClickHouse's merges rewrite one
 			// time fewer (700,000 default-mix heights: 856 against 761

@@ -25,6 +25,7 @@ func TestRangeSettings(t *testing.T) {
 	require.Equal(t, 100, ch.RPC.ReceiptsBatch)
 	require.Equal(t, 500, ch.Index.WriteBatch)
 	require.Equal(t, 400_000, ch.Index.WriteBatchRows)
+	require.Equal(t, 4, ch.Index.BacklogConcurrency)
 	require.Equal(t, 5*time.Minute, ch.Index.RangeTimeout)
 	require.Equal(t, 30*time.Second, ch.Index.RangeHeartbeat)
 
@@ -36,7 +37,7 @@ func TestRangeSettings(t *testing.T) {
 	ch = cfg.Chains["eth"]
 	require.False(t, ch.Scheduler.Ranges())
 	require.Equal(t, 2500.0, ch.Scheduler.HeightsPerSecond)
-	require.Equal(t, config.Index{ActivityTimeout: 2 * time.Minute, WorkerConcurrency: 16, RangeConcurrency: 3,
+	require.Equal(t, config.Index{ActivityTimeout: 2 * time.Minute, WorkerConcurrency: 16, BacklogConcurrency: 4, RangeConcurrency: 3,
 		WriteBatch: 100, RangeTimeout: 2 * time.Minute, RangeHeartbeat: 10 * time.Second}, ch.Index)
 	// index.fetch_batch and index.fetch_concurrency moved to rpc: the old
 	// keys still load, as the new ones.
@@ -55,6 +56,7 @@ func TestRangeSettings(t *testing.T) {
 		{"scheduler: {single_heights: 10}", "chains.eth.scheduler.single_heights"},
 		{"index: {range_concurrency: 0}", "chains.eth.index.range_concurrency"},
 		{"index: {write_batch_rows: -1}", "chains.eth.index.write_batch_rows"},
+		{"index: {backlog_concurrency: -1}", "chains.eth.index.backlog_concurrency"},
 		{"index: {fetch_batch: 0}", "chains.eth.rpc.fetch_batch"},
 		{"index: {fetch_concurrency: 0}", "chains.eth.rpc.fetch_concurrency"},
 		{"rpc: {fetch_batch: 0}", "chains.eth.rpc.fetch_batch"},

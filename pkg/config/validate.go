@@ -272,6 +272,9 @@ func (ch Chain) validate(prefix, id string) []error {
 	if ch.Index.WorkerConcurrency < 1 {
 		bad(".index.worker_concurrency", "must be at least 1")
 	}
+	if ch.Index.BacklogConcurrency < 0 {
+		bad(".index.backlog_concurrency", "must not be negative (0 = no bound)")
+	}
 	if ch.Push.Endpoint != "" {
 		if _, ok := ch.Endpoints[ch.Push.Endpoint]; !ok {
 			names := make([]string, 0, len(ch.Endpoints))

@@ -33,6 +33,9 @@ type Chain struct {
 	// WriteBatchRows is index.write_batch_rows: about how many rows a
 	// range's chunk may hold (0: no bound), see range_chunks.go.
 	WriteBatchRows int
+	// BacklogConcurrency is index.backlog_concurrency: how many of the
+	// backlog's single heights fetch and write at once (backlog.go).
+	BacklogConcurrency int
 	// AggregatorChunk is aggregator.chunk: heights per read and insert.
 	AggregatorChunk int
 	// Retention is the chain's retention (retention.*), and
@@ -57,8 +60,9 @@ func NewChain(id string, client rpc.Client, o temporal.Options, ch config.Chain)
 		ID: id, RPC: client, Options: o, StartHeight: ch.StartHeight,
 		ConfirmationDepth: ch.ConfirmationDepth, PushLagThreshold: ch.Push.LagThreshold,
 		WriteBatch: ch.Index.WriteBatch, WriteBatchRows: ch.Index.WriteBatchRows,
-		AggregatorChunk: ch.Aggregator.Chunk,
-		Retention:       ch.Retention, RetentionMargin: ch.RetentionMargin(),
+		BacklogConcurrency: ch.Index.BacklogConcurrency,
+		AggregatorChunk:    ch.Aggregator.Chunk,
+		Retention:          ch.Retention, RetentionMargin: ch.RetentionMargin(),
 		Traces: ch.Traces.Enabled(), TraceBackfill: ch.Traces.Backfill,
 		Stream: ch.Stream,
 	}
@@ -86,6 +90,8 @@ type Activities struct {
 	held    holds       // writes held after a deep reorganisation (halt.go)
 	// traceRate caps the traces backfill's heights per second (traces_backfill.go).
 	traceRate traceLimiter
+	// backlog caps the backlog's single heights at once (backlog.go).
+	backlog backlogTurns
 	// rowsPerHeight is what the last chunk fetched by a range held per
 	// height, shared by this process's ranges of the chain (range_chunks.go).
 	rowsPerHeight rowsEstimate

@@ -109,7 +109,8 @@ func (a *Activities) notProduced(ctx context.Context, height uint64, err error) 
 
 // deliver fetches and writes one height:
 //
-//  0. nothing while the chain's writes are held (halt.go);
+//  0. nothing while the chain's writes are held (halt.go); a backlog
+//     height waits for its turn (backlog.go);
 //  1. fetch the block;
 //  2. write, with the reorg check near the head (writeChecked).
 //
@@ -121,6 +122,11 @@ func (a *Activities) deliver(ctx context.Context, height uint64, mode types.Inde
 	if err := a.heldWrites(ctx); err != nil {
 		return types.IndexBlockResult{}, writeErr(err)
 	}
+	release, err := a.backlogTurn(ctx, mode)
+	if err != nil {
+		return types.IndexBlockResult{}, writeErr(err)
+	}
+	defer release()
 	data, err := rpc.FetchBlock(ctx, a.Chain.RPC, height)
 	if err == nil {
 		err = a.requireTraces(data)
