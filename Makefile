@@ -66,8 +66,8 @@ bench-e2e: tools
 
 # bench-catchup knobs (docs/performance.md): N heights of backlog, TXS per
 # block, LOGS per transaction, BLOCK_TIME, RANGE (scheduler.range_size; empty
-# leaves the key out: the indexer's default), PUSH=1 for the push source
-# over websocket, POLL=1 for it by polls of the http endpoint,
+# leaves the key out: the indexer's default), the push source by polls of
+# the http endpoint unless POLL=0 (HeadScan alone) or PUSH=1 (websocket),
 # TRACES=debug|parity to index the call traces (CALLS inner frames per
 # contract transaction), SET="key=value ..." extra config, BENCH_TIMEOUT,
 # BENCH_FLAGS (more flags).
@@ -77,7 +77,7 @@ LOGS ?= 2
 BLOCK_TIME ?= 2s
 RANGE ?=
 PUSH ?=
-POLL ?=
+POLL ?= 1
 TRACES ?=
 CALLS ?= 3
 SET ?=
@@ -88,7 +88,7 @@ BENCH_FLAGS ?=
 bench-catchup: tools
 	$(GO) build -o bin/bench-catchup ./test/benchcatchup
 	./bin/bench-catchup -n $(N) -txs $(TXS) -logs $(LOGS) -block-time $(BLOCK_TIME) -timeout $(BENCH_TIMEOUT) \
-		$(if $(RANGE),-range $(RANGE)) $(if $(filter 1 true yes,$(PUSH)),-push) $(if $(filter 1 true yes,$(POLL)),-poll) $(if $(TRACES),-set traces=$(TRACES)) \
+		$(if $(RANGE),-range $(RANGE)) $(if $(filter 1 true yes,$(PUSH)),-push) $(if $(filter 0 false no,$(POLL)),-poll=false) $(if $(TRACES),-set traces=$(TRACES)) \
 		-calls-per-tx $(CALLS) $(foreach s,$(SET),-set $(s)) $(BENCH_FLAGS)
 
 # bench-api knobs (docs/performance.md): API_N heights indexed first,

@@ -24,8 +24,8 @@ func main() {
 	flag.Float64Var(&o.Logs, "logs", 2, "logs per transaction, on average")
 	flag.DurationVar(&o.BlockTime, "block-time", 2*time.Second, "block time of the simulated chain (and the chain's block_time)")
 	flag.IntVar(&o.RangeSize, "range", -1, "scheduler.range_size (heights per IndexRange; 0 = one workflow per height); unset: the key is left out")
-	flag.BoolVar(&o.Push, "push", false, "turn the push source on: websocket newHeads")
-	flag.BoolVar(&o.Poll, "poll", false, "turn the push source on: polls of the http endpoint's head (push.poll_interval)")
+	flag.BoolVar(&o.Push, "push", false, "the push source on websocket newHeads (instead of -poll)")
+	flag.BoolVar(&o.Poll, "poll", true, "the push source on polls of the http endpoint's head (push.poll_interval), as recommended for live indexing; -poll=false: HeadScan alone (pull)")
 	flag.Float64Var(&o.CallsPerTx, "calls-per-tx", 3, "inner call frames per contract transaction of the simulated chain's traces, on average")
 	flag.DurationVar(&o.TraceLatency, "trace-latency", 0, "time the simulated chain takes per trace call (tracing costs a node time per block)")
 	flag.DurationVar(&o.OldPartsLifetime, "old-parts-lifetime", storage.RecommendedOldPartsLifetime, "the ClickHouse server's old_parts_lifetime (how long a part a merge replaced stays on disk; whole seconds); 0: the server's default, 8m")
@@ -37,9 +37,8 @@ func main() {
 	flag.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the worker (from its /debug/pprof/profile, if served) to this file")
 	flag.IntVar(&o.CPUSeconds, "cpuprofile-seconds", 30, "length of the CPU profile, taken from the first indexed height on")
 	flag.Parse()
-	if o.Push && o.Poll {
-		fmt.Fprintln(os.Stderr, "bench-catchup: -push and -poll are exclusive (the chain has one push endpoint)")
-		os.Exit(64)
+	if o.Push {
+		o.Poll = false // one push endpoint: the websocket replaces the polls
 	}
 	if o.N == 0 || o.Txs < 0 || o.Logs < 0 || o.CallsPerTx < 0 || o.TraceLatency < 0 || o.OldPartsLifetime < 0 || o.BlockTime <= 0 || o.Timeout <= 0 || o.CPUSeconds <= 0 {
 		fmt.Fprintln(os.Stderr, "bench-catchup: -n, -block-time, -timeout and -cpuprofile-seconds must be positive; -txs, -logs, -calls-per-tx, -trace-latency and -old-parts-lifetime not negative")
