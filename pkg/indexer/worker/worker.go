@@ -107,6 +107,13 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 	// (defers run in reverse).
 	defer chains.stopAll()
 	if err := chains.startFileChains(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Asked to stop while the chains were starting (a chain
+			// indexes while its last Schedules are still written): a
+			// stop, not a failure to start.
+			log.Info("stopped while starting the chains", zap.Error(err))
+			return nil
+		}
 		return err
 	}
 
