@@ -6,7 +6,7 @@ CONFIG ?= config.example.yaml
 # Integration tests start real services; give the whole run room but a bound.
 TEST_TIMEOUT ?= 45m
 
-.PHONY: all tools tools-dev build run run-sim simchain worker migrate test vet bench-scheduler bench-simchain clean bench-e2e bench-catchup bench-api
+.PHONY: all tools tools-dev build run run-sim simchain worker migrate test test-modern modern-lanes vet bench-scheduler bench-simchain clean bench-e2e bench-catchup bench-api
 
 all: build
 
@@ -41,9 +41,27 @@ worker:
 migrate:
 	$(GO) run ./app/indexer migrate --config $(CONFIG)
 
-## test: vet, then every test (unit and integration on real services) under the race detector
+## test: vet, then every test (unit and integration on real services) under the race detector on ClickHouse 18.16, then the modern lanes
 test: tools vet
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@$(MAKE) --no-print-directory modern-lanes
+
+# The modern engine's lanes: every package whose tests talk to ClickHouse
+# runs again on ClickHouse's modern engine (chDB over HTTP, test/chdbhttp),
+# at the compatibility of the compose file's server and at the engine's
+# own defaults. The storage README says what these lanes cannot cover.
+MODERN_PKGS ?= ./pkg/storage/ ./pkg/api/ ./pkg/apikeys/ ./pkg/stream/ ./pkg/indexer/activity/ ./pkg/indexer/lifecycle/
+MODERN_COMPAT ?= 24.8
+TOOLS_BIN = $(or $(TIDELINE_HOME),$(CURDIR)/.tideline)/bin
+
+## test-modern: the modern lanes alone (chDB at compatibility MODERN_COMPAT, then at its own defaults)
+test-modern: tools modern-lanes
+
+modern-lanes:
+	@echo "==> modern lane: ClickHouse engine chdb $$($(TOOLS_BIN)/chdb-http -lib $(TOOLS_BIN)/libchdb.so -version), compatibility = '$(MODERN_COMPAT)' (HTTP)"
+	TIDELINE_CLICKHOUSE=chdb-$(MODERN_COMPAT) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
+	@echo "==> modern lane: ClickHouse engine chdb $$($(TOOLS_BIN)/chdb-http -lib $(TOOLS_BIN)/libchdb.so -version), the engine's own defaults (HTTP)"
+	TIDELINE_CLICKHOUSE=chdb $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
 
 vet:
 	$(GO) vet ./...

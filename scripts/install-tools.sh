@@ -12,6 +12,9 @@
 #                      committed contract artifacts are current (scripts/build-contracts.sh)
 #   ethers             npm ethers 6, pinned: a real Etherscan client for the API's test
 #                      (test/integration/etherscan_client_test.go)
+#   chdb, chdb-http    npm @chdb/lib-linux-x64-gnu, pinned: ClickHouse's modern engine as a
+#                      library (no modern server installs here), and test/chdbhttp, which
+#                      serves ClickHouse's HTTP interface from it: the tests' modern lane
 # Everything but the Debian packages lands in .tideline/ (or $TIDELINE_HOME).
 # With --dev only what `make run` needs: no geth, no zookeeper (the tests
 # use them; `make test` installs everything).
@@ -26,6 +29,7 @@ bin=$home/bin
 mkdir -p "$bin"
 
 ANVIL_VERSION=1.7.1
+CHDB_VERSION=26.7.3-stable.1
 ETHERS_VERSION=6.17.0
 
 say() { printf '==> %s\n' "$*"; }
@@ -88,6 +92,21 @@ if ! $dev; then
     npm install --silent --no-audit --no-fund --prefix "$home/npm-clients" "ethers@$ETHERS_VERSION"
     echo "ethers@$ETHERS_VERSION" > "$home/npm-clients/.installed"
   fi
+fi
+
+# The modern engine of `make test`'s second lane (make test-modern): the
+# library from npm, and the adapter built from this repository (go build
+# caches it, so an unchanged adapter costs a second).
+if ! $dev; then
+  chdb_dir=$home/npm-chdb
+  if [ "$(cat "$chdb_dir/.installed" 2>/dev/null)" != "$CHDB_VERSION" ]; then
+    say "installing chdb $CHDB_VERSION (npm, ~570 MB), the modern ClickHouse engine of the tests"
+    mkdir -p "$chdb_dir"
+    npm install --silent --no-audit --no-fund --prefix "$chdb_dir" "@chdb/lib-linux-x64-gnu@$CHDB_VERSION"
+    echo "$CHDB_VERSION" > "$chdb_dir/.installed"
+  fi
+  ln -sf "$chdb_dir/node_modules/@chdb/lib-linux-x64-gnu/libchdb.so" "$bin/libchdb.so"
+  (cd "$root" && go build -o "$bin/chdb-http" ./test/chdbhttp)
 fi
 
 say "tools ready in $bin"

@@ -9,7 +9,15 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tideline-dev/tideline/pkg/localstack"
 )
+
+// Connect opens a connection to database on ch over its protocol.
+func Connect(t testing.TB, ch *localstack.ClickHouse, database string) driver.Conn {
+	t.Helper()
+	return connect(t, ch.Addr, database)
+}
 
 // Reads that only tests make of the stored chain, to compare it with the
 // node: the indexer's store has no method for them. Each opens a
@@ -57,9 +65,15 @@ func BlockHashes(t testing.TB, addr, database, chainID string, from, to uint64) 
 	return out
 }
 
+// connect opens a connection to the engine at addr, over the protocol it
+// was started with (StartEngine; native for any other address).
 func connect(t testing.TB, addr, database string) driver.Conn {
 	t.Helper()
-	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{addr}, Auth: clickhouse.Auth{Database: database}})
+	opts := &clickhouse.Options{Addr: []string{addr}, Auth: clickhouse.Auth{Database: database}}
+	if p, ok := protocols.Load(addr); ok && p == localstack.ProtocolHTTP {
+		opts.Protocol = clickhouse.HTTP
+	}
+	conn, err := clickhouse.Open(opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close() })
 	return conn

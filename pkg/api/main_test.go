@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -115,7 +114,7 @@ func newTestAPI(t testing.TB, cfg config.API, opts ...func(*Options)) *testAPI {
 	t.Helper()
 	ctx := context.Background()
 	db := testkit.Database(t, "a_") + fmt.Sprintf("_%d", time.Now().UnixNano())
-	store, err := storage.Open(ctx, storage.Config{Addr: testCH.Addr, Database: db, QueryTimeout: time.Minute}, zap.NewNop())
+	store, err := storage.Open(ctx, storage.Config{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: db, QueryTimeout: time.Minute}, zap.NewNop())
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	require.NoError(t, store.Migrate(ctx))
@@ -164,10 +163,7 @@ func (a *testAPI) write(t *testing.T, blocks []*chain.BlockData) {
 // put in directly (aggregates, chain_state values).
 func (a *testAPI) conn(t *testing.T) driver.Conn {
 	t.Helper()
-	c, err := clickhouse.Open(&clickhouse.Options{Addr: []string{testCH.Addr}, Auth: clickhouse.Auth{Database: a.db}})
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
+	return testkit.Connect(t, testCH, a.db)
 }
 
 // insert sends rows into table's named columns.

@@ -46,7 +46,7 @@ func TestKeyFormat(t *testing.T) {
 func openStore(t *testing.T) *storage.ClickHouse {
 	t.Helper()
 	ctx := context.Background()
-	st, err := storage.Open(ctx, storage.Config{Addr: testCH.Addr, Database: testkit.Database(t, "k_"), QueryTimeout: time.Minute},
+	st, err := storage.Open(ctx, storage.Config{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: testkit.Database(t, "k_"), QueryTimeout: time.Minute},
 		zap.NewNop())
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })

@@ -109,7 +109,10 @@ type Temporal struct {
 
 // ClickHouse says where the database is.
 type ClickHouse struct {
-	Addr         string        `mapstructure:"addr"` // native protocol host:port
+	Addr string `mapstructure:"addr"` // host:port of Protocol
+	// Protocol is native (the default) or http (docs/operations.md,
+	// "Supported ClickHouse versions").
+	Protocol     string        `mapstructure:"protocol"`
 	Database     string        `mapstructure:"database"`
 	Username     string        `mapstructure:"username"`
 	Password     string        `mapstructure:"password"`

@@ -15,6 +15,7 @@ func Defaults(v *viper.Viper) {
 	v.SetDefault("temporal.namespace", "default")
 	v.SetDefault("temporal.poller_autoscaling", false)
 	v.SetDefault("clickhouse.addr", "127.0.0.1:9000")
+	v.SetDefault("clickhouse.protocol", "native")
 	v.SetDefault("clickhouse.database", "tideline")
 	v.SetDefault("clickhouse.username", "default")
 	v.SetDefault("clickhouse.password", "")

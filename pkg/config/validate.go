@@ -64,6 +64,11 @@ func (c *Config) Validate() error {
 	if c.ClickHouse.MigrateTimeout <= 0 {
 		bad("clickhouse.migrate_timeout", "must be positive")
 	}
+	switch c.ClickHouse.Protocol {
+	case "", "native", "http":
+	default:
+		bad("clickhouse.protocol", "%q is not one of native, http", c.ClickHouse.Protocol)
+	}
 	switch c.ClickHouse.Compression {
 	case "", "auto", "lz4", "none":
 	default:

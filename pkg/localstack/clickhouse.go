@@ -28,8 +28,16 @@ const clickHouseLogTail = 4000
 // ClickHouse is a local clickhouse-server running as a child process with
 // all its state under one directory.
 type ClickHouse struct {
-	// Addr is host:port of the native protocol, which storage uses.
+	// Addr is host:port of the protocol clients use (Protocol): the native
+	// protocol of a server, the HTTP interface of the modern engine
+	// (StartChDB).
 	Addr string
+	// Protocol is "native" or "http": how to reach Addr (clickhouse-go's
+	// Protocol, storage's clickhouse.protocol).
+	Protocol string
+	// Engine says what answers, for logs and test output: "server" or, for
+	// StartChDB, "chdb <version>, compatibility <c>".
+	Engine string
 	// HTTPAddr is host:port of the HTTP interface, for curl and humans.
 	HTTPAddr string
 	// Dir holds the config, the data and the log.
@@ -38,9 +46,19 @@ type ClickHouse struct {
 	Process *Process
 
 	bin        string
+	args       []string
 	configPath string
 	logPath    string
 }
+
+// Native reports whether clients reach Addr over the native protocol.
+func (c *ClickHouse) Native() bool { return c.Protocol != ProtocolHTTP }
+
+// The protocols of ClickHouse.Protocol.
+const (
+	ProtocolNative = "native"
+	ProtocolHTTP   = "http"
+)
 
 // ClickHouseOptions configure StartClickHouseWith; the zero value is one
 // standalone server on free ports.
@@ -128,12 +146,16 @@ func StartClickHouseWith(dir string, opts ClickHouseOptions) (*ClickHouse, error
 			cluster.Hosts = append(cluster.Hosts, hostPort{host, port})
 		}
 	}
+	configPath := filepath.Join(dir, "config.xml")
 	c := &ClickHouse{
 		Addr:       net.JoinHostPort("127.0.0.1", strconv.Itoa(tcpPort)),
+		Protocol:   ProtocolNative,
+		Engine:     "server",
 		HTTPAddr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort)),
 		Dir:        dir,
 		bin:        bin,
-		configPath: filepath.Join(dir, "config.xml"),
+		args:       []string{"--config-file=" + configPath},
+		configPath: configPath,
 		logPath:    filepath.Join(dir, "clickhouse-server.log"),
 	}
 	if err := c.writeConfig(tcpPort, httpPort, cluster, opts); err != nil {
@@ -160,7 +182,7 @@ func (c *ClickHouse) Restart() error {
 }
 
 func (c *ClickHouse) start() error {
-	p, err := Start("clickhouse", c.logPath, c.bin, "--config-file="+c.configPath)
+	p, err := Start("clickhouse", c.logPath, c.bin, c.args...)
 	if err != nil {
 		return err
 	}
@@ -201,10 +223,11 @@ func (c *ClickHouse) selectOne(ctx context.Context) error {
 		return err
 	}
 	nc.Close()
-	conn, err := clickhouse.Open(&clickhouse.Options{
-		Addr:        []string{c.Addr},
-		DialTimeout: time.Second,
-	})
+	opts := &clickhouse.Options{Addr: []string{c.Addr}, DialTimeout: time.Second}
+	if !c.Native() {
+		opts.Protocol = clickhouse.HTTP
+	}
+	conn, err := clickhouse.Open(opts)
 	if err != nil {
 		return err
 	}

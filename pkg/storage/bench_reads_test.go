@@ -20,7 +20,7 @@ import (
 func benchOpen(b *testing.B) *ClickHouse {
 	b.Helper()
 	ctx := context.Background()
-	cfg := Config{Addr: testCH.Addr, Database: testkit.Database(b, "b_") + fmt.Sprintf("_%d", time.Now().UnixNano()),
+	cfg := Config{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: testkit.Database(b, "b_") + fmt.Sprintf("_%d", time.Now().UnixNano()),
 		QueryTimeout: 10 * time.Minute}
 	c, err := Open(ctx, cfg, zap.NewNop())
 	require.NoError(b, err)

@@ -21,9 +21,11 @@ const (
 
 // Config is the clickhouse.* section of the configuration.
 type Config struct {
-	// Addr is host:port of the native protocol (9000 by default on a
-	// server), not the HTTP port.
-	Addr     string `mapstructure:"addr"`
+	// Addr is host:port of the server's Protocol: the native protocol's
+	// port (9000 by default on a server), or the HTTP interface's (8123).
+	Addr string `mapstructure:"addr"`
+	// Protocol is native (empty: the default) or http (protocol.go).
+	Protocol string `mapstructure:"protocol"`
 	Database string `mapstructure:"database"`
 	Username string `mapstructure:"username"`
 	Password string `mapstructure:"password"`
@@ -79,6 +81,9 @@ func (c Config) Validate() error {
 	if c.MigrateTimeout < 0 {
 		return fmt.Errorf("clickhouse.migrate_timeout: %s is negative", c.MigrateTimeout)
 	}
+	if c.Protocol != "" && c.Protocol != ProtocolNative && c.Protocol != ProtocolHTTP {
+		return fmt.Errorf("clickhouse.protocol: %q is not one of %s, %s", c.Protocol, ProtocolNative, ProtocolHTTP)
+	}
 	if !validCompression(c.Compression) {
 		return fmt.Errorf("clickhouse.compression: %q is not one of %s", c.Compression, strings.Join(compressionValues, ", "))
 	}
@@ -91,8 +96,8 @@ func (c Config) String() string {
 	if c.Password != "" {
 		pw = "***"
 	}
-	return fmt.Sprintf("{Addr:%s Database:%s Username:%s Password:%s DialTimeout:%s QueryTimeout:%s MigrateTimeout:%s Cluster:%s Compression:%s}",
-		c.Addr, c.Database, c.Username, pw, c.DialTimeout, c.QueryTimeout, c.MigrateTimeout, c.Cluster, c.Compression)
+	return fmt.Sprintf("{Addr:%s Protocol:%s Database:%s Username:%s Password:%s DialTimeout:%s QueryTimeout:%s MigrateTimeout:%s Cluster:%s Compression:%s}",
+		c.Addr, c.Protocol, c.Database, c.Username, pw, c.DialTimeout, c.QueryTimeout, c.MigrateTimeout, c.Cluster, c.Compression)
 }
 
 func (c Config) withDefaults() Config {
@@ -123,7 +128,7 @@ type ClickHouse struct {
 	beforeTraces bool
 }
 
-// Open connects over the native protocol and creates the database if it
+// Open connects over the configured protocol and creates the database if it
 // does not exist. It does not migrate; call Migrate.
 func Open(ctx context.Context, cfg Config, logger *zap.Logger) (*ClickHouse, error) {
 	d, err := open(ctx, cfg, logger, true)

@@ -58,6 +58,7 @@ func TestConfigStringHidesPassword(t *testing.T) {
 // A rejected login must say who could not log in where, without the
 // password, and still let callers match the server's error code.
 func TestOpenWrongPasswordKeepsSecret(t *testing.T) {
+	testkit.ServerOnly(t, testCH, "authentication: the modern engine has no users")
 	cfg := testConfig(t)
 	cfg.Password = "hunter2-secret"
 	_, err := Open(testContext(t), cfg, zaptest.NewLogger(t))
@@ -354,6 +355,12 @@ func TestWriteBlocksErrorNamesTableChainHeights(t *testing.T) {
 	breakBlocksTable(t, c)
 	err = c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(3), sampleBlock(4)))
 	require.ErrorContains(t, err, `writing blocks for chain "1" heights 3-4`)
+	if !testCH.Native() {
+		// Over HTTP the driver compares the insert's columns with the
+		// table's (DESCRIBE TABLE) and refuses before the server sees it.
+		require.ErrorContains(t, err, "column miner is not present in the table blocks")
+		return
+	}
 	require.ErrorAs(t, err, &exc)
 	require.Equal(t, int32(16), exc.Code) // NO_SUCH_COLUMN_IN_TABLE
 }
@@ -635,7 +642,12 @@ func TestCancelledContextReturnsPromptly(t *testing.T) {
 	require.Less(t, time.Since(start), 5*time.Second)
 
 	// Cancelling a query the server is busy with ends it too: cancel on the
-	// first progress packet, i.e. once the query is certainly running.
+	// first progress packet, i.e. once the query is certainly running. The
+	// modern engine's HTTP adapter sends no progress and cannot stop a
+	// running query: the server lane covers this.
+	if !testCH.Native() {
+		return
+	}
 	qctx, qcancel := context.WithCancel(context.Background())
 	defer qcancel()
 	qctx = clickhouse.Context(qctx, clickhouse.WithProgress(func(*clickhouse.Progress) { qcancel() }))

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 )
@@ -111,6 +112,7 @@ func TestEveryMigrationRunsOnACluster(t *testing.T) {
 // the same tables on the second host, but for the replication paths of the
 // rebuilt tables.
 func TestMigrateOnAReplicatedCluster(t *testing.T) {
+	testkit.ServerOnly(t, testCH, "replication: two 18.16 servers and ZooKeeper")
 	zk, err := localstack.StartZooKeeper(t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(zk.Stop)

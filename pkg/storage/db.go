@@ -35,7 +35,7 @@ type db struct {
 	progressEvery time.Duration
 }
 
-// open connects over the native protocol. With create (the indexer's
+// open connects over the configured protocol. With create (the indexer's
 // store) it creates the database if it does not exist and asks the
 // server's version, which decides the insert settings; a reader does
 // neither: the database must exist, and it sends no insert (a user with
@@ -103,20 +103,21 @@ func connect(ctx context.Context, cfg Config, database string) (driver.Conn, err
 	if user == "" {
 		user = "default"
 	}
-	where := fmt.Sprintf("clickhouse %s (user %q, database %q)", cfg.Addr, user, database)
+	where := fmt.Sprintf("clickhouse %s (%s, user %q, database %q)", cfg.Addr, protocolName(cfg.Protocol), user, database)
 	compression, err := effectiveCompression(cfg.Compression, cfg.Addr)
 	if err != nil {
 		return nil, err
 	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
-		Addr: []string{cfg.Addr},
+		Addr:     []string{cfg.Addr},
+		Protocol: driverProtocol(cfg.Protocol),
 		Auth: clickhouse.Auth{
 			Database: database,
 			Username: cfg.Username,
 			Password: cfg.Password,
 		},
 		DialTimeout: cfg.DialTimeout,
-		ReadTimeout: cfg.QueryTimeout,
+		ReadTimeout: readTimeout(cfg),
 		Compression: driverCompression(compression),
 	})
 	if err != nil {

@@ -347,7 +347,9 @@ func TestBackfillMigrationsMatchTheWritePath(t *testing.T) {
 	for _, f := range applied {
 		filled := logs.FilterMessage("migration filled a table").FilterField(zap.String("migration", f)).All()
 		require.Len(t, filled, 1, f)
-		require.Positive(t, filled[0].ContextMap()["rows_read"], f)
+		if testCH.Native() { // over HTTP no progress packets count the rows
+			require.Positive(t, filled[0].ContextMap()["rows_read"], f)
+		}
 		require.Len(t, logs.FilterMessage("migration filling a table from indexed data; it reads the source table whole").
 			FilterField(zap.String("migration", f)).All(), 1, f)
 	}

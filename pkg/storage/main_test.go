@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { os.Exit(testkit.RunWithClickHouse(m, "storage", &t
 // testConfig names a database after the test.
 func testConfig(t *testing.T) Config {
 	db := testkit.Database(t, "t_")
-	return Config{Addr: testCH.Addr, Database: db, QueryTimeout: time.Minute}
+	return Config{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: db, QueryTimeout: time.Minute}
 }
 
 // openTest opens a migrated store on a database of its own. The server's

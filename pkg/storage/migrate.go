@@ -20,7 +20,8 @@ import (
 // to repeat (CREATE … IF NOT EXISTS; a plain ADD COLUMN is skipped when the
 // column exists, since 18.16 has no ADD COLUMN IF NOT EXISTS; a backfill
 // gives its rows their source rows' versions). A recorded file whose
-// content changed is an error: migrations are append-only.
+// content changed is an error: migrations are append-only, but for the
+// earlier texts of a mended file (mendedMigrations).
 //
 // Each statement has its own timeout: QueryTimeout for DDL, MigrateTimeout
 // for a backfill, which reads whole tables (backfill). ctx should carry no
@@ -68,6 +69,11 @@ func (c *ClickHouse) migrateFrom(ctx context.Context, base *baseline, ms []migra
 	}
 	for _, m := range ms {
 		if sum, ok := applied[m.version]; ok {
+			if t, ok := m.mended(sum); ok && sum != m.checksum {
+				c.log.Info("migration recorded with an earlier text of its file, which did what the file does now; nothing to run",
+					zap.String("migration", m.file), zap.String("recorded_checksum", sum[:12]), zap.String("why_it_changed", t.why))
+				continue
+			}
 			if sum != m.checksum {
 				return done, fmt.Errorf("storage: migration %s was changed after it was applied (recorded checksum %.12s…, file %.12s…); add a new migration instead", m.file, sum, m.checksum)
 			}

@@ -102,7 +102,12 @@ func (c *ClickHouse) backfill(ctx context.Context, m migration, table string) er
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.MigrateTimeout)
 	defer cancel()
 	var read, total atomic.Uint64
-	ctx = clickhouse.Context(ctx, clickhouse.WithProgress(func(p *clickhouse.Progress) {
+	// The insert settings of every write (settings.go): a copy keeps every
+	// row as the write path wrote it. Without optimize_on_insert = 0 a
+	// modern server folds rows of one key inside the copy (a rebuild's
+	// copy lost row versions that way), and without async_insert = 0 a
+	// 26.2+ server may return before the rows are in.
+	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(c.settings), clickhouse.WithProgress(func(p *clickhouse.Progress) {
 		read.Add(p.Rows)
 		total.Add(p.TotalRows)
 	}))

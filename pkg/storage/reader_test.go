@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 )
 
@@ -14,6 +15,7 @@ import (
 // of the server but its reads, and sends no setting such a user may not
 // change.
 func TestReaderRunsAsTheReadOnlyUser(t *testing.T) {
+	testkit.ServerOnly(t, testCH, "users and readonly profiles: the modern engine has no users")
 	ctx := testContext(t)
 	c := openTest(t)
 	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(1), sampleBlock(2))))

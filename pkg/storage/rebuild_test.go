@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 )
 
@@ -181,6 +182,7 @@ func TestRebuildWithSmallerGranulesKeepsEveryRow(t *testing.T) {
 // tables stay under their _g8192 names, a warning names each, the rest is
 // applied and the data reads through the rebuilt tables.
 func TestRebuildWhenTheServerRefusesTheDrop(t *testing.T) {
+	testkit.ServerOnly(t, testCH, "the server setting max_table_size_to_drop")
 	ch, err := localstack.StartClickHouseWith(filepath.Join(t.TempDir(), "ch"), localstack.ClickHouseOptions{MaxTableSizeToDrop: 1})
 	require.NoError(t, err)
 	t.Cleanup(ch.Stop)

@@ -154,8 +154,8 @@ func backfillTransfersSQL() string {
 		"    " + wordN(0) + " AS amount_w0, " + wordN(1) + " AS amount_w1,\n" +
 		"    " + wordN(2) + " AS amount_w2, " + wordN(3) + " AS amount_w3,\n" +
 		"    is_canonical, version\n" +
-		"FROM (" + decimalLevels(l2, map[string]string{"a_": "amount_hex", "i_": "id_hex"}) + ")\n" +
-		"ANY INNER JOIN (" + blocks + ") USING (chain_id, block_number)"
+		"FROM (" + decimalLevels(l2, map[string]string{"a_": "amount_hex", "i_": "id_hex"}) + ") AS t\n" +
+		"ALL INNER JOIN (" + blocks + ") AS b USING (chain_id, block_number)"
 	header := `-- Backfill of token_transfers (0044) from the stored logs: the transfers
 -- of every canonical log, as the write path derives them (pkg/tokens: the
 -- same shapes, the same malformed logs left out), with the block's time.
@@ -177,6 +177,15 @@ func backfillTransfersSQL() string {
 -- blocks' heights and times in memory for the join (about 30 bytes a
 -- block). Runs under clickhouse.migrate_timeout; docs/operations.md has
 -- its rate.
+--
+-- The join runs on 18.16 and on modern servers alike: both sides have an
+-- alias (joined_subquery_requires_alias, on since 20.3, refuses a join of
+-- unnamed subqueries), and it is ALL, not ANY: the right side has one row
+-- per key (blocks FINAL, canonical), so ALL keeps every transfer of a
+-- block, where a modern server's ANY (any_join_distinct_right_table_keys
+-- = 0) would keep one. The first text of this file (ANY, no aliases) did
+-- the same on 18.16, the only server it ran on; Migrate accepts its
+-- checksum (mendedMigrations, migrate_files.go).
 `
 	return header + "INSERT INTO token_transfers (" + strings.Join(tokenTransferColumns, ", ") + ")\n" + out + ";\n"
 }

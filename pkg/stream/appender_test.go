@@ -28,7 +28,7 @@ const testChain = "s1"
 func openStore(t testing.TB) *storage.ClickHouse {
 	t.Helper()
 	ctx := context.Background()
-	s, err := storage.Open(ctx, storage.Config{Addr: testCH.Addr, Database: testkit.Database(t, "s_"), QueryTimeout: time.Minute},
+	s, err := storage.Open(ctx, storage.Config{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: testkit.Database(t, "s_"), QueryTimeout: time.Minute},
 		zaptest.NewLogger(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })

@@ -261,6 +261,7 @@ func NewFollower(chainID string, ch config.Chain, heads rpc.HeadSource, acts *ac
 func StoreConfig(cfg config.ClickHouse) storage.Config {
 	return storage.Config{
 		Addr:           cfg.Addr,
+		Protocol:       cfg.Protocol,
 		Database:       cfg.Database,
 		Username:       cfg.Username,
 		Password:       cfg.Password,

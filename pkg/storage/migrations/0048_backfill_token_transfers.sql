@@ -19,6 +19,15 @@
 -- blocks' heights and times in memory for the join (about 30 bytes a
 -- block). Runs under clickhouse.migrate_timeout; docs/operations.md has
 -- its rate.
+--
+-- The join runs on 18.16 and on modern servers alike: both sides have an
+-- alias (joined_subquery_requires_alias, on since 20.3, refuses a join of
+-- unnamed subqueries), and it is ALL, not ANY: the right side has one row
+-- per key (blocks FINAL, canonical), so ALL keeps every transfer of a
+-- block, where a modern server's ANY (any_join_distinct_right_table_keys
+-- = 0) would keep one. The first text of this file (ANY, no aliases) did
+-- the same on 18.16, the only server it ran on; Migrate accepts its
+-- checksum (mendedMigrations, migrate_files.go).
 INSERT INTO token_transfers (chain_id, block_number, block_hash, timestamp, tx_hash, tx_index, log_index, batch_index, token_address, standard, operator, from_address, to_address, token_id, amount, amount_w0, amount_w1, amount_w2, amount_w3, is_canonical, version)
 SELECT chain_id, block_number, block_hash, timestamp, tx_hash, tx_index, log_index, batch_index, token_address, standard,
     operator, from_address, to_address, if(standard = 'erc20', '', i_dec) AS token_id, a_dec AS amount,
@@ -237,5 +246,5 @@ FROM (SELECT chain_id, block_number, block_hash, tx_hash, tx_index, log_index, t
           WHERE is_canonical = 1 AND topic0 IN ('0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef',
                 '0xc3d58168c5ae7397731d063d5bbf3d657854427343f4c083240f7aacaa2d0f62',
                 '0x4a39dc06d4c0dbc64b70af90fd698a233a518aa5d07e595d983b8c0526c8f7fb')))
-    ARRAY JOIN ids AS id_hex, amounts AS amount_hex, arrayEnumerate(ids) AS batch_pos))))))))))))
-ANY INNER JOIN (SELECT chain_id, number AS block_number, timestamp FROM blocks FINAL WHERE is_canonical = 1) USING (chain_id, block_number);
+    ARRAY JOIN ids AS id_hex, amounts AS amount_hex, arrayEnumerate(ids) AS batch_pos)))))))))))) AS t
+ALL INNER JOIN (SELECT chain_id, number AS block_number, timestamp FROM blocks FINAL WHERE is_canonical = 1) AS b USING (chain_id, block_number);
