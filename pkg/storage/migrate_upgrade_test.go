@@ -1,10 +1,12 @@
 package storage
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -147,9 +149,10 @@ func stopAllMerges(t *testing.T, c *ClickHouse) {
 // tableDigests is, per table of c's database but schema_migrations, its
 // raw row count and the sum of a hash of every column of every row but
 // the time a mark was written.
-func tableDigests(t *testing.T, c *ClickHouse) map[string][2]uint64 {
+func tableDigests(t testing.TB, c *ClickHouse) map[string][2]uint64 {
 	t.Helper()
-	ctx := testContext(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	names, err := c.databaseTables(ctx)
 	require.NoError(t, err)
 	out := map[string][2]uint64{}
