@@ -2,6 +2,8 @@ package deploy_test
 
 import (
 	"encoding/xml"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -28,4 +30,16 @@ func TestComposeClickHouseOldPartsLifetime(t *testing.T) {
 	}
 	require.NoError(t, xml.Unmarshal([]byte(composeConfigs(t)["clickhouse-merge-tree"]), &cfg))
 	require.Equal(t, storage.RecommendedOldPartsLifetime, time.Duration(cfg.MergeTree.OldPartsLifetime)*time.Second)
+}
+
+// The deployment's ClickHouse is the version the modern lanes of `make
+// test` run: the image's major.minor is the pinned chDB's
+// (scripts/install-tools.sh, CHDB_VERSION).
+func TestComposeClickHouseIsTheTestedVersion(t *testing.T) {
+	script, err := os.ReadFile("../scripts/install-tools.sh")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^CHDB_VERSION=(\d+\.\d+)\.`).FindSubmatch(script)
+	require.NotNil(t, m, "CHDB_VERSION in scripts/install-tools.sh")
+	image, _ := readCompose(t).Services["clickhouse"]["image"].(string)
+	require.Equal(t, "clickhouse/clickhouse-server:"+string(m[1]), image, composePath)
 }
