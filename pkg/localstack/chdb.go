@@ -2,6 +2,7 @@ package localstack
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
 // The modern engine. No modern ClickHouse server installs on these
@@ -49,21 +53,10 @@ func StartChDB(dir string, opts ChDBOptions) (*ClickHouse, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chdb: free port: %w", err)
 	}
-	version, err := ChDBVersion()
-	if err != nil {
-		return nil, err
-	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	engine := "chdb " + version + ", compatibility "
-	if opts.Compatibility == "" {
-		engine += "none (the engine's defaults)"
-	} else {
-		engine += opts.Compatibility
-	}
 	c := &ClickHouse{
 		Addr:     addr,
 		Protocol: ProtocolHTTP,
-		Engine:   engine,
 		HTTPAddr: addr,
 		Dir:      dir,
 		bin:      bin,
@@ -74,7 +67,34 @@ func StartChDB(dir string, opts ChDBOptions) (*ClickHouse, error) {
 	if err := c.start(); err != nil {
 		return nil, err
 	}
+	version, err := c.version()
+	if err != nil {
+		c.Stop()
+		return nil, err
+	}
+	c.Engine = "chdb " + version + ", compatibility "
+	if opts.Compatibility == "" {
+		c.Engine += "none (the engine's defaults)"
+	} else {
+		c.Engine += opts.Compatibility
+	}
 	return c, nil
+}
+
+// version asks the running engine for its version.
+func (c *ClickHouse) version() (string, error) {
+	conn, err := clickhouse.Open(&clickhouse.Options{Addr: []string{c.Addr}, Protocol: clickhouse.HTTP})
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var v string
+	if err := conn.QueryRow(ctx, "SELECT version()").Scan(&v); err != nil {
+		return "", fmt.Errorf("chdb on %s: asking its version: %w", c.Addr, err)
+	}
+	return v, nil
 }
 
 // ChDBVersion is the version of the installed libchdb.so, as the engine

@@ -37,20 +37,6 @@ type server struct {
 // newServer applies the profile (compatibility, when not empty, as a
 // server's user profile would) and reads every setting's value under it.
 func newServer(eng *engine, dir, compatibility string) (*server, error) {
-	for _, set := range []string{
-		// LowCardinality columns go out as their plain type, which
-		// native.go walks (a server does the same for clients that do not
-		// ask for them).
-		"SET low_cardinality_allow_in_native_format = 0",
-		// An INSERT's data comes inside the query text here, where a
-		// server streams it from the body: the text must not be cut at
-		// the default max_query_size (256 KiB).
-		"SET max_query_size = 4294967296",
-	} {
-		if _, err := eng.query(set, "TabSeparated"); err != nil {
-			return nil, fmt.Errorf("%s: %w", set, err)
-		}
-	}
 	if compatibility != "" {
 		if _, err := eng.query("SET compatibility = "+quote(compatibility), "TabSeparated"); err != nil {
 			return nil, fmt.Errorf("compatibility %q: %w", compatibility, err)

@@ -18,8 +18,9 @@ import (
 // revision 54454, a byte after each column's type saying whether the column
 // has a custom serialization (never, here). Those are insertions, but the
 // second is after each column's values, whose length depends on its type;
-// so each column's values are walked by type (native.go's walker knows the
-// types tideline's SQL returns; any other is an error that names it).
+// so each column's values are walked by type (the walker knows the types
+// tideline's SQL and the system tables it reads return; any other is an
+// error that names it).
 
 const (
 	revisionWithBlockInfo           = 1
@@ -89,6 +90,15 @@ func (r *reader) uvarint() (uint64, error) {
 		return 0, errShort
 	}
 	r.pos += n
+	return v, nil
+}
+
+func (r *reader) uint64() (uint64, error) {
+	if len(r.b)-r.pos < 8 {
+		return 0, errShort
+	}
+	v := binary.LittleEndian.Uint64(r.b[r.pos:])
+	r.pos += 8
 	return v, nil
 }
 
@@ -176,6 +186,40 @@ func (r *reader) skipValues(typ string, rows uint64) error {
 			}
 			return r.skipValues(args[1], n)
 		})
+	case "LowCardinality":
+		// A key version, then for the one granule a block holds: the
+		// index type in the low byte of a flags word, the dictionary
+		// (its size, then its keys, Nullable's null being key 0), the
+		// index count and the indexes.
+		if len(args) != 1 {
+			return fmt.Errorf("%s: expected one type", typ)
+		}
+		if err := r.skip(8); err != nil {
+			return err
+		}
+		flags, err := r.uint64()
+		if err != nil {
+			return err
+		}
+		keys, err := r.uint64()
+		if err != nil {
+			return err
+		}
+		dict := args[0]
+		if n, a := splitType(dict); n == "Nullable" {
+			dict = a[0]
+		}
+		if err := r.skipValues(dict, keys); err != nil {
+			return err
+		}
+		indexes, err := r.uint64()
+		if err != nil {
+			return err
+		}
+		if flags&0xff > 3 {
+			return fmt.Errorf("%s: index type %d", typ, flags&0xff)
+		}
+		return r.skip(indexes << (flags & 0xff))
 	case "Tuple":
 		for _, a := range args {
 			if err := r.skipValues(tupleElementType(a), rows); err != nil {
