@@ -59,9 +59,9 @@ test-modern: tools modern-lanes
 
 modern-lanes:
 	@echo "==> modern lane: ClickHouse engine chdb $$($(TOOLS_BIN)/chdb-http -lib $(TOOLS_BIN)/libchdb.so -version), compatibility = '$(MODERN_COMPAT)' (HTTP)"
-	TIDELINE_CLICKHOUSE=chdb-$(MODERN_COMPAT) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
+	TIDELINE_TEST_CLICKHOUSE=chdb-$(MODERN_COMPAT) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
 	@echo "==> modern lane: ClickHouse engine chdb $$($(TOOLS_BIN)/chdb-http -lib $(TOOLS_BIN)/libchdb.so -version), the engine's own defaults (HTTP)"
-	TIDELINE_CLICKHOUSE=chdb $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
+	TIDELINE_TEST_CLICKHOUSE=chdb $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
 
 vet:
 	$(GO) vet ./...

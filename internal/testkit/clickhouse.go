@@ -17,7 +17,7 @@ import (
 // "chdb-<version>" the modern engine at compatibility = '<version>'
 // (chdb-24.8: the compose file's server), both over HTTP
 // (localstack.StartChDB).
-const EngineEnv = "TIDELINE_CLICKHOUSE"
+const EngineEnv = "TIDELINE_TEST_CLICKHOUSE"
 
 // StartEngine starts the ClickHouse that EngineEnv names, its state under
 // dir.

@@ -17,10 +17,10 @@ import (
 // against the look-up table tx_by_hash for a transaction by hash. Run it
 // on a modern lane:
 //
-//	TIDELINE_CLICKHOUSE=chdb-24.8 go test -run '^$' -bench BenchmarkModernOptions -benchtime 1x ./pkg/storage/
+//	TIDELINE_TEST_CLICKHOUSE=chdb-24.8 go test -run '^$' -bench BenchmarkModernOptions -benchtime 1x ./pkg/storage/
 func BenchmarkModernOptions(b *testing.B) {
 	if testCH.Native() {
-		b.Skip("measures the modern engine's forms: run it with TIDELINE_CLICKHOUSE=chdb-24.8")
+		b.Skip("measures the modern engine's forms: run it with TIDELINE_TEST_CLICKHOUSE=chdb-24.8")
 	}
 	const heights = 10_000 // of 20 transactions and 40 logs each
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -133,7 +134,11 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var settings []string
 	for k := range params {
-		if notSettings[k] || strings.HasPrefix(k, "param_") {
+		if strings.HasPrefix(k, "param_") {
+			s.fail(w, http.StatusBadRequest, 48, "query parameters (param_*) are not served here")
+			return
+		}
+		if notSettings[k] {
 			continue
 		}
 		if k == "compress" || k == "decompress" || k == "enable_http_compression" || k == "network_compression_method" {
@@ -144,12 +149,6 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		settings = append(settings, k)
-	}
-	for k := range params {
-		if strings.HasPrefix(k, "param_") {
-			s.fail(w, http.StatusBadRequest, 48, "query parameters (param_*) are not served here")
-			return
-		}
 	}
 	database := params.Get("database")
 	if database == "" {
@@ -183,7 +182,6 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Length", strconv.Itoa(len(out)))
 	h.Set("X-ClickHouse-Format", format)
-	h.Set("X-ClickHouse-Timezone", "UTC")
 	w.WriteHeader(http.StatusOK)
 	w.Write(out)
 }
@@ -214,7 +212,9 @@ func (s *server) run(database string, settings []string, params map[string][]str
 		for _, k := range set {
 			// A setting the engine knows has a baseline; SET succeeded.
 			if _, err := s.eng.query(fmt.Sprintf("SET %s = %s", k, quote(s.baseline[k])), "TabSeparated"); err != nil {
-				panic(fmt.Sprintf("chdb-http: cannot set %s back to %q: %v", k, s.baseline[k], err))
+				// The session would go on with another request's setting:
+				// better no engine than a wrong one.
+				log.Fatalf("chdb-http: cannot set %s back to %q: %v", k, s.baseline[k], err)
 			}
 		}
 	}()
