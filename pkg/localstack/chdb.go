@@ -1,15 +1,12 @@
 package localstack
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -95,24 +92,4 @@ func (c *ClickHouse) version() (string, error) {
 		return "", fmt.Errorf("chdb on %s: asking its version: %w", c.Addr, err)
 	}
 	return v, nil
-}
-
-// ChDBVersion is the version of the installed libchdb.so, as the engine
-// answers `SELECT version()`.
-func ChDBVersion() (string, error) {
-	bin, err := ToolPath("chdb-http")
-	if err != nil {
-		return "", err
-	}
-	lib, err := ToolPath("libchdb.so")
-	if err != nil {
-		return "", err
-	}
-	var out, stderr bytes.Buffer
-	cmd := exec.Command(bin, "-lib", lib, "-version")
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("chdb: asking %s for its version: %w: %s", lib, err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimSpace(out.String()), nil
 }

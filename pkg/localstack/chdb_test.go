@@ -91,7 +91,5 @@ func TestChDBAtItsDefaults(t *testing.T) {
 	var async, version string
 	require.NoError(t, conn.QueryRow(context.Background(), "SELECT toString(getSetting('async_insert')), version()").Scan(&async, &version))
 	require.Equal(t, "true", async)
-	want, err := ChDBVersion()
-	require.NoError(t, err)
-	require.Equal(t, want, version)
+	require.Equal(t, "chdb "+version+", compatibility none (the engine's defaults)", ch.Engine)
 }

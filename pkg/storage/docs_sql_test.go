@@ -22,6 +22,9 @@ var sqlBlockRE = regexp.MustCompile("(?ms)^([ \\t]*)```sql\\n(.*?)^[ \\t]*```")
 // with what the test fills in.
 var docPlaceholders = map[string]string{"<from>": "100", "<to>": "120"}
 
+// placeholderRE is a <word> left unfilled.
+var placeholderRE = regexp.MustCompile(`<[a-z_]+>`)
+
 // accessControlRE is a statement of SQL access control (users, profiles,
 // grants): 18.16 has none (it came in 20.4, and querying.md gives 18.16
 // its users.xml instead), and the modern engine here has no users to
@@ -53,7 +56,7 @@ func docStatements(t *testing.T) []docStatement {
 			for k, v := range docPlaceholders {
 				body = strings.ReplaceAll(body, k, v)
 			}
-			if p := regexp.MustCompile(`<[a-z_]+>`).FindString(body); p != "" {
+			if p := placeholderRE.FindString(body); p != "" {
 				t.Fatalf("%s:%d: placeholder %s has no value in docPlaceholders", doc, line, p)
 			}
 			for _, stmt := range strings.Split(body, ";") {

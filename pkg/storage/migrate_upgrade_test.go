@@ -33,7 +33,7 @@ func TestMendedChecksumIsTheFirstText(t *testing.T) {
 	require.False(t, ok, "only for its own version")
 }
 
-// upgradeVersions is where the four paths start: a new database, a
+// upgradePaths are where the four paths start: a new database, a
 // database of each version that ran before the token transfers (0043) and
 // before their backfill (0047), and one at 0056 that recorded the first
 // text of 0048.

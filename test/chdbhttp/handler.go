@@ -112,16 +112,25 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, 1000, "reading the request body: "+err.Error())
 		return
 	}
-	query, data := string(body), []byte(nil)
-	if q := params.Get("query"); q != "" {
-		// As a server does: the parameter, then the body (an INSERT's data).
+	var (
+		query string
+		data  []byte
+	)
+	switch q := params.Get("query"); {
+	case q == "":
+		query = string(body)
+	case len(body) == 0:
 		query = q
-		if len(body) > 0 {
-			if insertFormatRE.MatchString(q) {
-				data = body
-			} else {
-				query += "\n" + string(body)
-			}
+	default:
+		// As a server does: the parameter, then the body. An INSERT's data
+		// goes through a file (run): the engine ends Native data given
+		// inside the query text at its first empty line ("\n\n": a UInt64
+		// of 2570 is 0a 0a 00…), and reads a file whole.
+		if m := insertFormatRE.FindStringSubmatch(q); m != nil {
+			query = fmt.Sprintf("%s FROM INFILE %s FORMAT %s", m[1], quote(s.insertFile), m[2])
+			data = body
+		} else {
+			query = q + "\n" + string(body)
 		}
 	}
 	if strings.TrimSpace(query) == "" {
@@ -186,23 +195,18 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(out)
 }
 
-// run runs the query with the request's database and settings, and then
+// run runs the query (with data: an INSERT's, written to s.insertFile
+// first) with the request's database and settings, and then
 // puts the session's settings back as they were, even when the query
 // failed.
 func (s *server) run(database string, settings []string, params map[string][]string, query string, data []byte, format string) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if data != nil {
-		// The engine cuts an INSERT's data short when it comes inside the
-		// query text and holds an empty line ("\n\n": Native data does,
-		// a UInt64 of 2570 is 0a 0a 00…): it ends the statement there. So
-		// the data goes through a file, which the engine reads whole.
+	if data != nil { // the query reads it FROM INFILE s.insertFile
 		if err := os.WriteFile(s.insertFile, data, 0o600); err != nil {
 			return nil, err
 		}
 		defer os.Remove(s.insertFile)
-		m := insertFormatRE.FindStringSubmatch(query)
-		query = fmt.Sprintf("%s FROM INFILE %s FORMAT %s", m[1], quote(s.insertFile), m[2])
 	}
 	if _, err := s.eng.query("USE "+backquote(database), "TabSeparated"); err != nil {
 		return nil, err
