@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/pkg/api"
 	"github.com/tideline-dev/tideline/pkg/indexer/lifecycle"
 	"github.com/tideline-dev/tideline/pkg/indexer/webhook"
+	"github.com/tideline-dev/tideline/pkg/stream"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -64,7 +64,7 @@ names, and stored nowhere.`,
 			if err != nil {
 				return fmt.Errorf("--filter: %w", err)
 			}
-			inc, err := api.ParseInclude(include)
+			inc, err := stream.ParseInclude(include)
 			if err != nil {
 				return fmt.Errorf("--include: %w", err)
 			}

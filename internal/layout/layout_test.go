@@ -38,31 +38,48 @@ func deps(t *testing.T, patterns ...string) []string {
 	return own
 }
 
-// lowerLayers is every package below the indexer: all of pkg/ and
-// internal/ but pkg/indexer/... itself and pkg/api, which sits beside the
-// worker on the top floor (it reads the scheduler's status through
-// pkg/indexer/status). Listed by go list, so that a new package is
-// covered the day it is added.
-func lowerLayers(t *testing.T) []string {
+// packages lists the tideline packages under pkg/ and internal/ that
+// keep returns true for, by go list, so that a new package is covered the
+// day it is added.
+func packages(t *testing.T, keep func(rel string) bool) []string {
 	t.Helper()
 	var out []string
 	for _, p := range goList(t, "./pkg/...", "./internal/...") {
-		rel := strings.TrimPrefix(p, module)
-		if !strings.HasPrefix(rel, "pkg/indexer") && rel != "pkg/api" {
+		if rel := strings.TrimPrefix(p, module); keep(rel) {
 			out = append(out, rel)
 		}
 	}
 	return out
 }
 
-// The lower layers never import the indexer.
+func isIndexer(rel string) bool { return rel == "pkg/indexer" || strings.HasPrefix(rel, "pkg/indexer/") }
+func isAPI(rel string) bool     { return rel == "pkg/api" || strings.HasPrefix(rel, "pkg/api/") }
+
+// The lower layers never import the indexer; the query API, beside the
+// worker on the top floor, is one of them here: it reads what the indexer
+// wrote (storage, the status view, the stream), never the indexer itself.
 func TestLowerLayersDoNotImportTheIndexer(t *testing.T) {
-	lower := lowerLayers(t)
+	lower := packages(t, func(rel string) bool { return !isIndexer(rel) })
 	require.Contains(t, lower, "pkg/rpc")
 	require.Contains(t, lower, "pkg/simchain")
+	require.Contains(t, lower, "pkg/api")
 	for _, pkg := range lower {
 		for _, p := range deps(t, "./"+pkg) {
-			require.False(t, strings.HasPrefix(p, "pkg/indexer"), "%s depends on %s: a lower layer imports the indexer", pkg, p)
+			require.False(t, isIndexer(p), "%s depends on %s: a lower layer imports the indexer", pkg, p)
+		}
+	}
+}
+
+// Nothing under pkg/ or internal/ imports the query API: the indexer and
+// the API share the stream's event model through pkg/stream, and only the
+// binaries (app/) wire the API in.
+func TestOnlyTheBinariesImportTheAPI(t *testing.T) {
+	others := packages(t, func(rel string) bool { return !isAPI(rel) })
+	require.Contains(t, others, "pkg/indexer/worker")
+	require.Contains(t, others, "pkg/indexer/webhook")
+	for _, pkg := range others {
+		for _, p := range deps(t, "./"+pkg) {
+			require.False(t, isAPI(p), "%s depends on %s: only app/ imports the query API", pkg, p)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // The account module: account/txlist, an address's transactions with
@@ -148,7 +149,7 @@ func esTxOf(tx chain.Transaction, ts, watermark uint64) esTx {
 		gasPrice = tx.GasPrice
 	}
 	isError, status := "0", "1"
-	switch s := receiptStatus(tx); {
+	switch s := stream.ReceiptStatus(tx); {
 	case s == nil:
 		status = "" // pre-Byzantium: the receipt has no status
 	case *s == chain.StatusFailure:

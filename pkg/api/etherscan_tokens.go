@@ -6,10 +6,11 @@ import (
 	"slices"
 	"strconv"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/tokens"
-	"golang.org/x/sync/errgroup"
 )
 
 // The account module's token actions (tokentx, tokennfttx, token1155tx,

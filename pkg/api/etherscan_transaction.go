@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // The transaction module: getstatus and gettxreceiptstatus, from the
@@ -46,7 +47,7 @@ func (q *esReq) txReceiptStatus() {
 		return
 	}
 	out := esReceiptStatus{}
-	if s := receiptStatus(tx); found && s != nil {
+	if s := stream.ReceiptStatus(tx); found && s != nil {
 		out.Status = "0"
 		if *s == chain.StatusSuccess {
 			out.Status = "1"
@@ -61,7 +62,7 @@ func (q *esReq) execStatus() {
 		return
 	}
 	out := esExecStatus{IsError: "0"}
-	if s := receiptStatus(tx); found && s != nil && *s == chain.StatusFailure {
+	if s := stream.ReceiptStatus(tx); found && s != nil && *s == chain.StatusFailure {
 		out = esExecStatus{IsError: "1", ErrDescription: "Reverted"}
 	}
 	q.ok(out)

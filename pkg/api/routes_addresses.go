@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // Addresses: an address's transactions, newest first.
@@ -31,7 +32,7 @@ func (s *Server) addressTxs(r *http.Request) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	out := page[Transaction]{Items: []Transaction{}, Watermark: v.Watermark}
+	out := page[stream.Transaction]{Items: []stream.Transaction{}, Watermark: v.Watermark}
 	if !ok {
 		return out, nil
 	}
@@ -51,7 +52,7 @@ func (s *Server) addressTxs(r *http.Request) (any, *apiError) {
 	}
 	for _, tx := range slices.Backward(txs) { // newest first
 		if tx.From == addr || tx.To == addr || tx.ContractAddress == addr {
-			out.Items = append(out.Items, transactionOf(tx))
+			out.Items = append(out.Items, stream.TransactionOf(tx))
 		}
 	}
 	if more {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // Blocks: one by height or by hash, a listing by heights or times, and a
@@ -223,7 +224,7 @@ func (s *Server) blockTxs(r *http.Request) (any, *apiError) {
 	if err != nil {
 		return nil, fromStore(err)
 	}
-	out := page[Transaction]{Items: []Transaction{}, Watermark: v.Watermark}
+	out := page[stream.Transaction]{Items: []stream.Transaction{}, Watermark: v.Watermark}
 	for i, tx := range txs {
 		if tx.BlockHash != b.Hash {
 			continue // a row of another block at this height: being rewritten
@@ -233,7 +234,7 @@ func (s *Server) blockTxs(r *http.Request) (any, *apiError) {
 			out.NextCursor = &c
 			break
 		}
-		out.Items = append(out.Items, transactionOf(tx))
+		out.Items = append(out.Items, stream.TransactionOf(tx))
 	}
 	return out, nil
 }

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"sort"
 
-	"github.com/tideline-dev/tideline/pkg/indexer/status"
+	"github.com/tideline-dev/tideline/pkg/status"
 )
 
 // The chains: GET /v1/chains lists them, GET /v1/chains/{id}/status says

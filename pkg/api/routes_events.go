@@ -7,6 +7,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/abidecode"
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // Decoded events and inputs, at query time: the user gives the event or
@@ -17,7 +18,7 @@ import (
 
 // DecodedLog is a log with its arguments.
 type DecodedLog struct {
-	Log
+	stream.Log
 	// Event is the canonical signature decoded with (null without event).
 	Event   *string         `json:"event"`
 	Decoded []abidecode.Arg `json:"decoded"`
@@ -73,7 +74,7 @@ func (s *Server) events(r *http.Request) (any, *apiError) {
 	}
 	out := page[DecodedLog]{Items: []DecodedLog{}, Watermark: p0.Watermark, NextCursor: p0.NextCursor}
 	for _, l := range logs {
-		d := DecodedLog{Log: logOf(l)}
+		d := DecodedLog{Log: stream.LogOf(l)}
 		if ev == nil {
 			why := "no event given to decode with"
 			d.Undecodable = &why

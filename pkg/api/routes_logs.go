@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // Logs: a capped height range, filtered by address and topics.
@@ -43,9 +44,9 @@ func (s *Server) listLogs(r *http.Request) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	items := page[Log]{Items: []Log{}, Watermark: out.Watermark, NextCursor: out.NextCursor}
+	items := page[stream.Log]{Items: []stream.Log{}, Watermark: out.Watermark, NextCursor: out.NextCursor}
 	for _, l := range logs {
-		items.Items = append(items.Items, logOf(l))
+		items.Items = append(items.Items, stream.LogOf(l))
 	}
 	return items, nil
 }

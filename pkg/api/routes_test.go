@@ -18,6 +18,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // The document is valid OpenAPI 3 and lists exactly the routes served.
@@ -120,7 +121,7 @@ func TestRESTRoutesOnStoredBlocks(t *testing.T) {
 	require.Equal(t, []uint64{1, 2, 3}, numbers(blocks.Items))
 	require.NotNil(t, blocks.NextCursor)
 
-	var txs page[Transaction]
+	var txs page[stream.Transaction]
 	a.getJSON(t, "/v1/chains/c1/blocks/4/txs?limit=1", 200, &txs)
 	require.Len(t, txs.Items, 1)
 	require.Equal(t, data[4].Transactions[0].Hash, txs.Items[0].Hash)
@@ -131,9 +132,9 @@ func TestRESTRoutesOnStoredBlocks(t *testing.T) {
 	require.Equal(t, contractOf(4), *txs.Items[0].ContractAddress)
 	require.Nil(t, txs.NextCursor)
 
-	var tx Transaction
+	var tx stream.Transaction
 	a.getJSON(t, "/v1/chains/c1/txs/"+data[7].Transactions[0].Hash, 200, &tx)
-	want, _ = json.Marshal(transactionOf(data[7].Transactions[0]))
+	want, _ = json.Marshal(stream.TransactionOf(data[7].Transactions[0]))
 	got, _ = json.Marshal(tx)
 	require.JSONEq(t, string(want), string(got))
 	a.getJSON(t, "/v1/chains/c1/txs/"+h32('f', 1), 404, nil)
@@ -159,7 +160,7 @@ func TestRESTRoutesOnStoredBlocks(t *testing.T) {
 	a.getJSON(t, "/v1/chains/c1/addresses/"+contractOf(6)+"/txs", 200, &txs)
 	require.Len(t, txs.Items, 1, "the creation of a contract is the contract's transaction")
 
-	var logs page[Log]
+	var logs page[stream.Log]
 	a.getJSON(t, "/v1/chains/c1/logs?from=0&to=9&address="+contractOf(0)+"&topic0="+eventTopic+"&limit=6", 200, &logs)
 	require.Len(t, logs.Items, 6)
 	a.getJSON(t, "/v1/chains/c1/logs?from=0&to=9&address="+contractOf(0)+"&topic0="+eventTopic+"&limit=6&cursor="+*logs.NextCursor, 200, &logs)

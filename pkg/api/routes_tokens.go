@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // Tokens: a token's metadata, transfers and holders; an address's
@@ -88,7 +89,7 @@ func (s *Server) transferList(r *http.Request, byToken bool) (any, *apiError) {
 	if tq.From, tq.To, ok, e = w.clip(v); e != nil {
 		return nil, e
 	}
-	out := tokenPage{Items: []TokenTransfer{}, Watermark: v.Watermark, Tokens: map[string]TokenInfo{}}
+	out := tokenPage{Items: []stream.TokenTransfer{}, Watermark: v.Watermark, Tokens: map[string]TokenInfo{}}
 	if !ok {
 		return out, nil
 	}
@@ -112,7 +113,7 @@ func (s *Server) transferList(r *http.Request, byToken bool) (any, *apiError) {
 	var addrs []string
 	for _, t := range slices.Backward(ts) { // newest first
 		if matchesTransfer(t, tq) {
-			out.Items = append(out.Items, transferOf(t))
+			out.Items = append(out.Items, stream.TransferOf(t))
 			addrs = append(addrs, t.Token)
 		}
 	}

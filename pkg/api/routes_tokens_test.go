@@ -14,6 +14,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/stream"
 	"github.com/tideline-dev/tideline/pkg/tokens"
 )
 
@@ -96,7 +97,7 @@ func TestTokenRoutes(t *testing.T) {
 	require.Equal(t, uint8(18), *info.Decimals)
 
 	// A token's transfers, newest first, two a page, to the end.
-	var all []TokenTransfer
+	var all []stream.TokenTransfer
 	path := "/v1/chains/c1/tokens/" + tok20 + "/transfers?limit=2"
 	for pages := 0; ; pages++ {
 		var p tokenPage

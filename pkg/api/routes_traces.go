@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // Call traces (internal transactions): a transaction's call tree, and an
@@ -15,58 +15,14 @@ import (
 // transactions: the call tree says so (404, or 503 while the backfill
 // may still bring it).
 
-// Frame is one call frame of a transaction.
-type Frame struct {
-	Index        uint32   `json:"index"`
-	TraceAddress []uint32 `json:"trace_address"`
-	Depth        int      `json:"depth"`
-	Type         string   `json:"type"`
-	From         string   `json:"from"`
-	To           *string  `json:"to"` // null for a creation that failed before it had an address
-	Value        string   `json:"value"`
-	Gas          uint64   `json:"gas"`
-	GasUsed      uint64   `json:"gas_used"`
-	Input        string   `json:"input"`
-	Output       string   `json:"output"`
-	Error        *string  `json:"error"`
-	RevertReason *string  `json:"revert_reason"`
-	Reverted     bool     `json:"reverted"`
-	Subtraces    uint32   `json:"subtraces"`
-}
-
 // TxTrace is a transaction's call tree: its frames depth first, the
 // top-level call first.
 type TxTrace struct {
-	TxHash      string  `json:"tx_hash"`
-	BlockNumber uint64  `json:"block_number"`
-	BlockHash   string  `json:"block_hash"`
-	TxIndex     uint32  `json:"tx_index"`
-	Frames      []Frame `json:"frames"`
-}
-
-// InternalTx is an inner frame with the transaction it belongs to.
-type InternalTx struct {
-	BlockNumber uint64 `json:"block_number"`
-	BlockHash   string `json:"block_hash"`
-	TxHash      string `json:"tx_hash"`
-	TxIndex     uint32 `json:"tx_index"`
-	Frame
-}
-
-func frameOf(t chain.Trace) Frame {
-	addr := t.Address
-	if addr == nil {
-		addr = []uint32{}
-	}
-	return Frame{
-		Index: t.Index, TraceAddress: addr, Depth: t.Depth(), Type: string(t.Type), From: t.From, To: optional(t.To),
-		Value: t.Value, Gas: t.Gas, GasUsed: t.GasUsed, Input: t.Input, Output: t.Output,
-		Error: optional(t.Error), RevertReason: optional(t.RevertReason), Reverted: t.Reverted, Subtraces: t.Subtraces,
-	}
-}
-
-func internalTxOf(t chain.Trace) InternalTx {
-	return InternalTx{BlockNumber: t.BlockNumber, BlockHash: t.BlockHash, TxHash: t.TxHash, TxIndex: t.TxIndex, Frame: frameOf(t)}
+	TxHash      string         `json:"tx_hash"`
+	BlockNumber uint64         `json:"block_number"`
+	BlockHash   string         `json:"block_hash"`
+	TxIndex     uint32         `json:"tx_index"`
+	Frames      []stream.Frame `json:"frames"`
 }
 
 // txTrace answers GET /v1/chains/{id}/txs/{hash}/trace.
@@ -86,12 +42,12 @@ func (s *Server) txTrace(r *http.Request) (any, *apiError) {
 	if err != nil {
 		return nil, fromStore(err)
 	}
-	out := TxTrace{TxHash: tx.Hash, BlockNumber: tx.BlockNumber, BlockHash: tx.BlockHash, TxIndex: tx.Index, Frames: []Frame{}}
+	out := TxTrace{TxHash: tx.Hash, BlockNumber: tx.BlockNumber, BlockHash: tx.BlockHash, TxIndex: tx.Index, Frames: []stream.Frame{}}
 	for _, f := range fs {
 		if f.TxHash != tx.Hash || f.BlockHash != tx.BlockHash {
 			return nil, unavailable("the trace of %s is being rewritten (a reorganisation); retry", tx.Hash)
 		}
-		out.Frames = append(out.Frames, frameOf(f))
+		out.Frames = append(out.Frames, stream.FrameOf(f))
 	}
 	if len(out.Frames) == 0 {
 		return nil, unavailable("the trace of %s is not stored although its height is marked traced; retry", tx.Hash)
@@ -145,7 +101,7 @@ func (s *Server) addressInternalTxs(r *http.Request) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	out := page[InternalTx]{Items: []InternalTx{}, Watermark: v.Watermark}
+	out := page[stream.InternalTx]{Items: []stream.InternalTx{}, Watermark: v.Watermark}
 	if !ok {
 		return out, nil
 	}
@@ -165,7 +121,7 @@ func (s *Server) addressInternalTxs(r *http.Request) (any, *apiError) {
 	}
 	for _, f := range slices.Backward(fs) { // newest first
 		if f.From == q.address || f.To == q.address { // a stale look-up row is skipped
-			out.Items = append(out.Items, internalTxOf(f))
+			out.Items = append(out.Items, stream.InternalTxOf(f))
 		}
 	}
 	if more {

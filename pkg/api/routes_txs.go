@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // Transactions: one by hash (also the Etherscan proxy's look-up).
@@ -17,7 +18,7 @@ func (s *Server) txByHash(r *http.Request) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	return transactionOf(tx), nil
+	return stream.TransactionOf(tx), nil
 }
 
 // servedTx finds a transaction by hash: the first canonical position by

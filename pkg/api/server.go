@@ -22,7 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/pkg/config"
-	"github.com/tideline-dev/tideline/pkg/indexer/status"
+	"github.com/tideline-dev/tideline/pkg/status"
 )
 
 // Options is what a Server needs.

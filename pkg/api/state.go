@@ -7,6 +7,7 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // view is what a request may serve of a chain: heights from Lowest to
@@ -170,7 +171,7 @@ type Store interface {
 	TracesAt(ctx context.Context, chainID string, ps []storage.TracePosition) ([]chain.Trace, error)
 	TracesInRange(ctx context.Context, chainID string, q storage.TraceRangeQuery) ([]chain.Trace, error)
 	// The change stream (stream.go, stream_events.go).
-	StreamStore
+	stream.Source
 	// The API keys (keys.go).
 	APIKeys(ctx context.Context) ([]storage.APIKeyRecord, error)
 }

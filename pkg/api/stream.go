@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // GET /v1/chains/{id}/stream: the chain's change stream (pkg/stream), as
@@ -29,7 +31,7 @@ const streamPage = 100
 type streamStart struct {
 	chainID string
 	after   uint64
-	include Include
+	include stream.Include
 }
 
 // stream answers GET /v1/chains/{id}/stream.
@@ -63,7 +65,7 @@ func (s *Server) streamRequest(r *http.Request) (streamStart, *apiError) {
 	if e != nil {
 		return streamStart{}, e
 	}
-	inc, err := ParseInclude(q.p.get("include"))
+	inc, err := stream.ParseInclude(q.p.get("include"))
 	if err != nil {
 		return streamStart{}, badParam("include", "%s", strings.TrimPrefix(err.Error(), "include: "))
 	}

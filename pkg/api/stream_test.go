@@ -73,13 +73,13 @@ func (s *sseReader) next(t *testing.T) sseEvent {
 }
 
 // nextEvents reads n stream events, checking each against the document.
-func (s *sseReader) nextEvents(t *testing.T, a *testAPI, n int) []StreamEvent {
+func (s *sseReader) nextEvents(t *testing.T, a *testAPI, n int) []stream.Event {
 	t.Helper()
-	var out []StreamEvent
+	var out []stream.Event
 	for range n {
 		raw := s.next(t)
 		require.NoError(t, a.contract.CheckSchema("StreamEvent", raw.data))
-		var e StreamEvent
+		var e stream.Event
 		require.NoError(t, json.Unmarshal(raw.data, &e))
 		require.Equal(t, fmt.Sprint(e.Seq), raw.id)
 		require.Equal(t, e.Type, raw.event)
@@ -117,11 +117,11 @@ func appendStream(t *testing.T, a *testAPI) int {
 	return n
 }
 
-func summarize(evs []StreamEvent) []string {
+func summarize(evs []stream.Event) []string {
 	var out []string
 	for _, e := range evs {
 		sign := "+"
-		if e.Type == EventBlockRemoved {
+		if e.Type == stream.EventBlockRemoved {
 			sign = "-"
 		}
 		out = append(out, fmt.Sprintf("%d%s%d:%c", e.Seq, sign, e.Block.Number, e.Block.Hash[2]))
@@ -174,12 +174,12 @@ func TestStreamServesEventsInOrderThroughAReorg(t *testing.T) {
 	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(a.srv.URL, "http")+"/v1/chains/"+testChain+"/stream?from=1", nil)
 	require.NoError(t, err)
 	defer ws.CloseNow()
-	var got []StreamEvent
+	var got []stream.Event
 	for range 11 {
 		_, b, err := ws.Read(ctx)
 		require.NoError(t, err)
 		require.NoError(t, a.contract.CheckSchema("StreamEvent", b))
-		var e StreamEvent
+		var e stream.Event
 		require.NoError(t, json.Unmarshal(b, &e))
 		got = append(got, e)
 	}

@@ -13,10 +13,12 @@ import (
 
 	"github.com/coder/websocket"
 	"go.uber.org/zap"
+
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // The stream's two transports over one loop (pump): server-sent events
-// and websocket messages, one JSON StreamEvent each.
+// and websocket messages, one JSON stream.Event each.
 
 // keepAlive is how often an idle stream sends something (an SSE comment,
 // a websocket ping), so that proxies keep the connection and a dead
@@ -67,13 +69,13 @@ var errSlowConsumer = errors.New("the consumer did not take the events within ap
 // each page to send; while there are none it polls every
 // api.stream_poll, calling idle every keepAlive. It returns when ctx
 // ends or send or idle fails; last is the last seq sent.
-func (s *Server) pump(ctx context.Context, start streamStart, send func([]StreamEvent) error, idle func() error) (last uint64, err error) {
+func (s *Server) pump(ctx context.Context, start streamStart, send func([]stream.Event) error, idle func() error) (last uint64, err error) {
 	last = start.after
 	poll := time.NewTicker(s.cfg.StreamPoll)
 	defer poll.Stop()
 	quiet := time.Now()
 	for {
-		evs, err := ReadEvents(ctx, s.store, start.chainID, last, streamPage, start.include)
+		evs, err := stream.ReadEvents(ctx, s.store, start.chainID, last, streamPage, start.include)
 		if err != nil {
 			return last, err
 		}
@@ -124,7 +126,7 @@ func (s *Server) serveSSE(ctx context.Context, w http.ResponseWriter, r *http.Re
 		return
 	}
 	var buf bytes.Buffer
-	last, err := s.pump(ctx, start, func(evs []StreamEvent) error {
+	last, err := s.pump(ctx, start, func(evs []stream.Event) error {
 		buf.Reset()
 		for _, e := range evs {
 			b, err := json.Marshal(e)
@@ -170,7 +172,7 @@ func (s *Server) serveWebsocket(ctx context.Context, w http.ResponseWriter, r *h
 		}
 		return nil
 	}
-	last, err := s.pump(ctx, start, func(evs []StreamEvent) error {
+	last, err := s.pump(ctx, start, func(evs []stream.Event) error {
 		for _, e := range evs {
 			b, err := json.Marshal(e)
 			if err != nil {

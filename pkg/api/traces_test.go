@@ -11,6 +11,7 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // relayOf is the contract the sample transfer at height h calls on to.
@@ -68,7 +69,7 @@ func TestTraceRoutes(t *testing.T) {
 	require.Equal(t, tx.Hash, tr.TxHash)
 	require.Equal(t, uint64(6), tr.BlockNumber)
 	require.Len(t, tr.Frames, 2)
-	require.Equal(t, frameOf(blocks[6].Traces[3]), tr.Frames[0])
+	require.Equal(t, stream.FrameOf(blocks[6].Traces[3]), tr.Frames[0])
 	require.Equal(t, "create2", tr.Frames[1].Type)
 	require.Equal(t, []uint32{0}, tr.Frames[1].TraceAddress)
 	require.True(t, tr.Frames[1].Reverted, "its parent failed")
@@ -84,11 +85,11 @@ func TestTraceRoutes(t *testing.T) {
 
 	// B's internal transactions, newest first, four a page: the calls to
 	// the relays; with all, the staticcalls too.
-	var p page[InternalTx]
+	var p page[stream.InternalTx]
 	var seen []uint64
 	next := "/v1/chains/c1/addresses/" + addrB + "/internal-txs"
 	for next != "" {
-		p = page[InternalTx]{}
+		p = page[stream.InternalTx]{}
 		a.getJSON(t, next, http.StatusOK, &p)
 		for _, it := range p.Items {
 			require.Equal(t, "call", it.Type)

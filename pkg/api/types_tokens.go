@@ -5,6 +5,7 @@ import (
 	"math/big"
 
 	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/stream"
 	"github.com/tideline-dev/tideline/pkg/tokens"
 )
 
@@ -20,33 +21,6 @@ type TokenStore interface {
 	TokenHolders(ctx context.Context, chainID, token, tokenID string, from, to uint64, limit int) ([]storage.Balance, error)
 	AddressBalances(ctx context.Context, chainID, address, token string, from, to uint64) ([]storage.Balance, error)
 	TokenMetadata(ctx context.Context, chainID string, tokens []string) (map[string]storage.TokenMetadata, error)
-}
-
-// TokenTransfer is one movement of a token.
-type TokenTransfer struct {
-	BlockNumber uint64 `json:"block_number"`
-	BlockHash   string `json:"block_hash"`
-	Timestamp   uint64 `json:"timestamp"`
-	TxHash      string `json:"tx_hash"`
-	TxIndex     uint32 `json:"tx_index"`
-	LogIndex    uint32 `json:"log_index"`
-	BatchIndex  uint32 `json:"batch_index"`
-	Token       string `json:"token"`
-	Standard    string `json:"standard"`
-	Operator    string `json:"operator"`
-	From        string `json:"from"`
-	To          string `json:"to"`
-	// TokenID is null for ERC-20.
-	TokenID *string `json:"token_id"`
-	Amount  string  `json:"amount"`
-}
-
-func transferOf(t storage.TokenTransfer) TokenTransfer {
-	return TokenTransfer{
-		BlockNumber: t.BlockNumber, BlockHash: t.BlockHash, Timestamp: t.Timestamp, TxHash: t.TxHash, TxIndex: t.TxIndex,
-		LogIndex: t.LogIndex, BatchIndex: t.BatchIndex, Token: t.Token, Standard: t.Standard, Operator: t.Operator,
-		From: t.From, To: t.To, TokenID: optional(t.TokenID), Amount: t.Amount,
-	}
 }
 
 // TokenInfo is a token's metadata as its contract answered, null fields
@@ -71,8 +45,8 @@ func tokenInfoOf(address string, m *storage.TokenMetadata) TokenInfo {
 		return info
 	}
 	info.MetadataStatus = "fetched"
-	info.Standard = optional(m.Standard)
-	info.Name, info.Symbol, info.NameEncoding = optional(m.Name), optional(m.Symbol), optional(m.NameEncoding)
+	info.Standard = stream.Optional(m.Standard)
+	info.Name, info.Symbol, info.NameEncoding = stream.Optional(m.Name), stream.Optional(m.Symbol), stream.Optional(m.NameEncoding)
 	if m.HasDecimals {
 		d := m.Decimals
 		info.Decimals = &d
@@ -89,10 +63,10 @@ func tokenInfoOf(address string, m *storage.TokenMetadata) TokenInfo {
 // tokenPage is a page of transfers with the metadata of the tokens on it
 // (by address; a token not asked yet is absent).
 type tokenPage struct {
-	Items      []TokenTransfer      `json:"items"`
-	NextCursor *string              `json:"next_cursor"`
-	Watermark  uint64               `json:"watermark"`
-	Tokens     map[string]TokenInfo `json:"tokens"`
+	Items      []stream.TokenTransfer `json:"items"`
+	NextCursor *string                `json:"next_cursor"`
+	Watermark  uint64                 `json:"watermark"`
+	Tokens     map[string]TokenInfo   `json:"tokens"`
 }
 
 // Holding is a balance: of one holder (a token's holders) or of one token
@@ -108,7 +82,7 @@ type Holding struct {
 }
 
 func holdingOf(b storage.Balance) Holding {
-	return Holding{Holder: b.Holder, Token: b.Token, Standard: b.Standard, TokenID: optional(b.TokenID), Balance: b.Value.String()}
+	return Holding{Holder: b.Holder, Token: b.Token, Standard: b.Standard, TokenID: stream.Optional(b.TokenID), Balance: b.Value.String()}
 }
 
 // Balances is a list of derived balances and what they were summed over.

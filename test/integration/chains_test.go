@@ -15,7 +15,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/temporal"
@@ -205,10 +204,10 @@ func TestChainsAtRuntime(t *testing.T) {
 		}
 		return len(left.Workflows) == 1 && left.Workflows[0] == temporal.SchedulerID(dynID), strings.Join(left.Workflows, ", ")
 	})
-	progress := func() types.SchedulerProgress {
+	progress := func() temporal.SchedulerProgress {
 		v, err := tc.QueryWorkflow(ctx, temporal.SchedulerID(dynID), "", temporal.SchedulerProgressQuery)
 		require.NoError(t, err)
-		var p types.SchedulerProgress
+		var p temporal.SchedulerProgress
 		require.NoError(t, v.Get(&p))
 		return p
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -88,7 +87,7 @@ func TestSchedulerResetFreesAChain(t *testing.T) {
 	// never finish, it starts nothing more. How many that is depends on
 	// the head when it started (the servable heights above `pruned` leave
 	// the window).
-	var stuck types.SchedulerProgress
+	var stuck temporal.SchedulerProgress
 	full := uint64(ch.Scheduler.MaxInFlight - ch.Scheduler.BatchSize)
 	waitFor(t, 2*time.Minute, "a scheduler with a full window of heights the node cannot serve", func() (bool, string) {
 		v, err := tc.QueryWorkflow(ctx, temporal.SchedulerID(chainID), "", temporal.SchedulerProgressQuery)

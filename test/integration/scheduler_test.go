@@ -133,10 +133,10 @@ func requireOneChain(t *testing.T, runs []schedulerRunInfo) int64 {
 
 // queryProgress asks the running scheduler for its progress; ok is false
 // while there is no run to answer (not started yet, or between two runs).
-func queryProgress(tc client.Client, chainID string) (types.SchedulerProgress, bool, string) {
+func queryProgress(tc client.Client, chainID string) (temporal.SchedulerProgress, bool, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var p types.SchedulerProgress
+	var p temporal.SchedulerProgress
 	v, err := tc.QueryWorkflow(ctx, temporal.SchedulerID(chainID), "", temporal.SchedulerProgressQuery)
 	if err != nil {
 		return p, false, err.Error()
@@ -296,7 +296,7 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 	deleteSchedulesAtEnd(t, tc, chainID)
 
 	// The progress query answers mid-run, for the whole backlog.
-	var mid types.SchedulerProgress
+	var mid temporal.SchedulerProgress
 	waitFor(t, time.Minute, "scheduler answers progress mid-run", func() (bool, string) {
 		p, ok, state := queryProgress(tc, chainID)
 		if ok {
@@ -312,9 +312,9 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 	require.Len(t, mid.Buckets, 2)
 	// One-minute blocks: the newest 1,440 heights are under a day old
 	// (High), the rest under two days (Medium).
-	require.Equal(t, []types.BucketProgress{
-		{Level: types.High, Name: types.High.String(), Total: heightsPerDay, Done: mid.Buckets[0].Done},
-		{Level: types.Medium, Name: types.Medium.String(), Total: head + 1 - heightsPerDay, Done: mid.Buckets[1].Done},
+	require.Equal(t, []temporal.BucketProgress{
+		{Level: int(types.High), Name: types.High.String(), Total: heightsPerDay, Done: mid.Buckets[0].Done},
+		{Level: int(types.Medium), Name: types.Medium.String(), Total: head + 1 - heightsPerDay, Done: mid.Buckets[1].Done},
 	}, mid.Buckets)
 	require.Equal(t, mid.Scheduled, mid.Buckets[0].Done+mid.Buckets[1].Done)
 
@@ -387,7 +387,7 @@ func TestSchedulerLeavesLiveBlocksToHeadScan(t *testing.T) {
 	cfg.Chains[chainID] = ch
 	runWorker(t, cfg)
 	deleteSchedulesAtEnd(t, tc, chainID)
-	var p types.SchedulerProgress
+	var p temporal.SchedulerProgress
 	waitFor(t, time.Minute, "scheduler running", func() (bool, string) {
 		var ok bool
 		var state string
@@ -420,7 +420,7 @@ func TestSchedulerLeavesLiveBlocksToHeadScan(t *testing.T) {
 	// was still not done.
 	wm, found := watermark(t, store, chainID)
 	status := schedulerStatus(t, tc, chainID)
-	var p2 types.SchedulerProgress
+	var p2 temporal.SchedulerProgress
 	waitFor(t, time.Minute, "scheduler answers progress", func() (bool, string) {
 		var ok bool
 		var state string

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/tideline-dev/tideline/pkg/indexer/status"
 	"github.com/tideline-dev/tideline/pkg/localstack"
+	"github.com/tideline-dev/tideline/pkg/status"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 

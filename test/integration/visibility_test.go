@@ -231,7 +231,7 @@ func TestOperatorQueries(t *testing.T) {
 	})
 	p, err := tc.QueryWorkflow(context.Background(), s.WorkflowID, "", temporal.SchedulerProgressQuery)
 	require.NoError(t, err)
-	var progress types.SchedulerProgress
+	var progress temporal.SchedulerProgress
 	require.NoError(t, p.Get(&progress))
 	require.Equal(t, chain.HeightRange{From: uint64(s.From), To: uint64(s.To)}, progress.Owned, "the search attributes say what the progress query says")
 	t.Logf("scheduler %d..%d: lowest height in flight %d; progress: %d scheduled, %d remaining", s.From, s.To, lowest,

@@ -22,10 +22,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/api"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/indexer/webhook"
 	"github.com/tideline-dev/tideline/pkg/localstack"
+	"github.com/tideline-dev/tideline/pkg/stream"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -38,7 +38,7 @@ type hookReceiver struct {
 	accept   bool
 	refused  int
 	badSig   int
-	accepted []api.StreamEvent
+	accepted []stream.Event
 	headers  []http.Header
 }
 
@@ -56,7 +56,7 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
-	var e api.StreamEvent
+	var e stream.Event
 	if json.Unmarshal(body, &e) != nil {
 		w.WriteHeader(http.StatusBadRequest)
 		return
@@ -66,10 +66,10 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (h *hookReceiver) snapshot() (accepted []api.StreamEvent, headers []http.Header, refused, badSig int) {
+func (h *hookReceiver) snapshot() (accepted []stream.Event, headers []http.Header, refused, badSig int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]api.StreamEvent(nil), h.accepted...), append([]http.Header(nil), h.headers...), h.refused, h.badSig
+	return append([]stream.Event(nil), h.accepted...), append([]http.Header(nil), h.headers...), h.refused, h.badSig
 }
 
 // A subscription added with the command to a chain a real worker indexes
@@ -152,7 +152,7 @@ func TestWebhookDeliversEveryEventInOrder(t *testing.T) {
 	acc, headers, refused, badSig := recv.snapshot()
 	require.Zero(t, badSig, "every signature checks")
 	require.GreaterOrEqual(t, refused, 4)
-	want, err := api.ReadEvents(ctx, store.Reader(), chainID, 0, len(acc), api.Include{Transactions: true, Logs: true})
+	want, err := stream.ReadEvents(ctx, store.Reader(), chainID, 0, len(acc), stream.Include{Transactions: true, Logs: true})
 	require.NoError(t, err)
 	seen := map[uint64]bool{}
 	for i, e := range acc {

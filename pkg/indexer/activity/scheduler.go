@@ -84,17 +84,17 @@ func ownedFromMemo(p *commonpb.Payload) (owned chain.HeightRange, found bool, er
 
 // schedulerProgress asks the scheduler's progress query and sets the
 // bucket gauges from it.
-func (a *Activities) schedulerProgress(ctx context.Context, chainID, id string) (types.SchedulerProgress, error) {
+func (a *Activities) schedulerProgress(ctx context.Context, chainID, id string) (temporal.SchedulerProgress, error) {
 	v, err := a.Temporal.QueryWorkflow(ctx, id, "", temporal.SchedulerProgressQuery)
 	if err != nil {
-		return types.SchedulerProgress{}, fmt.Errorf("chain %s: query scheduler %s progress: %w", chainID, id, err)
+		return temporal.SchedulerProgress{}, fmt.Errorf("chain %s: query scheduler %s progress: %w", chainID, id, err)
 	}
-	var p types.SchedulerProgress
+	var p temporal.SchedulerProgress
 	if err := v.Get(&p); err != nil {
-		return types.SchedulerProgress{}, fmt.Errorf("chain %s: decode scheduler progress: %w", chainID, err)
+		return temporal.SchedulerProgress{}, fmt.Errorf("chain %s: decode scheduler progress: %w", chainID, err)
 	}
 	for _, b := range p.Buckets {
-		a.Metrics.BlocksByPriority.WithLabelValues(chainID, b.Level.String()).Set(float64(b.Total - b.Done))
+		a.Metrics.BlocksByPriority.WithLabelValues(chainID, types.PriorityLevel(b.Level).String()).Set(float64(b.Total - b.Done))
 	}
 	return p, nil
 }

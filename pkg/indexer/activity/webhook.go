@@ -8,11 +8,11 @@ import (
 	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/pkg/api"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/indexer/webhook"
 	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/stream"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -20,7 +20,7 @@ import (
 // a process that delivers none).
 type Webhooks struct {
 	Subscriptions SubscriptionReader
-	Stream        api.StreamStore
+	Stream        stream.Source
 	Sender        *webhook.Sender
 	Settings      config.Webhooks
 	// LookupEnv reads a subscription's secret (os.LookupEnv).
@@ -78,7 +78,7 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in types.WebhookDeliver
 	start := res.Cursor
 	deadline := time.Now().Add(temporal.WebhookRunFor)
 	for {
-		events, err := api.ReadEvents(ctx, w.Stream, id, res.Cursor, w.Settings.PageSize, reads)
+		events, err := stream.ReadEvents(ctx, w.Stream, id, res.Cursor, w.Settings.PageSize, reads)
 		if err != nil {
 			if ctx.Err() != nil {
 				return res, stopped(res)

@@ -1,9 +1,8 @@
 package types
 
 import (
-	"time"
-
 	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // SchedulerInput is the input of a SchedulerWorkflow run. The first run gets
@@ -24,9 +23,9 @@ type SchedulerInput struct {
 
 // SchedulerState is what carries over from one run to the next.
 type SchedulerState struct {
-	Runs      int              `json:"runs"` // runs completed before this one
-	Scheduled uint64           `json:"scheduled"`
-	Buckets   []BucketProgress `json:"buckets"` // High, Medium, Low, UltraLow
+	Runs      int                       `json:"runs"` // runs completed before this one
+	Scheduled uint64                    `json:"scheduled"`
+	Buckets   []temporal.BucketProgress `json:"buckets"` // High, Medium, Low, UltraLow
 	// Owned is the span of all heights the scheduler was given: HeadScan
 	// and GapScan leave it alone.
 	Owned chain.HeightRange `json:"owned"`
@@ -51,47 +50,11 @@ type SchedulerState struct {
 	Paused bool `json:"paused,omitempty"`
 }
 
-// BucketProgress counts one level's heights.
-type BucketProgress struct {
-	Level PriorityLevel `json:"level"`
-	Name  string        `json:"name"`
-	Total uint64        `json:"total"`
-	Done  uint64        `json:"done"`
-}
-
-// SchedulerProgress answers the scheduler's `progress` query.
-type SchedulerProgress struct {
-	ChainID   string            `json:"chain_id"`
-	Head      uint64            `json:"head"`
-	Owned     chain.HeightRange `json:"owned"`
-	Remaining uint64            `json:"remaining"` // heights not yet scheduled
-	Scheduled uint64            `json:"scheduled"` // over all runs
-	Buckets   []BucketProgress  `json:"buckets"`
-	// Rate is heights scheduled per second of workflow time in this run.
-	Rate float64 `json:"rate"`
-	// Runs counts this run too.
-	Runs int `json:"runs"`
-	// InFlight is how many scheduled heights were not yet indexed at the
-	// last check.
-	InFlight uint64 `json:"in_flight"`
-	// Elapsed is workflow time since this run began.
-	Elapsed time.Duration `json:"elapsed"`
-	// RangeSize is 0 when every height gets its own workflow; Ranges
-	// counts the IndexRange workflows started over all runs.
-	RangeSize uint64 `json:"range_size,omitempty"`
-	Ranges    uint64 `json:"ranges,omitempty"`
-	// Dropped counts heights dropped from the range because they lay
-	// above the node's head.
-	Dropped uint64 `json:"dropped,omitempty"`
-	// Paused: the scheduler starts nothing until resumed.
-	Paused bool `json:"paused,omitempty"`
-}
-
 // SchedulerResult is what a finished scheduler reports.
 type SchedulerResult struct {
-	Scheduled uint64           `json:"scheduled"`
-	Runs      int              `json:"runs"`
-	Buckets   []BucketProgress `json:"buckets"`
+	Scheduled uint64                    `json:"scheduled"`
+	Runs      int                       `json:"runs"`
+	Buckets   []temporal.BucketProgress `json:"buckets"`
 }
 
 // SchedulerStatus says whether a chain's scheduler runs and what it owns.

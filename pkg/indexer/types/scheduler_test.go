@@ -8,6 +8,7 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // The scheduler's input is what ContinueAsNew carries; it must survive the
@@ -19,7 +20,7 @@ func TestSchedulerInputRoundTrip(t *testing.T) {
 		Remaining: []chain.HeightRange{{From: 0, To: 687_040}},
 		State: types.SchedulerState{
 			Runs: 3, Scheduled: 12_960,
-			Buckets: []types.BucketProgress{{Level: types.High, Name: "high", Total: 4320, Done: 4320}},
+			Buckets: []temporal.BucketProgress{{Level: int(types.High), Name: "high", Total: 4320, Done: 4320}},
 			Owned:   chain.HeightRange{From: 0, To: 700_000},
 			Pending: []chain.HeightRange{{From: 687_041, To: 687_140}}, InFlight: 100,
 		},

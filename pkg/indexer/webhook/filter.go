@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/tideline-dev/tideline/pkg/abidecode"
-	"github.com/tideline-dev/tideline/pkg/api"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // ErrFilter is wrapped by every error of a filter that cannot be read.
@@ -123,7 +123,7 @@ func (f Filter) Empty() bool { return len(f.Addresses) == 0 && len(f.Topics) == 
 // Reads is what must be read of a block to apply the filter for a
 // subscription that asked for inc: the logs too when it filters (they
 // are what it matches), even if inc leaves them out of the payload.
-func (f Filter) Reads(inc api.Include) api.Include {
+func (f Filter) Reads(inc stream.Include) stream.Include {
 	if !f.Empty() {
 		inc.Logs = true
 	}
@@ -146,15 +146,15 @@ func (f Filter) Reads(inc api.Include) api.Include {
 //     transactions.
 //
 // Logs are left out unless inc has them.
-func (f Filter) Apply(e api.StreamEvent, inc api.Include) (api.StreamEvent, bool) {
-	if f.Empty() || e.Type == api.EventBlockRemoved || e.Orphaned {
+func (f Filter) Apply(e stream.Event, inc stream.Include) (stream.Event, bool) {
+	if f.Empty() || e.Type == stream.EventBlockRemoved || e.Orphaned {
 		if !inc.Logs {
 			e.Logs = nil
 		}
 		return e, true
 	}
 	txs := map[string]bool{}
-	var logs []api.Log
+	var logs []stream.Log
 	if e.Logs != nil {
 		for _, l := range *e.Logs {
 			if f.matchLog(l) {
@@ -165,7 +165,7 @@ func (f Filter) Apply(e api.StreamEvent, inc api.Include) (api.StreamEvent, bool
 	}
 	matched := len(logs) > 0
 	if e.Transactions != nil {
-		kept := []api.Transaction{}
+		kept := []stream.Transaction{}
 		for _, tx := range *e.Transactions {
 			if txs[tx.Hash] || f.matchTx(tx) {
 				kept = append(kept, tx)
@@ -180,14 +180,14 @@ func (f Filter) Apply(e api.StreamEvent, inc api.Include) (api.StreamEvent, bool
 	}
 	if inc.Logs {
 		if logs == nil {
-			logs = []api.Log{}
+			logs = []stream.Log{}
 		}
 		e.Logs = &logs
 	} else {
 		e.Logs = nil
 	}
 	if e.TokenTransfers != nil {
-		kept := []api.TokenTransfer{}
+		kept := []stream.TokenTransfer{}
 		for _, t := range *e.TokenTransfers {
 			if txs[t.TxHash] {
 				kept = append(kept, t)
@@ -196,7 +196,7 @@ func (f Filter) Apply(e api.StreamEvent, inc api.Include) (api.StreamEvent, bool
 		e.TokenTransfers = &kept
 	}
 	if e.Traces != nil {
-		kept := []api.InternalTx{}
+		kept := []stream.InternalTx{}
 		for _, t := range *e.Traces {
 			if txs[t.TxHash] {
 				kept = append(kept, t)
@@ -207,7 +207,7 @@ func (f Filter) Apply(e api.StreamEvent, inc api.Include) (api.StreamEvent, bool
 	return e, true
 }
 
-func (f Filter) matchLog(l api.Log) bool {
+func (f Filter) matchLog(l stream.Log) bool {
 	if len(f.Addresses) > 0 && !slices.Contains(f.Addresses, strings.ToLower(l.Address)) {
 		return false
 	}
@@ -219,7 +219,7 @@ func (f Filter) matchLog(l api.Log) bool {
 
 // matchTx matches a transaction by its parties, for a filter of addresses
 // alone: with a topic, a transaction is delivered for its matching logs.
-func (f Filter) matchTx(tx api.Transaction) bool {
+func (f Filter) matchTx(tx stream.Transaction) bool {
 	if len(f.Addresses) == 0 || len(f.Topics) > 0 {
 		return false
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/api"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 const (
@@ -59,17 +59,17 @@ func TestParseFilterRefusesBadInput(t *testing.T) {
 	}
 }
 
-func logOf(tx, addr, topic0 string) api.Log {
-	return api.Log{TxHash: tx, Address: addr, Topics: []string{topic0, "0x01"}}
+func logOf(tx, addr, topic0 string) stream.Log {
+	return stream.Log{TxHash: tx, Address: addr, Topics: []string{topic0, "0x01"}}
 }
 
-func addedEvent() api.StreamEvent {
+func addedEvent() stream.Event {
 	to := tokenB
-	logs := []api.Log{logOf("0x01", tokenA, transfer), logOf("0x02", tokenB, transfer), logOf("0x02", tokenA, approval)}
-	txs := []api.Transaction{{Hash: "0x01", From: alice, To: &to}, {Hash: "0x02", From: tokenB}, {Hash: "0x03", From: "0xcc"}}
-	transfers := []api.TokenTransfer{{TxHash: "0x01"}, {TxHash: "0x02"}}
-	traces := []api.InternalTx{{TxHash: "0x03"}}
-	return api.StreamEvent{Seq: 7, Type: api.EventBlockAdded, Logs: &logs, Transactions: &txs, TokenTransfers: &transfers, Traces: &traces}
+	logs := []stream.Log{logOf("0x01", tokenA, transfer), logOf("0x02", tokenB, transfer), logOf("0x02", tokenA, approval)}
+	txs := []stream.Transaction{{Hash: "0x01", From: alice, To: &to}, {Hash: "0x02", From: tokenB}, {Hash: "0x03", From: "0xcc"}}
+	transfers := []stream.TokenTransfer{{TxHash: "0x01"}, {TxHash: "0x02"}}
+	traces := []stream.InternalTx{{TxHash: "0x03"}}
+	return stream.Event{Seq: 7, Type: stream.EventBlockAdded, Logs: &logs, Transactions: &txs, TokenTransfers: &transfers, Traces: &traces}
 }
 
 func hashes[T any](list *[]T, key func(T) string) []string {
@@ -83,13 +83,13 @@ func hashes[T any](list *[]T, key func(T) string) []string {
 	return out
 }
 
-func txKey(tx api.Transaction) string  { return tx.Hash }
-func logKey(l api.Log) string          { return l.TxHash + "/" + l.Address }
-func ttKey(t api.TokenTransfer) string { return t.TxHash }
-func traceKey(t api.InternalTx) string { return t.TxHash }
+func txKey(tx stream.Transaction) string  { return tx.Hash }
+func logKey(l stream.Log) string          { return l.TxHash + "/" + l.Address }
+func ttKey(t stream.TokenTransfer) string { return t.TxHash }
+func traceKey(t stream.InternalTx) string { return t.TxHash }
 
 func TestApplyKeepsTheMatchingRows(t *testing.T) {
-	all := api.Include{Transactions: true, Logs: true, TokenTransfers: true, Traces: true}
+	all := stream.Include{Transactions: true, Logs: true, TokenTransfers: true, Traces: true}
 	mustParse := func(s string) Filter {
 		f, err := ParseFilter(s)
 		require.NoError(t, err)
@@ -124,11 +124,11 @@ func TestApplyKeepsTheMatchingRows(t *testing.T) {
 	// ...but not when transactions are not included (nothing to match).
 	noTx := addedEvent()
 	noTx.Transactions = nil
-	_, ok = mustParse("address="+alice).Apply(noTx, api.Include{Logs: true})
+	_, ok = mustParse("address="+alice).Apply(noTx, stream.Include{Logs: true})
 	require.False(t, ok, "a sender matches only with transactions included")
 
 	// Logs read for the filter only are not delivered.
-	e, ok = mustParse("topic0="+approval).Apply(addedEvent(), api.Include{Transactions: true})
+	e, ok = mustParse("topic0="+approval).Apply(addedEvent(), stream.Include{Transactions: true})
 	require.True(t, ok)
 	require.Nil(t, e.Logs, "logs not asked for are left out")
 	require.Equal(t, []string{"0x02"}, hashes(e.Transactions, txKey))
@@ -138,7 +138,7 @@ func TestApplyKeepsTheMatchingRows(t *testing.T) {
 	require.False(t, ok)
 
 	// Removed and orphaned events are always delivered.
-	for _, ev := range []api.StreamEvent{{Seq: 8, Type: api.EventBlockRemoved}, {Seq: 9, Type: api.EventBlockAdded, Orphaned: true}} {
+	for _, ev := range []stream.Event{{Seq: 8, Type: stream.EventBlockRemoved}, {Seq: 9, Type: stream.EventBlockAdded, Orphaned: true}} {
 		got, ok := mustParse("address=0x00000000000000000000000000000000000000ff").Apply(ev, all)
 		require.True(t, ok, "%+v", ev)
 		require.Equal(t, ev, got)
@@ -148,6 +148,6 @@ func TestApplyKeepsTheMatchingRows(t *testing.T) {
 func TestReadsAddsLogsForAFilter(t *testing.T) {
 	f, err := ParseFilter("address=" + tokenA)
 	require.NoError(t, err)
-	require.Equal(t, api.Include{Transactions: true, Logs: true}, f.Reads(api.Include{Transactions: true}))
-	require.Equal(t, api.Include{Transactions: true}, Filter{}.Reads(api.Include{Transactions: true}))
+	require.Equal(t, stream.Include{Transactions: true, Logs: true}, f.Reads(stream.Include{Transactions: true}))
+	require.Equal(t, stream.Include{Transactions: true}, Filter{}.Reads(stream.Include{Transactions: true}))
 }

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tideline-dev/tideline/pkg/api"
 	"github.com/tideline-dev/tideline/pkg/rpc"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // Sender POSTs events to receivers: one event per request, its JSON the
@@ -36,7 +36,7 @@ type Delivery struct {
 	URL            string
 	Secret         []byte // nil: unsigned
 	SubscriptionID string
-	Event          api.StreamEvent
+	Event          stream.Event
 	Now            time.Time
 }
 

@@ -18,7 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/api"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 func TestSignIsHMACSHA256OfTimestampDotBody(t *testing.T) {
@@ -59,7 +59,7 @@ func TestSenderPostsSignedEvents(t *testing.T) {
 	const token = "tok-8f3a91c2"
 	url := srv.URL + "/hook/" + token + "?key=" + token
 	s := NewSender(5 * time.Second)
-	ev := api.StreamEvent{Seq: 42, Type: api.EventBlockAdded, ChainID: "c1", Block: api.StreamBlock{Number: 9, Hash: "0xab"}}
+	ev := stream.Event{Seq: 42, Type: stream.EventBlockAdded, ChainID: "c1", Block: stream.EventBlock{Number: 9, Hash: "0xab"}}
 	now := time.Unix(1700000000, 0)
 	secret := []byte("s3cret")
 	require.NoError(t, s.Send(context.Background(), Delivery{URL: url, Secret: secret, SubscriptionID: "0123456789ab", Event: ev, Now: now}))
@@ -73,7 +73,7 @@ func TestSenderPostsSignedEvents(t *testing.T) {
 	require.Equal(t, "c1", r.Header.Get(HeaderChain))
 	require.Equal(t, strconv.FormatInt(now.Unix(), 10), r.Header.Get(HeaderTimestamp))
 	require.NoError(t, Verify(secret, r.Header.Get(HeaderTimestamp), body, r.Header.Get(HeaderSignature), now, time.Minute))
-	var back api.StreamEvent
+	var back stream.Event
 	require.NoError(t, json.Unmarshal(body, &back))
 	require.Equal(t, ev, back, "the body is the stream's event object")
 

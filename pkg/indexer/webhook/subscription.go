@@ -9,8 +9,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/tideline-dev/tideline/pkg/api"
 	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
 // The states of a subscription, stored (pkg/storage, subscriptions).
@@ -26,7 +26,7 @@ type Subscription struct {
 	// URL may hold a token: never logged, never in a workflow input.
 	URL     string
 	Filter  Filter
-	Include api.Include
+	Include stream.Include
 	// SecretEnv names the workers' environment variable holding the
 	// signing secret ("": unsigned).
 	SecretEnv  string
@@ -39,7 +39,7 @@ func FromRecord(r storage.SubscriptionRecord) (Subscription, error) {
 	if err != nil {
 		return Subscription{}, fmt.Errorf("subscription %s: stored filter: %w", r.ID, err)
 	}
-	inc, err := api.ParseInclude(r.Include)
+	inc, err := stream.ParseInclude(r.Include)
 	if err != nil {
 		return Subscription{}, fmt.Errorf("subscription %s: stored include: %w", r.ID, err)
 	}
@@ -53,8 +53,8 @@ func (s Subscription) Record() storage.SubscriptionRecord {
 		Filter: s.Filter.String(), Include: IncludeString(s.Include), SecretEnv: s.SecretEnv, StartAfter: s.StartAfter}
 }
 
-// IncludeString is the text api.ParseInclude reads back.
-func IncludeString(in api.Include) string {
+// IncludeString is the text stream.ParseInclude reads back.
+func IncludeString(in stream.Include) string {
 	var parts []string
 	for _, p := range []struct {
 		on   bool

@@ -601,13 +601,13 @@ func runScheduler(t testing.TB, wfs *indexwf.Workflows, in types.SchedulerInput,
 }
 
 // bucket finds a level's progress (zero if the level has no bucket).
-func bucket(bs []types.BucketProgress, l types.PriorityLevel) types.BucketProgress {
+func bucket(bs []temporal.BucketProgress, l types.PriorityLevel) temporal.BucketProgress {
 	for _, b := range bs {
-		if b.Level == l {
+		if b.Level == int(l) {
 			return b
 		}
 	}
-	return types.BucketProgress{}
+	return temporal.BucketProgress{}
 }
 
 // seq lists from..to inclusive, in the given direction.

@@ -42,7 +42,7 @@ const indexRangeChange = "index-range"
 func (w *Workflows) Scheduler(ctx workflow.Context, in types.SchedulerInput) (types.SchedulerResult, error) {
 	c := w.Chain
 	s := newSchedulerRun(ctx, c, in)
-	if err := workflow.SetQueryHandler(ctx, temporal.SchedulerProgressQuery, func() (types.SchedulerProgress, error) {
+	if err := workflow.SetQueryHandler(ctx, temporal.SchedulerProgressQuery, func() (temporal.SchedulerProgress, error) {
 		return s.progress(ctx), nil
 	}); err != nil {
 		return types.SchedulerResult{}, err
@@ -108,8 +108,8 @@ func newSchedulerRun(ctx workflow.Context, c Chain, in types.SchedulerInput) *sc
 	s.spans = types.LevelSpans(s.head, s.state.Owned.From, c.Settings.BlockTime)
 	if first {
 		for _, sp := range s.spans {
-			s.state.Buckets = append(s.state.Buckets, types.BucketProgress{
-				Level: sp.Level, Name: sp.Level.String(), Total: chain.Overlap(s.remaining, sp.Range),
+			s.state.Buckets = append(s.state.Buckets, temporal.BucketProgress{
+				Level: int(sp.Level), Name: sp.Level.String(), Total: chain.Overlap(s.remaining, sp.Range),
 			})
 		}
 		// Heights above the reference head count as the newest bucket.
@@ -287,7 +287,7 @@ func (s *schedulerRun) take(batch chain.HeightRange, level types.PriorityLevel) 
 	s.state.Pending = append(s.state.Pending, batch)
 	s.state.InFlight += n
 	for i := range s.state.Buckets {
-		if s.state.Buckets[i].Level == level {
+		if types.PriorityLevel(s.state.Buckets[i].Level) == level {
 			s.state.Buckets[i].Done += n
 		}
 	}
@@ -309,9 +309,9 @@ func (s *schedulerRun) waitForRate(ctx workflow.Context) error {
 	return nil
 }
 
-func (s *schedulerRun) progress(ctx workflow.Context) types.SchedulerProgress {
+func (s *schedulerRun) progress(ctx workflow.Context) temporal.SchedulerProgress {
 	elapsed := workflow.Now(ctx).Sub(s.began)
-	p := types.SchedulerProgress{
+	p := temporal.SchedulerProgress{
 		ChainID:   s.chainID,
 		Head:      s.head,
 		Owned:     s.state.Owned,

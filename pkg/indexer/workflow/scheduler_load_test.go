@@ -85,11 +85,11 @@ func TestLoad700kInitialCatchUp(t *testing.T) {
 	require.Equal(t, map[types.PriorityLevel]uint64{
 		types.High: perDay, types.Medium: perDay, types.Low: perDay, types.UltraLow: ultraLow,
 	}, r.byLevel)
-	require.Equal(t, []types.BucketProgress{
-		{Level: types.High, Name: "high", Total: perDay, Done: perDay},
-		{Level: types.Medium, Name: "medium", Total: perDay, Done: perDay},
-		{Level: types.Low, Name: "low", Total: perDay, Done: perDay},
-		{Level: types.UltraLow, Name: "ultra_low", Total: ultraLow, Done: ultraLow},
+	require.Equal(t, []temporal.BucketProgress{
+		{Level: int(types.High), Name: "high", Total: perDay, Done: perDay},
+		{Level: int(types.Medium), Name: "medium", Total: perDay, Done: perDay},
+		{Level: int(types.Low), Name: "low", Total: perDay, Done: perDay},
+		{Level: int(types.UltraLow), Name: "ultra_low", Total: ultraLow, Done: ultraLow},
 	}, out.Result.Buckets)
 
 	// Runs.
@@ -231,7 +231,7 @@ func TestLoadMixedDistribution(t *testing.T) {
 	wantUltraLow := backlog - wantHigh - wantMedium - wantLow
 	require.Equal(t, []uint64{4320, 4320, 1360, 0}, []uint64{wantHigh, wantMedium, wantLow, wantUltraLow})
 
-	var early types.SchedulerProgress
+	var early temporal.SchedulerProgress
 	hook := func(env *testsuite.TestWorkflowEnvironment, _ int) {
 		env.RegisterDelayedCallback(func() {
 			v, err := env.QueryWorkflow(temporal.SchedulerProgressQuery)

@@ -17,7 +17,7 @@ import (
 )
 
 // queryPaused asks a running scheduler its paused query and progress.
-func queryPaused(t *testing.T, env *testsuite.TestWorkflowEnvironment) (bool, types.SchedulerProgress) {
+func queryPaused(t *testing.T, env *testsuite.TestWorkflowEnvironment) (bool, temporal.SchedulerProgress) {
 	t.Helper()
 	v, err := env.QueryWorkflow(temporal.SchedulerPausedQuery)
 	require.NoError(t, err)
@@ -25,7 +25,7 @@ func queryPaused(t *testing.T, env *testsuite.TestWorkflowEnvironment) (bool, ty
 	require.NoError(t, v.Get(&paused))
 	v, err = env.QueryWorkflow(temporal.SchedulerProgressQuery)
 	require.NoError(t, err)
-	var p types.SchedulerProgress
+	var p temporal.SchedulerProgress
 	require.NoError(t, v.Get(&p))
 	return paused, p
 }
@@ -40,7 +40,7 @@ func TestSchedulerPauseStartsNothingUntilResumed(t *testing.T) {
 	mockStarts(env, r, nil)
 	pauseAt, resumeAt := 10*time.Second, 10*time.Minute
 	var midPaused, afterPaused bool
-	var mid types.SchedulerProgress
+	var mid temporal.SchedulerProgress
 	var countsWhilePaused [2]int
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(temporal.SchedulerPauseSignal, true)
@@ -137,7 +137,7 @@ func TestSchedulerPausedQueryAnswersAtOnce(t *testing.T) {
 	mockStarts(env, r, nil)
 	pauseAt := 10*time.Second + 250*time.Millisecond // between two batches
 	var paused, pausedLater bool
-	var progress types.SchedulerProgress
+	var progress temporal.SchedulerProgress
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(temporal.SchedulerPauseSignal, true) }, pauseAt)
 	env.RegisterDelayedCallback(func() { paused, progress = queryPaused(t, env) }, pauseAt+time.Millisecond)
 	env.RegisterDelayedCallback(func() { pausedLater, _ = queryPaused(t, env) }, pauseAt+time.Minute)

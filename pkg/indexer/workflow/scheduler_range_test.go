@@ -156,7 +156,7 @@ func TestRangeSchedulerPlan(t *testing.T) {
 	wfs := newWorkflows(rangeConfig(nil))
 	r := orderedRecorder(10_000)
 	w := newRangeWorkers(2, time.Millisecond, true)
-	var mid types.SchedulerProgress
+	var mid temporal.SchedulerProgress
 	hook := func(env *testsuite.TestWorkflowEnvironment, run int) {
 		w.run(r)(env, run)
 		env.RegisterDelayedCallback(func() {

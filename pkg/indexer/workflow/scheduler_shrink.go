@@ -103,15 +103,15 @@ func (s *schedulerRun) shrinkToHead(ctx, lctx workflow.Context) bool {
 func (s *schedulerRun) rebase(head uint64) {
 	done := map[types.PriorityLevel]uint64{}
 	for _, b := range s.state.Buckets {
-		done[b.Level] = b.Done
+		done[types.PriorityLevel(b.Level)] = b.Done
 	}
 	s.head = head
 	s.spans = types.LevelSpans(s.head, s.state.Owned.From, s.ch.Settings.BlockTime)
 	s.state.Buckets = s.state.Buckets[:0]
 	for _, sp := range s.spans {
 		d := done[sp.Level]
-		s.state.Buckets = append(s.state.Buckets, types.BucketProgress{
-			Level: sp.Level, Name: sp.Level.String(), Done: d, Total: d + chain.Overlap(s.remaining, sp.Range),
+		s.state.Buckets = append(s.state.Buckets, temporal.BucketProgress{
+			Level: int(sp.Level), Name: sp.Level.String(), Done: d, Total: d + chain.Overlap(s.remaining, sp.Range),
 		})
 	}
 }

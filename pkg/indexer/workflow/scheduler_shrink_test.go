@@ -39,7 +39,7 @@ func (h *headAnswers) count() int {
 	return h.calls
 }
 
-func (h *headAnswers) hook(t testing.TB, queried *types.SchedulerProgress) func(*testsuite.TestWorkflowEnvironment, int) {
+func (h *headAnswers) hook(t testing.TB, queried *temporal.SchedulerProgress) func(*testsuite.TestWorkflowEnvironment, int) {
 	return func(env *testsuite.TestWorkflowEnvironment, _ int) {
 		env.OnActivity(acts.HeadHeight, mock.Anything, mock.Anything).Return(
 			func(context.Context, string) (uint64, error) {
@@ -72,7 +72,7 @@ func TestSchedulerDropsHeightsAboveTheHead(t *testing.T) {
 	wfs := newWorkflows(chainConfig(nil))
 	r := shrinkRecorder()
 	var heads headAnswers
-	var mid types.SchedulerProgress
+	var mid temporal.SchedulerProgress
 	out := runScheduler(t, wfs, schedIn(phantomHead, chain.HeightRange{From: 1, To: phantomHead}), t0, r,
 		schedOpts{hook: heads.hook(t, &mid), maxRuns: 1, headByHook: true})
 	require.NoError(t, r.err)
@@ -101,7 +101,7 @@ func TestSchedulerFreesAWindowOfPhantomHeights(t *testing.T) {
 	in := schedIn(phantomHead, chain.HeightRange{From: 1, To: realHead})
 	in.State = types.SchedulerState{
 		Runs: 1, Scheduled: 2000, Owned: chain.HeightRange{From: 1, To: phantomHead},
-		Buckets:  []types.BucketProgress{{Level: types.High, Name: types.High.String(), Total: 7000, Done: 2000}},
+		Buckets:  []temporal.BucketProgress{{Level: int(types.High), Name: types.High.String(), Total: 7000, Done: 2000}},
 		Pending:  []chain.HeightRange{{From: phantomHead - 1999, To: phantomHead}},
 		InFlight: 2000,
 	}
@@ -114,7 +114,7 @@ func TestSchedulerFreesAWindowOfPhantomHeights(t *testing.T) {
 		}
 		return out, nil
 	}
-	var mid types.SchedulerProgress
+	var mid temporal.SchedulerProgress
 	out := runScheduler(t, wfs, in, t0, r, schedOpts{count: count, hook: heads.hook(t, &mid), headByHook: true})
 	require.NoError(t, r.err)
 	require.Equal(t, uint64(realHead), r.total)

@@ -42,11 +42,11 @@ func TestSchedulerBucketOrder(t *testing.T) {
 	require.Len(t, out.Runs, 1)
 	require.Equal(t, uint64(20_001), out.Result.Scheduled)
 	require.Equal(t, 1, out.Result.Runs)
-	require.Equal(t, []types.BucketProgress{
-		{Level: types.High, Name: "high", Total: 4320, Done: 4320},
-		{Level: types.Medium, Name: "medium", Total: 4320, Done: 4320},
-		{Level: types.Low, Name: "low", Total: 4320, Done: 4320},
-		{Level: types.UltraLow, Name: "ultra_low", Total: 7041, Done: 7041},
+	require.Equal(t, []temporal.BucketProgress{
+		{Level: int(types.High), Name: "high", Total: 4320, Done: 4320},
+		{Level: int(types.Medium), Name: "medium", Total: 4320, Done: 4320},
+		{Level: int(types.Low), Name: "low", Total: 4320, Done: 4320},
+		{Level: int(types.UltraLow), Name: "ultra_low", Total: 7041, Done: 7041},
 	}, out.Result.Buckets)
 	require.Equal(t, map[types.PriorityLevel]uint64{types.High: 4320, types.Medium: 4320, types.Low: 4320, types.UltraLow: 7041}, r.byLevel)
 
@@ -151,11 +151,11 @@ func TestSchedulerContinueAsNewHandOver(t *testing.T) {
 	require.Equal(t, 1, next.State.Runs)
 	require.Equal(t, uint64(10_040), next.State.Scheduled)
 	require.Equal(t, chain.HeightRange{From: 1, To: 25_000}, next.State.Owned)
-	require.Equal(t, []types.BucketProgress{
-		{Level: types.High, Name: "high", Total: 4320, Done: 4320},
-		{Level: types.Medium, Name: "medium", Total: 4320, Done: 4320},
-		{Level: types.Low, Name: "low", Total: 4320, Done: 1400},
-		{Level: types.UltraLow, Name: "ultra_low", Total: 25_000 - 12_960, Done: 0},
+	require.Equal(t, []temporal.BucketProgress{
+		{Level: int(types.High), Name: "high", Total: 4320, Done: 4320},
+		{Level: int(types.Medium), Name: "medium", Total: 4320, Done: 4320},
+		{Level: int(types.Low), Name: "low", Total: 4320, Done: 1400},
+		{Level: int(types.UltraLow), Name: "ultra_low", Total: 25_000 - 12_960, Done: 0},
 	}, next.State.Buckets)
 	require.Equal(t, chain.TotalLen(next.State.Pending), next.State.InFlight)
 	require.LessOrEqual(t, next.State.InFlight, uint64(2000))
@@ -202,7 +202,7 @@ func TestSchedulerInFlightWindow(t *testing.T) {
 		}
 		return out, nil
 	}
-	var mid types.SchedulerProgress
+	var mid temporal.SchedulerProgress
 	hook := func(env *testsuite.TestWorkflowEnvironment, run int) {
 		env.RegisterDelayedCallback(func() {
 			v, err := env.QueryWorkflow(temporal.SchedulerProgressQuery)
@@ -235,7 +235,7 @@ func TestSchedulerInFlightWindow(t *testing.T) {
 func TestSchedulerProgressQuery(t *testing.T) {
 	wfs := newWorkflows(chainConfig(func(c *config.Chain) { c.Scheduler.ContinueAsNewAfter = 5000 }))
 	r := orderedRecorder(10_000)
-	got := map[int]types.SchedulerProgress{}
+	got := map[int]temporal.SchedulerProgress{}
 	hook := func(env *testsuite.TestWorkflowEnvironment, run int) {
 		at := 50*time.Second + 500*time.Millisecond
 		if run == 1 {
@@ -244,7 +244,7 @@ func TestSchedulerProgressQuery(t *testing.T) {
 		env.RegisterDelayedCallback(func() {
 			v, err := env.QueryWorkflow(temporal.SchedulerProgressQuery)
 			require.NoError(t, err)
-			var p types.SchedulerProgress
+			var p temporal.SchedulerProgress
 			require.NoError(t, v.Get(&p))
 			got[run] = p
 		}, at)
@@ -264,10 +264,10 @@ func TestSchedulerProgressQuery(t *testing.T) {
 	require.Equal(t, 1, p.Runs)
 	require.Equal(t, 50*time.Second+500*time.Millisecond, p.Elapsed)
 	require.InDelta(t, 5020/50.5, p.Rate, 1e-9)
-	require.Equal(t, []types.BucketProgress{
-		{Level: types.High, Name: "high", Total: 4320, Done: 4320},
-		{Level: types.Medium, Name: "medium", Total: 4320, Done: 700},
-		{Level: types.Low, Name: "low", Total: 1360, Done: 0},
+	require.Equal(t, []temporal.BucketProgress{
+		{Level: int(types.High), Name: "high", Total: 4320, Done: 4320},
+		{Level: int(types.Medium), Name: "medium", Total: 4320, Done: 700},
+		{Level: int(types.Low), Name: "low", Total: 1360, Done: 0},
 	}, p.Buckets)
 
 	// Run 2 at 10.5 s: 11 more Medium batches; counters span runs, rate is this run's.

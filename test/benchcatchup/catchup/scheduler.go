@@ -22,7 +22,7 @@ type schedulerView struct {
 	seen, finished bool
 	began          time.Time
 	lastBucket     time.Time
-	progress       types.SchedulerProgress
+	progress       temporal.SchedulerProgress
 	spans          []types.LevelSpan
 	started        map[types.PriorityLevel]bool
 	indexed        map[types.PriorityLevel]bool
@@ -64,7 +64,7 @@ func (b *bench) followScheduler(ctx context.Context, v *schedulerView) {
 	running := info.GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING
 	if running {
 		if q, err := b.tc.QueryWorkflow(qctx, temporal.SchedulerID(chainID), "", temporal.SchedulerProgressQuery); err == nil {
-			var p types.SchedulerProgress
+			var p temporal.SchedulerProgress
 			if q.Get(&p) == nil {
 				if !v.seen {
 					v.seen = true
@@ -82,8 +82,8 @@ func (b *bench) followScheduler(ctx context.Context, v *schedulerView) {
 				}
 				v.progress = p
 				for _, bk := range p.Buckets {
-					if bk.Total > 0 && bk.Done >= bk.Total && !v.started[bk.Level] {
-						v.started[bk.Level] = true
+					if bk.Total > 0 && bk.Done >= bk.Total && !v.started[types.PriorityLevel(bk.Level)] {
+						v.started[types.PriorityLevel(bk.Level)] = true
 						b.say("bucket %s: all %d heights started (scheduler run %d)", bk.Name, bk.Total, p.Runs)
 					}
 				}

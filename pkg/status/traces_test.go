@@ -8,7 +8,7 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/indexer/status"
+	"github.com/tideline-dev/tideline/pkg/status"
 )
 
 // A tracing chain's row shows where its traces backfill is.

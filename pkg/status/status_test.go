@@ -11,17 +11,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
-	"github.com/tideline-dev/tideline/pkg/indexer/status"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/status"
+	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 func sample() []status.Chain {
-	s := status.FromProgress(types.SchedulerProgress{
+	s := status.FromProgress(temporal.SchedulerProgress{
 		Owned: chain.HeightRange{From: 1, To: 10_000}, Scheduled: 4_000, Remaining: 6_000, InFlight: 800, Rate: 100,
 		Elapsed: time.Minute,
-		Buckets: []types.BucketProgress{
-			{Level: types.High, Name: "high", Total: 4_320, Done: 4_000},
-			{Level: types.Medium, Name: "medium", Total: 5_680},
+		Buckets: []temporal.BucketProgress{
+			{Level: int(types.High), Name: "high", Total: 4_320, Done: 4_000},
+			{Level: int(types.Medium), Name: "medium", Total: 5_680},
 		},
 	})
 	return []status.Chain{
@@ -87,7 +88,7 @@ func TestJSON(t *testing.T) {
 
 // A paused scheduler has no ETA, and the table says it is paused.
 func TestPausedSchedulerHasNoETA(t *testing.T) {
-	s := status.FromProgress(types.SchedulerProgress{Scheduled: 10, Remaining: 90, Rate: 5, Paused: true})
+	s := status.FromProgress(temporal.SchedulerProgress{Scheduled: 10, Remaining: 90, Rate: 5, Paused: true})
 	require.True(t, s.Paused)
 	require.Zero(t, s.ETASeconds)
 	var b strings.Builder

@@ -16,7 +16,6 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -181,7 +180,7 @@ func scheduler(ctx context.Context, src Sources, chainID string) (*Scheduler, er
 	if err != nil {
 		return s, fmt.Errorf("progress query of %s (a busy scheduler answers late; try again): %w", id, err)
 	}
-	var p types.SchedulerProgress
+	var p temporal.SchedulerProgress
 	if err := v.Get(&p); err != nil {
 		return s, fmt.Errorf("progress of %s: %w", id, err)
 	}
@@ -190,7 +189,7 @@ func scheduler(ctx context.Context, src Sources, chainID string) (*Scheduler, er
 }
 
 // FromProgress turns a scheduler's progress answer into its status.
-func FromProgress(p types.SchedulerProgress) Scheduler {
+func FromProgress(p temporal.SchedulerProgress) Scheduler {
 	s := Scheduler{
 		Owned: p.Owned, Scheduled: p.Scheduled, Remaining: p.Remaining, Total: p.Scheduled + p.Remaining,
 		InFlight: p.InFlight, Dropped: p.Dropped, Rate: p.Rate, Answered: true, Paused: p.Paused,

@@ -1,4 +1,4 @@
-package api
+package stream
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
-// The change stream's events as served (stream.go serves them over SSE
-// and websockets; webhooks deliver the same objects): the stored events
-// of pkg/stream, each "block added" with what the consumer asked to have
-// of its block.
+// The change stream's events as consumers receive them (the query API
+// serves them over SSE and websockets, webhooks deliver the same objects):
+// the stored events the Appender wrote, each "block added" with what the
+// consumer asked to have of its block.
 
 // Event types.
 const (
@@ -22,12 +22,12 @@ const (
 	EventBlockRemoved = "block_removed"
 )
 
-// StreamEvent is one event of a chain's change stream.
-type StreamEvent struct {
-	Seq     uint64      `json:"seq"`
-	Type    string      `json:"type"` // block_added or block_removed
-	ChainID string      `json:"chain_id"`
-	Block   StreamBlock `json:"block"`
+// Event is one event of a chain's change stream.
+type Event struct {
+	Seq     uint64     `json:"seq"`
+	Type    string     `json:"type"` // block_added or block_removed
+	ChainID string     `json:"chain_id"`
+	Block   EventBlock `json:"block"`
 	// Orphaned marks a block_added event whose block a later event of
 	// the stream removes: its rows are no longer served, so it carries
 	// none of them.
@@ -40,8 +40,8 @@ type StreamEvent struct {
 	Traces         *[]InternalTx    `json:"traces,omitempty"`
 }
 
-// StreamBlock is the block an event adds or removes.
-type StreamBlock struct {
+// EventBlock is the block an event adds or removes.
+type EventBlock struct {
 	Number     uint64 `json:"number"`
 	Hash       string `json:"hash"`
 	ParentHash string `json:"parent_hash"`
@@ -73,14 +73,14 @@ func ParseInclude(s string) (Include, error) {
 		case "traces":
 			in.Traces = true
 		default:
-			return in, fmt.Errorf("include: %q is not transactions, logs, token_transfers or traces", clip(w))
+			return in, fmt.Errorf("include: %q is not transactions, logs, token_transfers or traces", strings.TrimSpace(w))
 		}
 	}
 	return in, nil
 }
 
-// StreamStore is what reading the stream needs (*storage.Reader).
-type StreamStore interface {
+// Source is what reading the stream needs (*storage.Reader).
+type Source interface {
 	StreamEvents(ctx context.Context, chainID string, after uint64, limit int) ([]storage.StreamEvent, error)
 	StreamTail(ctx context.Context, chainID string, n int) ([]storage.StreamEvent, error)
 	StreamSeqOfHeight(ctx context.Context, chainID string, height uint64) (uint64, bool, error)
@@ -91,7 +91,7 @@ type StreamStore interface {
 	FramesInRange(ctx context.Context, chainID string, from, to uint64) ([]chain.Trace, error)
 }
 
-var _ StreamStore = (*storage.Reader)(nil)
+var _ Source = (*storage.Reader)(nil)
 
 // maxEventSpan bounds the heights one page of events covers, so that the
 // rows read for it stay a page's worth: a page ends early where the next
@@ -100,7 +100,7 @@ const maxEventSpan = 256
 
 // ReadEvents returns up to limit events of the chain after seq, with what
 // inc asks for.
-func ReadEvents(ctx context.Context, st StreamStore, chainID string, after uint64, limit int, inc Include) ([]StreamEvent, error) {
+func ReadEvents(ctx context.Context, st Source, chainID string, after uint64, limit int, inc Include) ([]Event, error) {
 	stored, err := st.StreamEvents(ctx, chainID, after, limit)
 	if err != nil || len(stored) == 0 {
 		return nil, err
@@ -114,11 +114,11 @@ func ReadEvents(ctx context.Context, st StreamStore, chainID string, after uint6
 		}
 		lo, hi = nlo, nhi
 	}
-	out := make([]StreamEvent, len(stored))
+	out := make([]Event, len(stored))
 	var added []uint64
 	for i, e := range stored {
-		out[i] = StreamEvent{Seq: e.Seq, Type: EventBlockAdded, ChainID: chainID,
-			Block: StreamBlock{Number: e.Number, Hash: e.Hash, ParentHash: e.ParentHash, Timestamp: e.Timestamp}}
+		out[i] = Event{Seq: e.Seq, Type: EventBlockAdded, ChainID: chainID,
+			Block: EventBlock{Number: e.Number, Hash: e.Hash, ParentHash: e.ParentHash, Timestamp: e.Timestamp}}
 		if e.Kind == storage.StreamRemoved {
 			out[i].Type = EventBlockRemoved
 		} else {
@@ -160,7 +160,7 @@ type blockRows struct {
 	frames    map[string][]InternalTx
 }
 
-func readRows(ctx context.Context, st StreamStore, chainID string, lo, hi uint64, inc Include) (*blockRows, error) {
+func readRows(ctx context.Context, st Source, chainID string, lo, hi uint64, inc Include) (*blockRows, error) {
 	r := &blockRows{txs: map[string][]Transaction{}, logs: map[string][]Log{},
 		transfers: map[string][]TokenTransfer{}, frames: map[string][]InternalTx{}}
 	g, gctx := errgroup.WithContext(ctx)
@@ -168,7 +168,7 @@ func readRows(ctx context.Context, st StreamStore, chainID string, lo, hi uint64
 		g.Go(func() error {
 			txs, err := st.TransactionsInRange(gctx, chainID, lo, hi)
 			for _, tx := range txs {
-				r.txs[tx.BlockHash] = append(r.txs[tx.BlockHash], transactionOf(tx))
+				r.txs[tx.BlockHash] = append(r.txs[tx.BlockHash], TransactionOf(tx))
 			}
 			return err
 		})
@@ -177,7 +177,7 @@ func readRows(ctx context.Context, st StreamStore, chainID string, lo, hi uint64
 		g.Go(func() error {
 			logs, err := st.LogsInRange(gctx, chainID, lo, hi)
 			for _, l := range logs {
-				r.logs[l.BlockHash] = append(r.logs[l.BlockHash], logOf(l))
+				r.logs[l.BlockHash] = append(r.logs[l.BlockHash], LogOf(l))
 			}
 			return err
 		})
@@ -186,7 +186,7 @@ func readRows(ctx context.Context, st StreamStore, chainID string, lo, hi uint64
 		g.Go(func() error {
 			ts, err := st.TransfersInRange(gctx, chainID, lo, hi)
 			for _, t := range ts {
-				r.transfers[t.BlockHash] = append(r.transfers[t.BlockHash], transferOf(t))
+				r.transfers[t.BlockHash] = append(r.transfers[t.BlockHash], TransferOf(t))
 			}
 			return err
 		})
@@ -195,7 +195,7 @@ func readRows(ctx context.Context, st StreamStore, chainID string, lo, hi uint64
 		g.Go(func() error {
 			fs, err := st.FramesInRange(gctx, chainID, lo, hi)
 			for _, f := range fs {
-				r.frames[f.BlockHash] = append(r.frames[f.BlockHash], internalTxOf(f))
+				r.frames[f.BlockHash] = append(r.frames[f.BlockHash], InternalTxOf(f))
 			}
 			return err
 		})
@@ -205,7 +205,7 @@ func readRows(ctx context.Context, st StreamStore, chainID string, lo, hi uint64
 
 // attach gives the event its block's rows, an empty list for what was
 // asked for and is not there.
-func (r *blockRows) attach(e *StreamEvent, inc Include) {
+func (r *blockRows) attach(e *Event, inc Include) {
 	h := e.Block.Hash
 	if inc.Transactions {
 		v := append([]Transaction{}, r.txs[h]...)
