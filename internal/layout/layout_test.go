@@ -52,8 +52,10 @@ func packages(t *testing.T, keep func(rel string) bool) []string {
 	return out
 }
 
-func isIndexer(rel string) bool { return rel == "pkg/indexer" || strings.HasPrefix(rel, "pkg/indexer/") }
-func isAPI(rel string) bool     { return rel == "pkg/api" || strings.HasPrefix(rel, "pkg/api/") }
+func isIndexer(rel string) bool {
+	return rel == "pkg/indexer" || strings.HasPrefix(rel, "pkg/indexer/")
+}
+func isAPI(rel string) bool { return rel == "pkg/api" || strings.HasPrefix(rel, "pkg/api/") }
 
 // The lower layers never import the indexer; the query API, beside the
 // worker on the top floor, is one of them here: it reads what the indexer
