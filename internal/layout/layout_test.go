@@ -86,6 +86,25 @@ func TestOnlyTheBinariesImportTheAPI(t *testing.T) {
 	}
 }
 
+// The side jobs (pkg/indexer/jobs/<job>) import neither each other nor
+// the indexing path: a job is read, changed and replaced on its own.
+func TestJobsAreIndependent(t *testing.T) {
+	const jobs = "pkg/indexer/jobs/"
+	list := packages(t, func(rel string) bool { return strings.HasPrefix(rel, jobs) })
+	require.Contains(t, list, jobs+"aggregate")
+	for _, job := range list {
+		for _, p := range deps(t, "./"+job) {
+			if p == job {
+				continue
+			}
+			require.False(t, strings.HasPrefix(p, jobs), "%s depends on %s: jobs do not import each other", job, p)
+			for _, path := range []string{"pkg/indexer/activity", "pkg/indexer/workflow", "pkg/indexer/worker"} {
+				require.NotEqual(t, path, p, "%s depends on %s: a job does not import the indexing path", job, p)
+			}
+		}
+	}
+}
+
 // pkg/chain is a leaf: every layer may import it.
 func TestChainIsALeaf(t *testing.T) {
 	require.Equal(t, []string{"pkg/chain"}, deps(t, "./pkg/chain"))

@@ -66,17 +66,13 @@ type Metrics struct {
 	PushHeadHeight      *prometheus.GaugeVec
 	PushHealthy         *prometheus.GaugeVec
 
-	// Derived data. AggregatorHeight is the seed's aggregator_height: the
-	// highest height counted into aggregates (every one below it too);
-	// AggregatorRewinds counts the reorganisations found below it.
-	// PrunedHeight is the highest height whose detailed rows retention
+	// Derived data (the aggregator's series are its package's:
+	// pkg/indexer/jobs/aggregate). PrunedHeight is the highest height whose detailed rows retention
 	// removed; PruneDeletions counts what it started, by method
 	// (partition: a partition dropped; mutation: a DELETE mutation), per
 	// table.
-	AggregatorHeight  *prometheus.GaugeVec
-	AggregatorRewinds *prometheus.CounterVec
-	PrunedHeight      *prometheus.GaugeVec
-	PruneDeletions    *prometheus.CounterVec
+	PrunedHeight   *prometheus.GaugeVec
+	PruneDeletions *prometheus.CounterVec
 
 	// Call traces (traces.go).
 	Traces
@@ -204,14 +200,6 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "push_healthy",
 			Help: "1 while the push source is subscribed and delivered a head within stall_after, else 0 (pull then takes every height).",
 		}, chain),
-		AggregatorHeight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "indexer_aggregator_height",
-			Help: "Highest height counted into aggregates (cumulative transactions, logs and bytes); every height from the start height up to it is counted. Trails indexer_watermark_height by about aggregator.interval.",
-		}, chain),
-		AggregatorRewinds: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "indexer_aggregator_rewinds_total",
-			Help: "Reorganisations the aggregator found below its height (its last counted block no longer the stored canonical one); it rewound to the fork and counted again.",
-		}, chain),
 		PrunedHeight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "indexer_pruned_height",
 			Help: "Highest height whose detailed rows retention removed (blocks, transactions, logs, look-up tables); only chains with retention on have it.",
@@ -226,7 +214,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		m.HeightsIndexed, m.RangeDuration, m.RangeHandoffs, m.SchedulerScheduled, m.SchedulerBatchDuration,
 		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority,
 		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy,
-		m.AggregatorHeight, m.AggregatorRewinds, m.PrunedHeight, m.PruneDeletions)
+		m.PrunedHeight, m.PruneDeletions)
 	m.Traces = newTraces(reg)
 	m.Stream = newStream(reg)
 	m.Webhooks = newWebhooks(reg)

@@ -49,8 +49,9 @@ func ChainOptions(chainID string, ch config.Chain) Options {
 	return o
 }
 
-// retryPolicy is Temporal's form of a configured policy.
-func retryPolicy(p config.RetryPolicy) *sdktemporal.RetryPolicy {
+// RetryPolicy is Temporal's form of a configured policy (every job's
+// activity options are built with it).
+func RetryPolicy(p config.RetryPolicy) *sdktemporal.RetryPolicy {
 	return &sdktemporal.RetryPolicy{
 		InitialInterval:    p.InitialInterval,
 		BackoffCoefficient: p.BackoffCoefficient,
@@ -97,7 +98,7 @@ func (o Options) describe(mode string, heights *chain.HeightRange, priorityKey i
 func (o Options) LocalActivity() workflow.LocalActivityOptions {
 	return workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: 20 * time.Second,
-		RetryPolicy:            retryPolicy(o.Retry.Local),
+		RetryPolicy:            RetryPolicy(o.Retry.Local),
 	}
 }
 
@@ -107,7 +108,7 @@ func (o Options) AdminActivity() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		TaskQueue:           AdminQueue(o.ChainID),
 		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         retryPolicy(o.Retry.Admin),
+		RetryPolicy:         RetryPolicy(o.Retry.Admin),
 	}
 }
 
@@ -118,7 +119,7 @@ func (o Options) IndexActivity() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		TaskQueue:           IndexQueue(o.ChainID),
 		StartToCloseTimeout: o.IndexTimeout,
-		RetryPolicy:         retryPolicy(o.Retry.Index),
+		RetryPolicy:         RetryPolicy(o.Retry.Index),
 	}
 }
 
@@ -178,7 +179,7 @@ func (o Options) RangeActivity(timeout, heartbeat time.Duration) workflow.Activi
 		TaskQueue:           RangeQueue(o.ChainID),
 		StartToCloseTimeout: timeout,
 		HeartbeatTimeout:    heartbeat,
-		RetryPolicy:         retryPolicy(o.Retry.Range),
+		RetryPolicy:         RetryPolicy(o.Retry.Range),
 	}
 }
 
@@ -230,16 +231,20 @@ func (o Options) SchedulerStart(owned chain.HeightRange, mode string) client.Sta
 // `every` with input arg (mode: types.IndexMode direct, the path HeadScan
 // starts heights by).
 func (o Options) HeadScanSchedule(every time.Duration, mode string, arg any) PeriodicWorkflow {
-	return o.scanSchedule(HeadScanScheduleID(o.ChainID), HeadScanWorkflowID(o.ChainID), HeadScanWorkflow, "head scan", every, mode, arg)
+	return o.ScanSchedule(HeadScanScheduleID(o.ChainID), HeadScanWorkflowID(o.ChainID), HeadScanWorkflow, "head scan", every, mode, arg)
 }
 
 // GapScanSchedule is the Schedule that runs the chain's GapScan every
 // `every` with input arg (mode: types.IndexMode gap).
 func (o Options) GapScanSchedule(every time.Duration, mode string, arg any) PeriodicWorkflow {
-	return o.scanSchedule(GapScanScheduleID(o.ChainID), GapScanWorkflowID(o.ChainID), GapScanWorkflow, "gap scan", every, mode, arg)
+	return o.ScanSchedule(GapScanScheduleID(o.ChainID), GapScanWorkflowID(o.ChainID), GapScanWorkflow, "gap scan", every, mode, arg)
 }
 
-func (o Options) scanSchedule(scheduleID, workflowID, workflowType, what string, every time.Duration, mode string, arg any) PeriodicWorkflow {
+// ScanSchedule is a Schedule of the chain's admin queue that starts
+// workflowType every `every` with input arg, overlap skip, described for
+// the Web UI as "<what> of chain <id>, every <every>": the scans' and every
+// side job's (each sets its own run timeout on it).
+func (o Options) ScanSchedule(scheduleID, workflowID, workflowType, what string, every time.Duration, mode string, arg any) PeriodicWorkflow {
 	v := o.describe(mode, nil, 0, fmt.Sprintf("%s of chain %s, every %v", what, o.ChainID, every))
 	return PeriodicWorkflow{
 		ScheduleID:       scheduleID,
@@ -255,44 +260,15 @@ func (o Options) scanSchedule(scheduleID, workflowID, workflowType, what string,
 	}
 }
 
-// AggregateSchedule is the Schedule that runs the chain's Aggregate
-// workflow every `every` with input arg (mode: types.IndexMode aggregate).
-// Overlap skip, as for the scans: a run draining a long backlog is never
-// stacked with the next.
-func (o Options) AggregateSchedule(every time.Duration, mode string, arg any) PeriodicWorkflow {
-	p := o.scanSchedule(AggregateScheduleID(o.ChainID), AggregateWorkflowID(o.ChainID), AggregateWorkflow, "aggregator", every, mode, arg)
-	p.Timeout = o.AggregateTimeout()
-	return p
-}
-
 // PruneSchedule is the Schedule that runs the chain's Prune workflow every
 // `every` with input arg (mode: types.IndexMode prune); only a chain with
 // retention on has it.
 func (o Options) PruneSchedule(every time.Duration, mode string, arg any) PeriodicWorkflow {
-	p := o.scanSchedule(PruneScheduleID(o.ChainID), PruneWorkflowID(o.ChainID), PruneWorkflow, "retention", every, mode, arg)
+	p := o.ScanSchedule(PruneScheduleID(o.ChainID), PruneWorkflowID(o.ChainID), PruneWorkflow, "retention", every, mode, arg)
 	p.Timeout = o.PruneTimeout()
 	return p
 }
 
-// AggregateBudget is how long one Aggregate activity attempt counts before
-// it returns (with what it counted saved); the next run of the Schedule
-// goes on from there. Well under the activity's timeout.
-const AggregateBudget = 2 * time.Minute
-
-// AggregateActivity is for the Aggregate activity on the admin queue: it
-// heartbeats after every chunk (a worker that dies mid-chunk is noticed
-// in 30 s; the retry resumes from the saved height), and is retried until
-// the run's timeout, which the next run follows.
-func (o Options) AggregateActivity() workflow.ActivityOptions {
-	return workflow.ActivityOptions{
-		TaskQueue:           AdminQueue(o.ChainID),
-		StartToCloseTimeout: 2 * AggregateBudget,
-		HeartbeatTimeout:    30 * time.Second,
-		RetryPolicy:         retryPolicy(o.Retry.Aggregate),
-	}
-}
-
-// AggregateTimeout bounds one Aggregate run: a few attempts of its
 // activity.
 func (o Options) AggregateTimeout() time.Duration { return 10 * time.Minute }
 
@@ -305,7 +281,7 @@ func (o Options) PruneActivity() workflow.ActivityOptions {
 		TaskQueue:           AdminQueue(o.ChainID),
 		StartToCloseTimeout: 5 * time.Minute,
 		HeartbeatTimeout:    time.Minute,
-		RetryPolicy:         retryPolicy(o.Retry.Prune),
+		RetryPolicy:         RetryPolicy(o.Retry.Prune),
 	}
 }
 

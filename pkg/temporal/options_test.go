@@ -117,20 +117,8 @@ func TestScanSchedules(t *testing.T) {
 	require.Equal(t, temporal.GapScanWorkflow, g.Workflow)
 	require.Equal(t, map[string]any{temporal.AttrChainID: "eth", temporal.AttrIndexMode: "gap"}, attrs(t, g.SearchAttributes))
 
-	// The aggregator's and retention's Schedules: same shape, their own
-	// IDs, modes and run timeouts, longer than their activity's.
-	ag := o.AggregateSchedule(5*time.Second, "aggregate", "in")
-	require.Equal(t, "eth:aggregate", ag.ScheduleID)
-	require.Equal(t, "eth:aggregate", ag.WorkflowID)
-	require.Equal(t, temporal.AggregateWorkflow, ag.Workflow)
-	require.Equal(t, "admin:eth", ag.TaskQueue)
-	require.Equal(t, []any{"in"}, ag.Args)
-	require.Equal(t, map[string]any{temporal.AttrChainID: "eth", temporal.AttrIndexMode: "aggregate"}, attrs(t, ag.SearchAttributes))
-	require.Equal(t, "aggregator of chain eth, every 5s", ag.Summary)
-	require.Equal(t, map[string]any{temporal.SummaryMemo: ag.Summary}, ag.Memo)
-	require.Greater(t, ag.Timeout, o.AggregateActivity().StartToCloseTimeout)
-	require.Less(t, temporal.AggregateBudget, o.AggregateActivity().StartToCloseTimeout, "an attempt returns before its timeout")
-	require.Positive(t, o.AggregateActivity().HeartbeatTimeout)
+	// Retention's Schedule: same shape, its own ID, mode and run
+	// timeout, longer than its activity's (the aggregator's: its package).
 	pr := o.PruneSchedule(time.Hour, "prune", "in")
 	require.Equal(t, "eth:prune", pr.ScheduleID)
 	require.Equal(t, temporal.PruneWorkflow, pr.Workflow)

@@ -30,7 +30,7 @@ const StreamRunFor = time.Minute
 // StreamSchedule is the Schedule of the chain's appender (mode:
 // types.IndexMode stream).
 func (o Options) StreamSchedule(mode string, arg any) PeriodicWorkflow {
-	p := o.scanSchedule(StreamScheduleID(o.ChainID), StreamWorkflowID(o.ChainID), StreamAppendWorkflow,
+	p := o.ScanSchedule(StreamScheduleID(o.ChainID), StreamWorkflowID(o.ChainID), StreamAppendWorkflow,
 		"change stream", StreamRunFor, mode, arg)
 	p.Timeout = 10 * StreamRunFor
 	// Skip would leave a gap of up to a period when a run ends just after
@@ -48,6 +48,6 @@ func (o Options) StreamActivity() workflow.ActivityOptions {
 		TaskQueue:           AdminQueue(o.ChainID),
 		StartToCloseTimeout: StreamRunFor + time.Minute,
 		HeartbeatTimeout:    15 * time.Second,
-		RetryPolicy:         retryPolicy(o.Retry.Aggregate),
+		RetryPolicy:         RetryPolicy(o.Retry.Aggregate),
 	}
 }

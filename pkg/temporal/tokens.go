@@ -32,7 +32,7 @@ func TokenMetadataWorkflowID(chainID string) string { return chainID + ":token-m
 // TokenMetadata workflow every TokenMetadataInterval (mode: types.IndexMode
 // token-metadata), overlap skip as for the aggregator.
 func (o Options) TokenMetadataSchedule(mode string, arg any) PeriodicWorkflow {
-	p := o.scanSchedule(TokenMetadataScheduleID(o.ChainID), TokenMetadataWorkflowID(o.ChainID), TokenMetadataWorkflow,
+	p := o.ScanSchedule(TokenMetadataScheduleID(o.ChainID), TokenMetadataWorkflowID(o.ChainID), TokenMetadataWorkflow,
 		"token metadata", TokenMetadataInterval, mode, arg)
 	p.Timeout = 10 * time.Minute
 	return p
@@ -47,6 +47,6 @@ func (o Options) TokenMetadataActivity() workflow.ActivityOptions {
 		TaskQueue:           AdminQueue(o.ChainID),
 		StartToCloseTimeout: 2 * TokenMetadataBudget,
 		HeartbeatTimeout:    time.Minute,
-		RetryPolicy:         retryPolicy(o.Retry.Aggregate),
+		RetryPolicy:         RetryPolicy(o.Retry.Aggregate),
 	}
 }

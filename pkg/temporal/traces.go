@@ -29,7 +29,7 @@ const TraceBackfillBudget = 4 * time.Minute
 // TraceBackfill every `every` with input arg (mode: types.IndexMode
 // traces). Overlap skip: a run under way is never stacked with the next.
 func (o Options) TraceBackfillSchedule(every time.Duration, mode string, arg any) PeriodicWorkflow {
-	p := o.scanSchedule(TraceBackfillScheduleID(o.ChainID), TraceBackfillWorkflowID(o.ChainID), TraceBackfillWorkflow,
+	p := o.ScanSchedule(TraceBackfillScheduleID(o.ChainID), TraceBackfillWorkflowID(o.ChainID), TraceBackfillWorkflow,
 		"traces backfill", every, mode, arg)
 	p.Timeout = o.TraceBackfillTimeout()
 	return p
@@ -43,7 +43,7 @@ func (o Options) TraceBackfillActivity() workflow.ActivityOptions {
 		TaskQueue:           AdminQueue(o.ChainID),
 		StartToCloseTimeout: TraceBackfillBudget + 2*time.Minute,
 		HeartbeatTimeout:    time.Minute,
-		RetryPolicy:         retryPolicy(o.Retry.Aggregate),
+		RetryPolicy:         RetryPolicy(o.Retry.Aggregate),
 	}
 }
 

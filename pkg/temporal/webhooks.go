@@ -84,7 +84,7 @@ func (o Options) WebhookActivity(w config.Webhooks) workflow.ActivityOptions {
 		ScheduleToCloseTimeout: w.DeadLetterAfter,
 		StartToCloseTimeout:    WebhookRunFor + 2*w.RequestTimeout + time.Minute,
 		HeartbeatTimeout:       w.RequestTimeout + w.PollInterval + time.Minute,
-		RetryPolicy:            retryPolicy(w.Retry),
+		RetryPolicy:            RetryPolicy(w.Retry),
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/aggregate"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/temporal"
@@ -114,7 +115,7 @@ func TestRecordReplayHistoriesRanges(t *testing.T) {
 	writeHistory(t, tc, dir, "indexblock-handed-off", poison[0].id, poison[0].run)
 
 	// The aggregator and retention.
-	agg := waitRun(t, tc, chainID, temporal.AggregateWorkflow, func(r types.AggregateResult) bool { return r.Counted > 0 && r.Height >= 60 })
+	agg := waitRun(t, tc, chainID, temporal.AggregateWorkflow, func(r aggregate.Result) bool { return r.Counted > 0 && r.Height >= 60 })
 	writeHistory(t, tc, dir, "aggregate-catchup", agg.id, agg.run)
 	require.NoError(t, temporal.TriggerSchedule(ctx, tc, temporal.PruneScheduleID(chainID)))
 	pr := waitRun(t, tc, chainID, temporal.PruneWorkflow, func(r types.PruneResult) bool { return r.Raised })

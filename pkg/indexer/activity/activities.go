@@ -7,6 +7,8 @@
 package activity
 
 import (
+	"context"
+
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
@@ -36,8 +38,6 @@ type Chain struct {
 	// BacklogConcurrency is index.backlog_concurrency: how many of the
 	// backlog's single heights fetch and write at once (backlog.go).
 	BacklogConcurrency int
-	// AggregatorChunk is aggregator.chunk: heights per read and insert.
-	AggregatorChunk int
 	// Retention is the chain's retention (retention.*), and
 	// RetentionMargin the heights below the watermark it never prunes
 	// (config.Chain.RetentionMargin).
@@ -61,7 +61,6 @@ func NewChain(id string, client rpc.Client, o temporal.Options, ch config.Chain)
 		ConfirmationDepth: ch.ConfirmationDepth, PushLagThreshold: ch.Push.LagThreshold,
 		WriteBatch: ch.Index.WriteBatch, WriteBatchRows: ch.Index.WriteBatchRows,
 		BacklogConcurrency: ch.Index.BacklogConcurrency,
-		AggregatorChunk:    ch.Aggregator.Chunk,
 		Retention:          ch.Retention, RetentionMargin: ch.RetentionMargin(),
 		Traces: ch.Traces.Enabled(), TraceBackfill: ch.Traces.Backfill,
 		Stream: ch.Stream,
@@ -84,6 +83,10 @@ type Activities struct {
 	Push PushSource
 	// Webhooks is what the webhook deliveries need (webhook.go).
 	Webhooks *Webhooks
+	// AfterRepair, when set, is told the fork point of every reorg repair
+	// this process made (the aggregator's Rewind: its rows above the fork
+	// counted orphaned blocks). It must not fail the repair: it logs.
+	AfterRepair func(ctx context.Context, fork uint64, log *zap.Logger)
 
 	heads   headCache   // the head, shared by the scans and the reorg check (head.go)
 	repairs repairTurns // one reorg repair at a time (reorg.go)

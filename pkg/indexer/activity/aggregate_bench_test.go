@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	sdkactivity "go.temporal.io/sdk/activity"
+
 	chgo "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -15,7 +17,7 @@ import (
 	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/aggregate"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/temporal"
@@ -65,13 +67,17 @@ func BenchmarkAggregateCatchUp(b *testing.B) {
 			Chain: activity.NewChain(chainID, nil, temporal.NewOptions(chainID, time.Minute), ch),
 			Store: store, Metrics: metrics.New(prometheus.NewRegistry()), Log: zap.NewNop(),
 		}
+		agg := &aggregate.Job{
+			ChainID: chainID, Settings: aggregate.SettingsOf(ch), Options: acts.Chain.Options, Store: store, Progress: acts,
+			Metrics: aggregate.NewMetrics(prometheus.NewRegistry()), Log: zap.NewNop(),
+		}
 		var suite testsuite.WorkflowTestSuite
 		env := suite.NewTestActivityEnvironment()
-		env.RegisterActivity(acts)
+		env.RegisterActivityWithOptions(agg.Aggregate, sdkactivity.RegisterOptions{Name: aggregate.ActivityName})
 		b.StartTimer()
-		v, err := env.ExecuteActivity(acts.Aggregate, types.AggregateInput{ChainID: chainID})
+		v, err := env.ExecuteActivity(aggregate.ActivityName, aggregate.Input{ChainID: chainID})
 		require.NoError(b, err)
-		var res types.AggregateResult
+		var res aggregate.Result
 		require.NoError(b, v.Get(&res))
 		require.Equal(b, uint64(heights), res.Counted, "%+v", res)
 		require.False(b, res.More, "counted within one attempt's budget")

@@ -5,13 +5,17 @@ import (
 	"errors"
 	"testing"
 
+	sdkactivity "go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	sdktemporal "go.temporal.io/sdk/temporal"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chain"
-	"github.com/tideline-dev/tideline/pkg/indexer/activity"
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/aggregate"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
@@ -21,26 +25,50 @@ import (
 func newAggregateFixture(t *testing.T, depth, chunk int) *reorgFixture {
 	t.Helper()
 	f := newReorgFixture(t, depth)
-	f.acts.Chain.AggregatorChunk = chunk
+	f.agg = newAggregator(f, chunk)
+	f.acts.AfterRepair = f.agg.Rewind
 	return f
 }
 
-func (f *reorgFixture) aggregate() types.AggregateResult {
+// newAggregator is an aggregator over the fixture's database and
+// watermark, with chunks of `chunk` heights, as a worker process wires
+// it: each call is another process's (exporting to the fixture's series,
+// so that the test reads one gauge).
+func newAggregator(f *reorgFixture, chunk int) *aggregate.Job {
+	st := aggregate.SettingsOf(config.DefaultChain())
+	st.StartHeight, st.Chunk = f.acts.Chain.StartHeight, chunk
+	m := aggregate.NewMetrics(prometheus.NewRegistry())
+	if f.agg != nil {
+		m = f.agg.Metrics
+	}
+	return &aggregate.Job{
+		ChainID: f.chainID, Settings: st, Options: f.acts.Chain.Options, Store: f.store, Progress: f.acts,
+		Metrics: m, Log: f.acts.Log,
+	}
+}
+
+// runAggregate runs job's Aggregate activity once.
+func (f *reorgFixture) runAggregate(j *aggregate.Job) (aggregate.Result, error) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(j.Aggregate, sdkactivity.RegisterOptions{Name: aggregate.ActivityName})
+	v, err := env.ExecuteActivity(aggregate.ActivityName, aggregate.Input{ChainID: f.chainID})
+	if err != nil {
+		return aggregate.Result{}, err
+	}
+	var res aggregate.Result
+	require.NoError(f.t, v.Get(&res))
+	return res, nil
+}
+
+func (f *reorgFixture) aggregate() aggregate.Result {
 	f.t.Helper()
 	res, err := f.aggregateErr()
 	require.NoError(f.t, err)
 	return res
 }
 
-func (f *reorgFixture) aggregateErr() (types.AggregateResult, error) {
-	v, err := f.env.ExecuteActivity(f.acts.Aggregate, types.AggregateInput{ChainID: f.chainID})
-	if err != nil {
-		return types.AggregateResult{}, err
-	}
-	var res types.AggregateResult
-	require.NoError(f.t, v.Get(&res))
-	return res, nil
-}
+func (f *reorgFixture) aggregateErr() (aggregate.Result, error) { return f.runAggregate(f.agg) }
 
 // write stores the node's blocks of heights in one bulk write, as the
 // range path does (no reorg check): the fastest way to a watermark.
@@ -73,7 +101,7 @@ func (f *reorgFixture) requireAggregatesAreNode(to uint64) {
 	require.NoError(f.t, err)
 	require.True(f.t, ok)
 	require.Equal(f.t, to, h)
-	require.Equal(f.t, float64(to), testkit.Value(f.t, f.acts.Metrics.AggregatorHeight.WithLabelValues(f.chainID)))
+	require.Equal(f.t, float64(to), testkit.Value(f.t, f.agg.Metrics.Height.WithLabelValues(f.chainID)))
 }
 
 // Behind, the aggregator counts in chunks (one insert each) and stops at
@@ -85,22 +113,22 @@ func TestAggregateCountsInChunksUpToTheWatermark(t *testing.T) {
 	f.write(append(span(0, 120), span(130, 200)...)...)
 
 	res := f.aggregate()
-	require.Equal(t, types.AggregateResult{Height: 120, HasHeight: true, Counted: 121, Chunks: 3, Watermark: 120}, res)
+	require.Equal(t, aggregate.Result{Height: 120, HasHeight: true, Counted: 121, Chunks: 3, Watermark: 120}, res)
 	f.requireAggregatesAreNode(120)
 	rows, err := f.store.AggregateRows(context.Background(), f.chainID, 121, 300)
 	require.NoError(t, err)
 	require.Empty(t, rows, "nothing counted above the watermark")
 
-	require.Equal(t, types.AggregateResult{Height: 120, HasHeight: true, Watermark: 120}, f.aggregate(), "nothing new: nothing written")
+	require.Equal(t, aggregate.Result{Height: 120, HasHeight: true, Watermark: 120}, f.aggregate(), "nothing new: nothing written")
 
 	f.write(span(121, 129)...)
 	res = f.aggregate()
-	require.Equal(t, types.AggregateResult{Height: 200, HasHeight: true, Counted: 80, Chunks: 2, Watermark: 200}, res)
+	require.Equal(t, aggregate.Result{Height: 200, HasHeight: true, Counted: 80, Chunks: 2, Watermark: 200}, res)
 	f.requireAggregatesAreNode(200)
 
 	// At the head: one block, one row.
 	f.write(201)
-	require.Equal(t, types.AggregateResult{Height: 201, HasHeight: true, Counted: 1, Chunks: 1, Watermark: 201}, f.aggregate())
+	require.Equal(t, aggregate.Result{Height: 201, HasHeight: true, Counted: 1, Chunks: 1, Watermark: 201}, f.aggregate())
 	f.requireAggregatesAreNode(201)
 }
 
@@ -122,7 +150,7 @@ func TestAggregateFollowsTheRepairsRewind(t *testing.T) {
 	h, _, err := f.store.LoadState(context.Background(), f.chainID, storage.StateAggregatorHeight)
 	require.NoError(t, err)
 	require.Equal(t, uint64(25), h, "the repair rewound the aggregator to its fork point")
-	require.Equal(t, 1.0, testkit.Value(t, f.acts.Metrics.AggregatorRewinds.WithLabelValues(f.chainID)))
+	require.Equal(t, 1.0, testkit.Value(t, f.agg.Metrics.Rewinds.WithLabelValues(f.chainID)))
 
 	agg := f.aggregate()
 	require.Equal(t, uint64(31), agg.Height)
@@ -151,7 +179,7 @@ func TestAggregateFindsAReorgByItself(t *testing.T) {
 	require.Equal(t, uint64(150), res.Height)
 	require.Equal(t, uint64(60), res.Counted)
 	f.requireAggregatesAreNode(150)
-	require.Equal(t, 1.0, testkit.Value(t, f.acts.Metrics.AggregatorRewinds.WithLabelValues(f.chainID)))
+	require.Equal(t, 1.0, testkit.Value(t, f.agg.Metrics.Rewinds.WithLabelValues(f.chainID)))
 
 	// Shorter: 149 and 150 removed (the node lost them), 149 rewritten.
 	f.node.rollback(148)
@@ -212,27 +240,13 @@ func TestAggregateResumesFromItsLastRow(t *testing.T) {
 	f.requireAggregatesAreNode(40)
 
 	// A new process: the saved height is where it goes on.
-	other, _ := newAggregateActivities(t, f)
+	other := newAggregator(f, 100)
 	f.node.grow('a', 45, func(uint64) int { return 1 })
 	f.write(span(41, 45)...)
-	v, err := f.env.ExecuteActivity(other.Aggregate, types.AggregateInput{ChainID: f.chainID})
+	again, err := f.runAggregate(other)
 	require.NoError(t, err)
-	var again types.AggregateResult
-	require.NoError(t, v.Get(&again))
 	require.Equal(t, uint64(5), again.Counted)
 	f.requireAggregatesAreNode(45)
-}
-
-// newAggregateActivities is a second set of activities over the fixture's
-// database and node, as another worker process has.
-func newAggregateActivities(t *testing.T, f *reorgFixture) (*activity.Activities, *reorgFixture) {
-	t.Helper()
-	other := &activity.Activities{
-		Chain: f.acts.Chain,
-		Store: f.store, Metrics: f.acts.Metrics, Log: f.acts.Log,
-	}
-	f.env.RegisterActivity(other)
-	return other, f
 }
 
 // Heights the aggregator has not counted but retention removed cannot be
@@ -246,7 +260,7 @@ func TestAggregateRefusesToCountPrunedHeights(t *testing.T) {
 	_, err := f.aggregateErr()
 	var app *sdktemporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
-	require.Equal(t, activity.ErrTypeAggregatesPruned, app.Type())
+	require.Equal(t, aggregate.ErrTypeAggregatesPruned, app.Type())
 	require.True(t, app.NonRetryable())
 	require.Contains(t, app.Error(), "from height 0")
 	require.Contains(t, app.Error(), "up to 10")

@@ -18,6 +18,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/aggregate"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/rpc"
@@ -132,6 +133,9 @@ type reorgFixture struct {
 	store   *storage.ClickHouse
 	logs    *observer.ObservedLogs
 	env     *testsuite.TestActivityEnvironment
+	// agg is the chain's aggregator (newAggregateFixture only), told of
+	// the repairs as the worker wires it.
+	agg *aggregate.Job
 }
 
 func newReorgFixture(t *testing.T, depth int) *reorgFixture {

@@ -10,7 +10,8 @@ import (
 
 // Store is what the activities need of the database: the one write path,
 // the progress questions of the scans and the scheduler, per-chain state,
-// and what the aggregator and retention read and write. *storage.ClickHouse
+// and what retention and the side jobs still here read and write (the
+// aggregator's are pkg/indexer/jobs/aggregate's own). *storage.ClickHouse
 // implements it; the query API and the chain registry declare their own.
 type Store interface {
 	// WriteBlocks writes N >= 1 heights (distinct, any order) as one unit,
@@ -47,12 +48,6 @@ type Store interface {
 	// watermark, the aggregator's and the pruned height).
 	SaveState(ctx context.Context, chainID, key string, value uint64) error
 	LoadState(ctx context.Context, chainID, key string) (uint64, bool, error)
-
-	// The aggregator (aggregate.go).
-	BlockCounts(ctx context.Context, chainID string, from, to uint64) ([]storage.BlockCount, error)
-	AggregateRows(ctx context.Context, chainID string, from, to uint64) ([]storage.AggregateRow, error)
-	LastAggregate(ctx context.Context, chainID string) (storage.AggregateRow, bool, error)
-	WriteAggregates(ctx context.Context, chainID string, rows []storage.AggregateRow) error
 
 	// The traces backfill (traces_backfill.go).
 	UntracedHeights(ctx context.Context, chainID string, from, to uint64, limit int) ([]uint64, error)

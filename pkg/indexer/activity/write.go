@@ -91,8 +91,11 @@ func (a *Activities) writeChecked(ctx context.Context, data *chain.BlockData, lo
 		zap.Uint64("confirmation_depth", depth),
 	}
 	log.Warn("chain reorganisation: orphaned blocks superseded, canonical blocks re-indexed", fields...)
-	// The aggregates above the fork point counted orphaned blocks.
-	a.rewindAggregator(ctx, res.ForkPoint, log)
+	// What was derived above the fork point (the aggregates) counted
+	// orphaned blocks: its job rewinds at once.
+	if a.AfterRepair != nil {
+		a.AfterRepair(ctx, res.ForkPoint, log)
+	}
 	return res, nil
 }
 

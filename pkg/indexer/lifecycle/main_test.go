@@ -21,6 +21,7 @@ import (
 	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/aggregate"
 	"github.com/tideline-dev/tideline/pkg/indexer/lifecycle"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/indexer/workflow"
@@ -116,7 +117,7 @@ func createSchedules(t *testing.T, tc client.Client, id string, paused bool) {
 	for _, p := range []temporal.PeriodicWorkflow{
 		o.HeadScanSchedule(time.Hour, string(types.IndexModeDirect), types.HeadScanInput{ChainID: id}),
 		o.GapScanSchedule(time.Hour, string(types.IndexModeGap), types.GapScanInput{ChainID: id}),
-		o.AggregateSchedule(time.Hour, string(types.IndexModeAggregate), types.AggregateInput{ChainID: id}),
+		aggregate.Schedule(o, time.Hour),
 		o.PruneSchedule(time.Hour, string(types.IndexModePrune), types.PruneInput{ChainID: id}),
 		o.TokenMetadataSchedule(string(types.IndexModeTokenMetadata), types.TokenMetadataInput{ChainID: id}),
 		o.TraceBackfillSchedule(time.Hour, string(types.IndexModeTraces), types.TraceBackfillInput{ChainID: id}),

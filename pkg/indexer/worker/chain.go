@@ -32,6 +32,7 @@ type process struct {
 	tc         client.Client
 	store      *storage.ClickHouse
 	metrics    *metrics.Metrics
+	jobMetrics jobMetrics
 	chains     *metrics.Chains
 	tokens     *metrics.Tokens
 	rpcMetrics *rpc.Metrics
@@ -113,6 +114,7 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 		Subscriptions: p.store.Reader(), Stream: p.store.Reader(), Sender: p.sender,
 		Settings: p.cfg.Webhooks.WithDefaults(), LookupEnv: p.lookupEnv,
 	}
+	jobs := chainJobs(id, o, ch, p, r.acts)
 	wfs := &workflow.Workflows{Chain: workflow.NewChain(o, ch)}
 	wfs.Chain.Settings.Webhooks = p.cfg.Webhooks.WithDefaults()
 
@@ -140,7 +142,7 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 		MaxConcurrentActivityExecutionSize: ch.Index.RangeConcurrency,
 	}))
 	for _, w := range []worker.Worker{admin, index, ranges} {
-		Register(w, wfs, r.acts)
+		Register(w, wfs, r.acts, jobs...)
 		if err := w.Start(); err != nil {
 			return nil, fmt.Errorf("chain %s: start worker: %w", id, err)
 		}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/aggregate"
 	"github.com/tideline-dev/tideline/pkg/indexer/push"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/indexer/webhook"
@@ -66,6 +67,7 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg)
+	jm := jobMetrics{aggregate: aggregate.NewMetrics(reg)}
 	rpcMetrics := rpc.NewMetrics(reg)
 
 	openCtx, cancelOpen := context.WithTimeout(ctx, StartupTimeout)
@@ -97,7 +99,7 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 	tokens := metrics.NewTokens(reg)
 	store.OnTransfers(transferObserver(tokens))
 	p := &process{
-		cfg: cfg, tc: tc, store: store, metrics: m, chains: metrics.NewChains(reg), tokens: tokens, rpcMetrics: rpcMetrics, log: log, opts: opts,
+		cfg: cfg, tc: tc, store: store, metrics: m, jobMetrics: jm, chains: metrics.NewChains(reg), tokens: tokens, rpcMetrics: rpcMetrics, log: log, opts: opts,
 		lookupEnv:        os.LookupEnv,
 		sender:           webhook.NewSender(cfg.Webhooks.WithDefaults().RequestTimeout),
 		searchAttributes: EnsureSearchAttributes(startCtx, tc, cfg.Temporal.Namespace, log),
@@ -141,20 +143,24 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 	}
 }
 
+// Register puts every workflow and activity on w under its stable name:
+// the indexing path's (wfs, acts) and each side job's.
 // Register puts every workflow and activity on w under its stable name.
-func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activities) {
+func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activities, jobs ...Job) {
 	w.RegisterWorkflowWithOptions(wfs.HeadScan, sdkworkflow.RegisterOptions{Name: temporal.HeadScanWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.IndexBlock, sdkworkflow.RegisterOptions{Name: temporal.IndexBlockWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.IndexRange, sdkworkflow.RegisterOptions{Name: temporal.IndexRangeWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.Scheduler, sdkworkflow.RegisterOptions{Name: temporal.SchedulerWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.GapScan, sdkworkflow.RegisterOptions{Name: temporal.GapScanWorkflow})
-	w.RegisterWorkflowWithOptions(wfs.Aggregate, sdkworkflow.RegisterOptions{Name: temporal.AggregateWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.Prune, sdkworkflow.RegisterOptions{Name: temporal.PruneWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.TokenMetadata, sdkworkflow.RegisterOptions{Name: temporal.TokenMetadataWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.TraceBackfill, sdkworkflow.RegisterOptions{Name: temporal.TraceBackfillWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.StreamAppend, sdkworkflow.RegisterOptions{Name: temporal.StreamAppendWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.WebhookDelivery, sdkworkflow.RegisterOptions{Name: temporal.WebhookWorkflow})
 	w.RegisterActivity(acts)
+	for _, j := range jobs {
+		j.Register(w)
+	}
 }
 
 // EnsureSchedules keeps the chain's periodic workflows scheduled, with the
@@ -168,7 +174,7 @@ func EnsureSchedules(ctx context.Context, c client.Client, o temporal.Options, c
 	schedules := []temporal.PeriodicWorkflow{
 		o.HeadScanSchedule(ch.HeadScan.Interval, string(types.IndexModeDirect), types.HeadScanInput{ChainID: o.ChainID}),
 		o.GapScanSchedule(ch.GapScan.Interval, string(types.IndexModeGap), types.GapScanInput{ChainID: o.ChainID}),
-		o.AggregateSchedule(ch.Aggregator.Interval, string(types.IndexModeAggregate), types.AggregateInput{ChainID: o.ChainID}),
+		aggregate.Schedule(o, ch.Aggregator.Interval),
 		o.TokenMetadataSchedule(string(types.IndexModeTokenMetadata), types.TokenMetadataInput{ChainID: o.ChainID}),
 	}
 	if ch.Retention.Enabled() {

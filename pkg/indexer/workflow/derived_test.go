@@ -2,18 +2,14 @@ package workflow_test
 
 import (
 	"context"
-	"errors"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
-	sdktemporal "go.temporal.io/sdk/temporal"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
-	indexactivity "github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -53,38 +49,6 @@ func TestScanFloorZeroIsTheStartHeight(t *testing.T) {
 	r := newRecorder(100)
 	res, _ := runHeadScan(t, newWorkflows(chainConfig(func(c *config.Chain) { c.StartHeight = 30 })), f, r, t0)
 	require.Equal(t, uint64(11), res.Pending, "30..40")
-}
-
-// The Aggregate workflow runs its one activity on the admin queue, with a
-// heartbeat timeout, and returns its result; a failure of the activity is
-// the run's failure (the Web UI shows it; the next run of the Schedule
-// tries again).
-func TestAggregateWorkflowRunsItsActivity(t *testing.T) {
-	env := newEnv(newWorkflows(chainConfig(nil)), t0)
-	want := types.AggregateResult{Height: 120, HasHeight: true, Counted: 121, Chunks: 1, Watermark: 120}
-	var info activity.Info
-	env.OnActivity(acts.Aggregate, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in types.AggregateInput) (types.AggregateResult, error) {
-			require.Equal(t, chainID, in.ChainID)
-			info = activity.GetInfo(ctx)
-			return want, nil
-		})
-	env.ExecuteWorkflow(temporal.AggregateWorkflow, types.AggregateInput{ChainID: chainID})
-	require.True(t, env.IsWorkflowCompleted())
-	require.NoError(t, env.GetWorkflowError())
-	var got types.AggregateResult
-	require.NoError(t, env.GetWorkflowResult(&got))
-	require.Equal(t, want, got)
-	require.Equal(t, temporal.AdminQueue(chainID), info.TaskQueue)
-	require.Equal(t, 30*time.Second, info.HeartbeatTimeout)
-
-	env = newEnv(newWorkflows(chainConfig(nil)), t0)
-	env.OnActivity(acts.Aggregate, mock.Anything, mock.Anything).Return(types.AggregateResult{},
-		sdktemporal.NewNonRetryableApplicationError("pruned", indexactivity.ErrTypeAggregatesPruned, nil))
-	env.ExecuteWorkflow(temporal.AggregateWorkflow, types.AggregateInput{ChainID: chainID})
-	var app *sdktemporal.ApplicationError
-	require.True(t, errors.As(env.GetWorkflowError(), &app))
-	require.Equal(t, indexactivity.ErrTypeAggregatesPruned, app.Type())
 }
 
 // The Prune workflow runs its one activity on the admin queue and returns

@@ -28,7 +28,7 @@ import (
 // test/integration/record_test.go for chain replay, recordRangeChainID
 // and recordRangeSettings in record_ranges_test.go for chain
 // replay-range, which these values must equal.
-func replayWorkflows(t *testing.T, chainID string) *indexwf.Workflows {
+func replayWorkflows(t *testing.T, chainID string) (*indexwf.Workflows, []worker.Job) {
 	ch := config.DefaultChain()
 	ch.StartHeight = 0
 	ch.BlockTime = time.Minute
@@ -45,7 +45,8 @@ func replayWorkflows(t *testing.T, chainID string) *indexwf.Workflows {
 	default:
 		t.Fatalf("no recorded settings for chain %q", chainID)
 	}
-	return &indexwf.Workflows{Chain: indexwf.NewChain(temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch)}
+	o := temporal.NewOptions(chainID, ch.Index.ActivityTimeout)
+	return &indexwf.Workflows{Chain: indexwf.NewChain(o, ch)}, worker.ReplayJobs(chainID, o, ch)
 }
 
 // replayRangeChain is the chain replay-range of the range, aggregate,
@@ -122,7 +123,8 @@ func TestReplayRecordedHistories(t *testing.T) {
 				require.NotContains(t, versionMarkers(t, f), change, "%s was recorded after %s", name, change)
 			}
 			r := sdkworker.NewWorkflowReplayer()
-			worker.Register(replayRegistry{r}, replayWorkflows(t, historyChain(t, f)), &indexactivity.Activities{})
+			wfs, jobs := replayWorkflows(t, historyChain(t, f))
+			worker.Register(replayRegistry{r}, wfs, &indexactivity.Activities{}, jobs...)
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(quietLogger, f))
 		})
 	}

@@ -1,13 +1,15 @@
-package types
+package aggregate
 
-// AggregateInput is the input of one Aggregate run (its Schedule's
-// argument): the chain ID only, as for the scans.
-type AggregateInput struct {
+import "go.temporal.io/sdk/workflow"
+
+// Input is the input of one Aggregate run (its Schedule's argument): the
+// chain ID only, as for the scans.
+type Input struct {
 	ChainID string `json:"chain_id"`
 }
 
-// AggregateResult says what one Aggregate activity did.
-type AggregateResult struct {
+// Result says what one Aggregate activity did.
+type Result struct {
 	// Height is the aggregator's height at the end (every height from the
 	// start height up to it is counted); HasHeight is false while nothing
 	// is counted.
@@ -30,4 +32,18 @@ type AggregateResult struct {
 	// another reason (a height without a canonical block, a block whose
 	// parent is not the block counted below it: a repair in progress).
 	Waiting string `json:"waiting,omitempty"`
+}
+
+// Workflow runs from the job's Schedule every aggregator.interval
+// (overlap: skip) and keeps the chain's aggregates table up to the
+// watermark: its one activity counts from where the last run stopped, in
+// chunks while behind and single blocks at the head, rewinds below a
+// reorganisation, and returns within its time budget (the next run goes
+// on). A run is one activity, so the Web UI shows each one's result (the
+// aggregator's height, heights counted, rewinds) and any failure.
+func (j *Job) Workflow(ctx workflow.Context, in Input) (Result, error) {
+	actx := workflow.WithActivityOptions(ctx, activityOptions(j.Options))
+	var res Result
+	err := workflow.ExecuteActivity(actx, ActivityName, in).Get(actx, &res)
+	return res, err
 }

@@ -1,4 +1,4 @@
-package activity
+package aggregate
 
 import (
 	"context"
@@ -9,9 +9,7 @@ import (
 	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/storage"
-	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // The aggregator: cumulative transaction, log and byte counts per height
@@ -38,7 +36,7 @@ import (
 // to the highest height whose row counted the stored block (the fork
 // point), saves that height and counts again from there, overwriting the
 // rows above it with a newer version. The repair in this process also
-// lowers the saved height at once (rewindAggregator), so readers of
+// lowers the saved height at once (Rewind), so readers of
 // aggregator_height see the rewind without waiting for the next run.
 
 // ErrTypeAggregatesPruned is the application error type of an aggregator
@@ -48,10 +46,10 @@ import (
 const ErrTypeAggregatesPruned = "AggregatesPruned"
 
 // Aggregate counts the chain's heights into aggregates, from its saved
-// height up to the watermark, for at most temporal.AggregateBudget (the
-// next run of its Schedule goes on), heartbeating after every chunk.
-func (a *Activities) Aggregate(ctx context.Context, in types.AggregateInput) (types.AggregateResult, error) {
-	g := &aggregator{a: a, chainID: a.Chain.ID, c: a.Chain, log: a.logger(), deadline: time.Now().Add(temporal.AggregateBudget)}
+// height up to the watermark, for at most Budget (the next run of its
+// Schedule goes on), heartbeating after every chunk.
+func (j *Job) Aggregate(ctx context.Context, in Input) (Result, error) {
+	g := &aggregator{j: j, chainID: j.ChainID, log: j.logger(), deadline: time.Now().Add(Budget)}
 	if d, ok := ctx.Deadline(); ok && d.Before(g.deadline) {
 		g.deadline = d
 	}
@@ -64,28 +62,27 @@ func (a *Activities) Aggregate(ctx context.Context, in types.AggregateInput) (ty
 
 // aggregator is one run of Aggregate.
 type aggregator struct {
-	a        *Activities
+	j        *Job
 	chainID  string
-	c        Chain
 	log      *zap.Logger
 	deadline time.Time
 
 	// prev is the last counted row; has is false while nothing is.
 	prev storage.AggregateRow
 	has  bool
-	res  types.AggregateResult
+	res  Result
 }
 
-func (g *aggregator) run(ctx context.Context) (types.AggregateResult, error) {
+func (g *aggregator) run(ctx context.Context) (Result, error) {
 	if err := g.resume(ctx); err != nil {
 		return g.res, err
 	}
 	if g.has {
 		// Exported by every run, so a restarted worker shows where the
 		// aggregator is even while it cannot go on.
-		g.a.Metrics.AggregatorHeight.WithLabelValues(g.chainID).Set(float64(g.prev.Number))
+		g.j.Metrics.Height.WithLabelValues(g.chainID).Set(float64(g.prev.Number))
 	}
-	wm, err := g.a.Watermark(ctx, g.chainID)
+	wm, err := g.j.Progress.Watermark(ctx, g.chainID)
 	if err != nil {
 		return g.res, err
 	}
@@ -94,13 +91,13 @@ func (g *aggregator) run(ctx context.Context) (types.AggregateResult, error) {
 		return g.result(), nil
 	}
 	// lowest is the lowest height whose rows are stored: the floor.
-	lowest := max(g.c.StartHeight, wm.Floor)
-	chunk := uint64(max(g.c.AggregatorChunk, 1))
+	lowest := max(g.j.Settings.StartHeight, wm.Floor)
+	chunk := uint64(max(g.j.Settings.Chunk, 1))
 	for {
 		if err := g.check(ctx, lowest); err != nil {
 			return g.result(), err
 		}
-		next := g.c.StartHeight
+		next := g.j.Settings.StartHeight
 		if g.has {
 			next = g.prev.Number + 1
 		}
@@ -113,13 +110,13 @@ func (g *aggregator) run(ctx context.Context) (types.AggregateResult, error) {
 					g.chainID, next, lowest-1), ErrTypeAggregatesPruned, nil)
 		}
 		to := min(wm.Height, satAdd(next, chunk-1))
-		blocks, err := g.a.Store.BlockCounts(ctx, g.chainID, next, to)
+		blocks, err := g.j.Store.BlockCounts(ctx, g.chainID, next, to)
 		if err != nil {
 			return g.result(), err
 		}
 		rows, waiting := g.count(next, to, blocks)
 		if len(rows) > 0 {
-			if err := g.a.Store.WriteAggregates(ctx, g.chainID, rows); err != nil {
+			if err := g.j.Store.WriteAggregates(ctx, g.chainID, rows); err != nil {
 				return g.result(), err
 			}
 			last := rows[len(rows)-1]
@@ -147,7 +144,7 @@ func (g *aggregator) run(ctx context.Context) (types.AggregateResult, error) {
 }
 
 // result is the run's result with the current height.
-func (g *aggregator) result() types.AggregateResult {
+func (g *aggregator) result() Result {
 	r := g.res
 	r.Height, r.HasHeight = g.prev.Number, g.has
 	return r
@@ -156,12 +153,12 @@ func (g *aggregator) result() types.AggregateResult {
 // resume finds where the aggregator left off: the saved height and its
 // row, or (no saved height, or no row for it) the highest row.
 func (g *aggregator) resume(ctx context.Context) error {
-	h, ok, err := g.a.Store.LoadState(ctx, g.chainID, storage.StateAggregatorHeight)
+	h, ok, err := g.j.Store.LoadState(ctx, g.chainID, storage.StateAggregatorHeight)
 	if err != nil {
 		return fmt.Errorf("chain %s: read %s: %w", g.chainID, storage.StateAggregatorHeight, err)
 	}
 	if ok {
-		rows, err := g.a.Store.AggregateRows(ctx, g.chainID, h, h)
+		rows, err := g.j.Store.AggregateRows(ctx, g.chainID, h, h)
 		if err != nil {
 			return err
 		}
@@ -171,11 +168,11 @@ func (g *aggregator) resume(ctx context.Context) error {
 		}
 		g.log.Warn("the saved aggregator height has no row in aggregates; resuming from the highest row", zap.Uint64("saved", h))
 	}
-	last, found, err := g.a.Store.LastAggregate(ctx, g.chainID)
+	last, found, err := g.j.Store.LastAggregate(ctx, g.chainID)
 	if err != nil {
 		return err
 	}
-	if found && last.Number >= g.c.StartHeight {
+	if found && last.Number >= g.j.Settings.StartHeight {
 		g.prev, g.has = last, true
 	}
 	return nil
@@ -187,7 +184,7 @@ func (g *aggregator) check(ctx context.Context, lowest uint64) error {
 	if !g.has || g.prev.Number < lowest {
 		return nil
 	}
-	stored, err := g.a.Store.BlockCounts(ctx, g.chainID, g.prev.Number, g.prev.Number)
+	stored, err := g.j.Store.BlockCounts(ctx, g.chainID, g.prev.Number, g.prev.Number)
 	if err != nil {
 		return err
 	}
@@ -200,7 +197,7 @@ func (g *aggregator) check(ctx context.Context, lowest uint64) error {
 	}
 	g.res.Rewinds++
 	g.res.RewoundTo = g.prev.Number
-	g.a.Metrics.AggregatorRewinds.WithLabelValues(g.chainID).Inc()
+	g.j.Metrics.Rewinds.WithLabelValues(g.chainID).Inc()
 	g.log.Warn("aggregator rewound: a reorganisation replaced blocks it had counted",
 		zap.Uint64("from", was), zap.Uint64("to", g.prev.Number), zap.Bool("has_height", g.has))
 	return nil
@@ -217,11 +214,11 @@ func (g *aggregator) rewind(ctx context.Context, lowest uint64) error {
 		if hi >= lowest+width {
 			lo = hi - width + 1
 		}
-		rows, err := g.a.Store.AggregateRows(ctx, g.chainID, lo, hi)
+		rows, err := g.j.Store.AggregateRows(ctx, g.chainID, lo, hi)
 		if err != nil {
 			return err
 		}
-		blocks, err := g.a.Store.BlockCounts(ctx, g.chainID, lo, hi)
+		blocks, err := g.j.Store.BlockCounts(ctx, g.chainID, lo, hi)
 		if err != nil {
 			return err
 		}
@@ -240,7 +237,7 @@ func (g *aggregator) rewind(ctx context.Context, lowest uint64) error {
 		}
 		hi, width = lo-1, satMul(width, 4)
 	}
-	if lowest > g.c.StartHeight {
+	if lowest > g.j.Settings.StartHeight {
 		return sdktemporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("chain %s: no counted height from %d down to %d holds the stored block, and the heights below were pruned", g.chainID, g.prev.Number, lowest),
 			ErrTypeAggregatesPruned, nil)
@@ -248,7 +245,7 @@ func (g *aggregator) rewind(ctx context.Context, lowest uint64) error {
 	// Nothing holds down to the start height: count everything again.
 	// The saved height stays until the first chunk replaces it.
 	g.log.Error("aggregator found no counted height that holds the stored chain; counting from the start height again",
-		zap.Uint64("from", g.prev.Number), zap.Uint64("start_height", g.c.StartHeight))
+		zap.Uint64("from", g.prev.Number), zap.Uint64("start_height", g.j.Settings.StartHeight))
 	g.prev, g.has = storage.AggregateRow{}, false
 	return nil
 }
@@ -281,29 +278,30 @@ func (g *aggregator) count(next, to uint64, blocks []storage.BlockCount) ([]stor
 
 // save stores the aggregator's height and exports it.
 func (g *aggregator) save(ctx context.Context, h uint64) error {
-	if err := g.a.Store.SaveState(ctx, g.chainID, storage.StateAggregatorHeight, h); err != nil {
+	if err := g.j.Store.SaveState(ctx, g.chainID, storage.StateAggregatorHeight, h); err != nil {
 		return fmt.Errorf("chain %s: save %s %d: %w", g.chainID, storage.StateAggregatorHeight, h, err)
 	}
-	g.a.Metrics.AggregatorHeight.WithLabelValues(g.chainID).Set(float64(h))
+	g.j.Metrics.Height.WithLabelValues(g.chainID).Set(float64(h))
 	return nil
 }
 
-// rewindAggregator lowers the chain's saved aggregator height to fork when
-// it is above it: called by the reorg repair, which knows the fork point,
-// so the rewind shows at once. The aggregator's own check (above) would
-// find it at its next chunk anyway, also when this save loses a race with
-// a chunk being saved; so a failure here is only logged.
-func (a *Activities) rewindAggregator(ctx context.Context, fork uint64, log *zap.Logger) {
-	chainID := a.Chain.ID
-	if fork < a.Chain.StartHeight {
+// Rewind lowers the chain's saved aggregator height to fork when it is
+// above it: the indexer's reorg repair, which knows the fork point, calls
+// it (the worker hands it over as the repair's hook), so the rewind shows
+// at once. The aggregator's own check (above) would find it at its next
+// chunk anyway, also when this save loses a race with a chunk being
+// saved; so a failure here is only logged.
+func (j *Job) Rewind(ctx context.Context, fork uint64, log *zap.Logger) {
+	chainID := j.ChainID
+	if fork < j.Settings.StartHeight {
 		return
 	}
-	h, ok, err := a.Store.LoadState(ctx, chainID, storage.StateAggregatorHeight)
+	h, ok, err := j.Store.LoadState(ctx, chainID, storage.StateAggregatorHeight)
 	if err == nil && ok && h > fork {
-		err = a.Store.SaveState(ctx, chainID, storage.StateAggregatorHeight, fork)
+		err = j.Store.SaveState(ctx, chainID, storage.StateAggregatorHeight, fork)
 		if err == nil {
-			a.Metrics.AggregatorRewinds.WithLabelValues(chainID).Inc()
-			a.Metrics.AggregatorHeight.WithLabelValues(chainID).Set(float64(fork))
+			j.Metrics.Rewinds.WithLabelValues(chainID).Inc()
+			j.Metrics.Height.WithLabelValues(chainID).Set(float64(fork))
 			log.Info("aggregator rewound to the fork point of the repaired reorganisation", zap.Uint64("from", h), zap.Uint64("to", fork))
 		}
 	}
@@ -311,6 +309,9 @@ func (a *Activities) rewindAggregator(ctx context.Context, fork uint64, log *zap
 		log.Warn("could not rewind the aggregator to the fork point; it finds the reorganisation itself", zap.Uint64("fork_point", fork), zap.Error(err))
 	}
 }
+
+// logger is the job's logger with the chain named.
+func (j *Job) logger() *zap.Logger { return j.Log.With(zap.String("chain_id", j.ChainID)) }
 
 // satAdd adds without wrapping past MaxUint64.
 func satAdd(a, b uint64) uint64 {
