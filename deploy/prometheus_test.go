@@ -10,6 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/aggregate"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/retention"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/streamappend"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tokenmeta"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
@@ -115,7 +119,8 @@ func (d *describer) MustRegister(cs ...prometheus.Collector) {
 func (d *describer) Unregister(prometheus.Collector) bool { return false }
 
 // exportedMetrics is every metric name the worker registers: the
-// indexer's (pkg/metrics) and the node clients' (pkg/rpc).
+// indexer's (pkg/metrics), the side jobs' (pkg/indexer/jobs) and the node
+// clients' (pkg/rpc).
 func exportedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	d := &describer{t: t, names: map[string]bool{}}
@@ -123,6 +128,10 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	metrics.NewChains(d)
 	metrics.NewTokens(d)
 	metrics.RegisterDisk(d, nil)
+	aggregate.NewMetrics(d)
+	retention.NewMetrics(d)
+	streamappend.NewMetrics(d)
+	tokenmeta.NewMetrics(d)
 	rpc.NewMetrics(d)
 	require.Contains(t, d.names, "indexer_watermark_height")
 	require.Contains(t, d.names, "rpc_endpoint_healthy")

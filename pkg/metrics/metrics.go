@@ -66,18 +66,11 @@ type Metrics struct {
 	PushHeadHeight      *prometheus.GaugeVec
 	PushHealthy         *prometheus.GaugeVec
 
-	// Derived data (the aggregator's series are its package's:
-	// pkg/indexer/jobs/aggregate). PrunedHeight is the highest height whose detailed rows retention
-	// removed; PruneDeletions counts what it started, by method
-	// (partition: a partition dropped; mutation: a DELETE mutation), per
-	// table.
-	PrunedHeight   *prometheus.GaugeVec
-	PruneDeletions *prometheus.CounterVec
+	// The side jobs' series are their packages' (pkg/indexer/jobs/<job>:
+	// the aggregator's, retention's).
 
 	// Call traces (traces.go).
 	Traces
-	// The change stream (stream.go).
-	Stream
 	// Webhook deliveries (webhooks.go).
 	Webhooks
 }
@@ -200,23 +193,13 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "push_healthy",
 			Help: "1 while the push source is subscribed and delivered a head within stall_after, else 0 (pull then takes every height).",
 		}, chain),
-		PrunedHeight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "indexer_pruned_height",
-			Help: "Highest height whose detailed rows retention removed (blocks, transactions, logs, look-up tables); only chains with retention on have it.",
-		}, chain),
-		PruneDeletions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "indexer_prune_deletions_total",
-			Help: "Deletions retention started, by table and method: partition (a partition holding only this chain, wholly pruned, dropped) or mutation (ALTER TABLE ... DELETE, run by ClickHouse in the background).",
-		}, []string{"chain_id", "table", "method"}),
 	}
 	reg.MustRegister(m.Watermark, m.Head, m.BlocksIndexed, m.TxsIndexed, m.LogsIndexed,
 		m.IndexDuration, m.IndexErrors, m.PoisonedAttempts, m.UnconfirmedHeads, m.NotProduced, m.ChainHalted, m.DeepReorgs, m.Reorgs, m.ReorgDepth,
 		m.HeightsIndexed, m.RangeDuration, m.RangeHandoffs, m.SchedulerScheduled, m.SchedulerBatchDuration,
 		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority,
-		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy,
-		m.PrunedHeight, m.PruneDeletions)
+		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy)
 	m.Traces = newTraces(reg)
-	m.Stream = newStream(reg)
 	m.Webhooks = newWebhooks(reg)
 	return m
 }

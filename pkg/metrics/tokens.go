@@ -2,7 +2,8 @@ package metrics
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// Tokens are the series of token transfers and token metadata.
+// Tokens are the write path's series of token transfers (token
+// metadata's are its job's: pkg/indexer/jobs/tokenmeta).
 type Tokens struct {
 	// Transfers counts token_transfers rows written, by standard; a
 	// height written again (a retry, a reorganisation) counts again.
@@ -10,9 +11,6 @@ type Tokens struct {
 	// Malformed counts logs with a transfer event's topic0 that fit no
 	// standard's shape (no row), by reason (pkg/tokens.Reasons).
 	Malformed *prometheus.CounterVec
-	// Metadata counts tokens asked for their metadata, by outcome:
-	// complete (name, symbol and decimals), partial, none.
-	Metadata *prometheus.CounterVec
 }
 
 // NewTokens creates the token series and registers them on reg.
@@ -26,11 +24,7 @@ func NewTokens(reg prometheus.Registerer) *Tokens {
 			Name: "indexer_token_transfers_malformed_total",
 			Help: "Logs with a token transfer event's topic0 that fit no standard's shape and gave no row, by reason.",
 		}, []string{"chain_id", "reason"}),
-		Metadata: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "indexer_token_metadata_total",
-			Help: "Tokens asked for their metadata with eth_call, by outcome (complete, partial, none).",
-		}, []string{"chain_id", "outcome"}),
 	}
-	reg.MustRegister(t.Transfers, t.Malformed, t.Metadata)
+	reg.MustRegister(t.Transfers, t.Malformed)
 	return t
 }

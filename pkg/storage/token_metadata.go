@@ -10,7 +10,7 @@ import (
 
 // token_metadata (migration 0047): a token's name, symbol, decimals and
 // total supply, asked of its contract once by the TokenMetadata workflow
-// (pkg/indexer/activity/token_metadata.go), which walks the transfers in
+// (pkg/indexer/jobs/tokenmeta), which walks the transfers in
 // height order behind the watermark (StateTokenMetadataHeight) and asks
 // only about tokens it has no row for.
 

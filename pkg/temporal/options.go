@@ -260,34 +260,6 @@ func (o Options) ScanSchedule(scheduleID, workflowID, workflowType, what string,
 	}
 }
 
-// PruneSchedule is the Schedule that runs the chain's Prune workflow every
-// `every` with input arg (mode: types.IndexMode prune); only a chain with
-// retention on has it.
-func (o Options) PruneSchedule(every time.Duration, mode string, arg any) PeriodicWorkflow {
-	p := o.ScanSchedule(PruneScheduleID(o.ChainID), PruneWorkflowID(o.ChainID), PruneWorkflow, "retention", every, mode, arg)
-	p.Timeout = o.PruneTimeout()
-	return p
-}
-
-// activity.
-func (o Options) AggregateTimeout() time.Duration { return 10 * time.Minute }
-
-// PruneActivity is for the Prune activity on the admin queue: partition
-// drops and starting mutations take seconds (the mutations themselves run
-// in ClickHouse's background); attempts are bounded by the run's timeout,
-// and the next run tries again.
-func (o Options) PruneActivity() workflow.ActivityOptions {
-	return workflow.ActivityOptions{
-		TaskQueue:           AdminQueue(o.ChainID),
-		StartToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout:    time.Minute,
-		RetryPolicy:         RetryPolicy(o.Retry.Prune),
-	}
-}
-
-// PruneTimeout bounds one Prune run.
-func (o Options) PruneTimeout() time.Duration { return 20 * time.Minute }
-
 // ScanTimeout bounds one HeadScan or GapScan run, well under its period so
 // that the Schedule's skip policy never holds back the next run for long.
 func (o Options) ScanTimeout() time.Duration { return 5 * time.Minute }

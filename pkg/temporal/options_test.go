@@ -117,14 +117,7 @@ func TestScanSchedules(t *testing.T) {
 	require.Equal(t, temporal.GapScanWorkflow, g.Workflow)
 	require.Equal(t, map[string]any{temporal.AttrChainID: "eth", temporal.AttrIndexMode: "gap"}, attrs(t, g.SearchAttributes))
 
-	// Retention's Schedule: same shape, its own ID, mode and run
-	// timeout, longer than its activity's (the aggregator's: its package).
-	pr := o.PruneSchedule(time.Hour, "prune", "in")
-	require.Equal(t, "eth:prune", pr.ScheduleID)
-	require.Equal(t, temporal.PruneWorkflow, pr.Workflow)
-	require.Equal(t, map[string]any{temporal.AttrChainID: "eth", temporal.AttrIndexMode: "prune"}, attrs(t, pr.SearchAttributes))
-	require.Equal(t, "retention of chain eth, every 1h0m0s", pr.Summary)
-	require.Greater(t, pr.Timeout, o.PruneActivity().StartToCloseTimeout)
+	// The side jobs' Schedules: their packages' tests (pkg/indexer/jobs).
 	require.Equal(t, []string{"eth:headscan", "eth:gapscan", "eth:aggregate", "eth:prune", "eth:token-metadata", "eth:traces-backfill", "eth:stream"}, temporal.ScheduleIDs("eth"))
 }
 

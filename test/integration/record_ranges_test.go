@@ -15,6 +15,7 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/aggregate"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/retention"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/temporal"
@@ -118,7 +119,7 @@ func TestRecordReplayHistoriesRanges(t *testing.T) {
 	agg := waitRun(t, tc, chainID, temporal.AggregateWorkflow, func(r aggregate.Result) bool { return r.Counted > 0 && r.Height >= 60 })
 	writeHistory(t, tc, dir, "aggregate-catchup", agg.id, agg.run)
 	require.NoError(t, temporal.TriggerSchedule(ctx, tc, temporal.PruneScheduleID(chainID)))
-	pr := waitRun(t, tc, chainID, temporal.PruneWorkflow, func(r types.PruneResult) bool { return r.Raised })
+	pr := waitRun(t, tc, chainID, temporal.PruneWorkflow, func(r retention.Result) bool { return r.Raised })
 	writeHistory(t, tc, dir, "prune-pruned", pr.id, pr.run)
 
 	// A pause while the scheduler runs: no Schedule may start a second one

@@ -38,19 +38,12 @@ type Chain struct {
 	// BacklogConcurrency is index.backlog_concurrency: how many of the
 	// backlog's single heights fetch and write at once (backlog.go).
 	BacklogConcurrency int
-	// Retention is the chain's retention (retention.*), and
-	// RetentionMargin the heights below the watermark it never prunes
-	// (config.Chain.RetentionMargin).
-	Retention       config.Retention
-	RetentionMargin uint64
 	// Traces is true while the chain is indexed with its call traces (the
 	// traces setting, auto resolved by the worker's probe): a height is
 	// written only with them. TraceBackfill tunes the backfill of heights
 	// indexed without them (traces_backfill.go).
 	Traces        bool
 	TraceBackfill config.TraceBackfill
-	// Stream is the chain's change stream (stream.go).
-	Stream config.Stream
 }
 
 // NewChain is the Chain of a configured chain, with its client and its
@@ -61,9 +54,7 @@ func NewChain(id string, client rpc.Client, o temporal.Options, ch config.Chain)
 		ConfirmationDepth: ch.ConfirmationDepth, PushLagThreshold: ch.Push.LagThreshold,
 		WriteBatch: ch.Index.WriteBatch, WriteBatchRows: ch.Index.WriteBatchRows,
 		BacklogConcurrency: ch.Index.BacklogConcurrency,
-		Retention:          ch.Retention, RetentionMargin: ch.RetentionMargin(),
-		Traces: ch.Traces.Enabled(), TraceBackfill: ch.Traces.Backfill,
-		Stream: ch.Stream,
+		Traces:             ch.Traces.Enabled(), TraceBackfill: ch.Traces.Backfill,
 	}
 }
 
@@ -76,7 +67,6 @@ type Activities struct {
 	Store    Store
 	Temporal client.Client
 	Metrics  *metrics.Metrics
-	Tokens   *metrics.Tokens // nil: not counted (token_metadata.go)
 	Log      *zap.Logger
 	// Push is the chain's push source in this process; nil means pull
 	// only. Set before the workers start, read-only afterwards.

@@ -5,10 +5,15 @@ import (
 	"testing"
 	"time"
 
+	sdkactivity "go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/retention"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
@@ -18,16 +23,24 @@ import (
 func newPruneFixture(t *testing.T, r config.Retention, margin uint64) *reorgFixture {
 	t.Helper()
 	f := newAggregateFixture(t, 0, 1000)
-	f.acts.Chain.Retention, f.acts.Chain.RetentionMargin = r, margin
+	st := retention.SettingsOf(config.DefaultChain())
+	st.StartHeight, st.Retention, st.Margin = f.acts.Chain.StartHeight, r, margin
+	f.ret = &retention.Job{
+		ChainID: f.chainID, Settings: st, Options: f.acts.Chain.Options, Store: f.store, Progress: f.acts,
+		Metrics: retention.NewMetrics(prometheus.NewRegistry()), Log: f.acts.Log,
+	}
 	f.node.grow('a', 300, func(h uint64) int { return int(h%3) + 1 })
 	return f
 }
 
-func (f *reorgFixture) prune() types.PruneResult {
+func (f *reorgFixture) prune() retention.Result {
 	f.t.Helper()
-	v, err := f.env.ExecuteActivity(f.acts.Prune, types.PruneInput{ChainID: f.chainID})
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(f.ret.Prune, sdkactivity.RegisterOptions{Name: retention.ActivityName})
+	v, err := env.ExecuteActivity(retention.ActivityName, retention.Input{ChainID: f.chainID})
 	require.NoError(f.t, err)
-	var res types.PruneResult
+	var res retention.Result
 	require.NoError(f.t, v.Get(&res))
 	return res
 }
@@ -91,8 +104,8 @@ func TestPruneKeepsTheNewestHeights(t *testing.T) {
 	ok, err := f.store.IsIndexed(context.Background(), f.chainID, 5)
 	require.NoError(t, err)
 	require.True(t, ok, "the marks stay: a pruned height is never indexed again")
-	require.Equal(t, 200.0, testkit.Value(t, f.acts.Metrics.PrunedHeight.WithLabelValues(f.chainID)))
-	require.Equal(t, 1.0, testkit.Value(t, f.acts.Metrics.PruneDeletions.WithLabelValues(f.chainID, "blocks", "mutation")))
+	require.Equal(t, 200.0, testkit.Value(t, f.ret.Metrics.PrunedHeight.WithLabelValues(f.chainID)))
+	require.Equal(t, 1.0, testkit.Value(t, f.ret.Metrics.Deletions.WithLabelValues(f.chainID, "blocks", "mutation")))
 
 	v, err := f.env.ExecuteActivity(f.acts.Watermark, f.chainID)
 	require.NoError(t, err)

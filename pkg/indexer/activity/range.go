@@ -16,6 +16,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/rpc"
+	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // How a range treats heights that fail. The fetch is pkg/rpc's alone: it
@@ -75,7 +76,7 @@ func (a *Activities) IndexRange(ctx context.Context, in types.IndexRangeInput) (
 		// Only counters: which heights are done, the database says.
 		_ = activity.GetHeartbeatDetails(ctx, &r.prior)
 	}
-	stop := r.heartbeatEvery(ctx, heartbeatPeriod(info.HeartbeatTimeout))
+	stop := r.heartbeatEvery(ctx, temporal.HeartbeatPeriod(info.HeartbeatTimeout))
 	res, err := r.run(ctx, info.Attempt)
 	stop()
 	a.Metrics.RangeDuration.WithLabelValues(chainID).Observe(time.Since(began).Seconds())
@@ -366,7 +367,7 @@ func (r *rangeRun) heartbeatEvery(ctx context.Context, period time.Duration) (st
 		r.mu.Unlock()
 		activity.RecordHeartbeat(ctx, p)
 	}
-	halt := tickUntil(ctx, period, beat)
+	halt := temporal.TickUntil(ctx, period, beat)
 	return func() {
 		halt()
 		beat()

@@ -19,6 +19,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/aggregate"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/retention"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/rpc"
@@ -136,6 +137,8 @@ type reorgFixture struct {
 	// agg is the chain's aggregator (newAggregateFixture only), told of
 	// the repairs as the worker wires it.
 	agg *aggregate.Job
+	// ret is the chain's retention (newPruneFixture only).
+	ret *retention.Job
 }
 
 func newReorgFixture(t *testing.T, depth int) *reorgFixture {

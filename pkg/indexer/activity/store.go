@@ -2,7 +2,6 @@ package activity
 
 import (
 	"context"
-	"time"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/storage"
@@ -10,8 +9,8 @@ import (
 
 // Store is what the activities need of the database: the one write path,
 // the progress questions of the scans and the scheduler, per-chain state,
-// and what retention and the side jobs still here read and write (the
-// aggregator's are pkg/indexer/jobs/aggregate's own). *storage.ClickHouse
+// and what the side jobs still here read and write (the aggregator's and
+// retention's are their packages' own, pkg/indexer/jobs). *storage.ClickHouse
 // implements it; the query API and the chain registry declare their own.
 type Store interface {
 	// WriteBlocks writes N >= 1 heights (distinct, any order) as one unit,
@@ -54,23 +53,6 @@ type Store interface {
 	TraceTargets(ctx context.Context, chainID string, heights []uint64) (map[uint64]*chain.BlockData, error)
 	WriteTraces(ctx context.Context, chainID string, blocks []*chain.BlockData) (skipped []uint64, err error)
 	TraceBackfillState(ctx context.Context, chainID string) (storage.TraceBackfill, error)
-
-	// Retention (prune.go).
-	PruneRows(ctx context.Context, chainID string, height uint64) (storage.PruneResult, error)
-	HighestBlockBefore(ctx context.Context, chainID string, from, to uint64, cutoff time.Time) (uint64, bool, error)
-	PendingMutations(ctx context.Context) (uint64, error)
-
-	// The change stream's log and the block headers its appender compares
-	// (stream.go; with Watermark above, a stream.Store).
-	StreamTail(ctx context.Context, chainID string, n int) ([]storage.StreamEvent, error)
-	StreamedAt(ctx context.Context, chainID string, from, to uint64) (map[uint64]storage.StreamEvent, error)
-	AppendStreamEvents(ctx context.Context, chainID string, events []storage.StreamEvent) error
-	BlockHeaders(ctx context.Context, chainID string, from, to uint64) ([]storage.BlockHeader, error)
-
-	// Token metadata (token_metadata.go).
-	TokensInRange(ctx context.Context, chainID string, from, to uint64) ([]storage.SeenToken, error)
-	TokenMetadata(ctx context.Context, chainID string, tokens []string) (map[string]storage.TokenMetadata, error)
-	WriteTokenMetadata(ctx context.Context, chainID string, ms []storage.TokenMetadata) error
 }
 
 var _ Store = (*storage.ClickHouse)(nil)

@@ -22,6 +22,9 @@ import (
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/aggregate"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/retention"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/streamappend"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tokenmeta"
 	"github.com/tideline-dev/tideline/pkg/indexer/lifecycle"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/indexer/workflow"
@@ -118,12 +121,12 @@ func createSchedules(t *testing.T, tc client.Client, id string, paused bool) {
 		o.HeadScanSchedule(time.Hour, string(types.IndexModeDirect), types.HeadScanInput{ChainID: id}),
 		o.GapScanSchedule(time.Hour, string(types.IndexModeGap), types.GapScanInput{ChainID: id}),
 		aggregate.Schedule(o, time.Hour),
-		o.PruneSchedule(time.Hour, string(types.IndexModePrune), types.PruneInput{ChainID: id}),
-		o.TokenMetadataSchedule(string(types.IndexModeTokenMetadata), types.TokenMetadataInput{ChainID: id}),
+		retention.Schedule(o, time.Hour),
+		tokenmeta.Schedule(o),
 		o.TraceBackfillSchedule(time.Hour, string(types.IndexModeTraces), types.TraceBackfillInput{ChainID: id}),
-		// Every temporal.StreamRunFor (a minute): none fires in a test
+		// Every streamappend.RunFor (a minute): none fires in a test
 		// either.
-		o.StreamSchedule(string(types.IndexModeStream), types.StreamInput{ChainID: id}),
+		streamappend.Schedule(o),
 	} {
 		// Created paused, so that none fires at once (a new Schedule
 		// does), then unpaused if asked.

@@ -34,7 +34,6 @@ type process struct {
 	metrics    *metrics.Metrics
 	jobMetrics jobMetrics
 	chains     *metrics.Chains
-	tokens     *metrics.Tokens
 	rpcMetrics *rpc.Metrics
 	log        *zap.Logger
 	opts       Options
@@ -99,7 +98,6 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 		Store:    p.store,
 		Temporal: p.tc,
 		Metrics:  p.metrics,
-		Tokens:   p.tokens,
 		Log:      p.log,
 	}
 	r.acts.Chain.Traces = traces

@@ -28,6 +28,9 @@ import (
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/aggregate"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/retention"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/streamappend"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tokenmeta"
 	"github.com/tideline-dev/tideline/pkg/indexer/push"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/indexer/webhook"
@@ -67,7 +70,7 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg)
-	jm := jobMetrics{aggregate: aggregate.NewMetrics(reg)}
+	jm := newJobMetrics(reg)
 	rpcMetrics := rpc.NewMetrics(reg)
 
 	openCtx, cancelOpen := context.WithTimeout(ctx, StartupTimeout)
@@ -99,7 +102,7 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 	tokens := metrics.NewTokens(reg)
 	store.OnTransfers(transferObserver(tokens))
 	p := &process{
-		cfg: cfg, tc: tc, store: store, metrics: m, jobMetrics: jm, chains: metrics.NewChains(reg), tokens: tokens, rpcMetrics: rpcMetrics, log: log, opts: opts,
+		cfg: cfg, tc: tc, store: store, metrics: m, jobMetrics: jm, chains: metrics.NewChains(reg), rpcMetrics: rpcMetrics, log: log, opts: opts,
 		lookupEnv:        os.LookupEnv,
 		sender:           webhook.NewSender(cfg.Webhooks.WithDefaults().RequestTimeout),
 		searchAttributes: EnsureSearchAttributes(startCtx, tc, cfg.Temporal.Namespace, log),
@@ -152,10 +155,7 @@ func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activit
 	w.RegisterWorkflowWithOptions(wfs.IndexRange, sdkworkflow.RegisterOptions{Name: temporal.IndexRangeWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.Scheduler, sdkworkflow.RegisterOptions{Name: temporal.SchedulerWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.GapScan, sdkworkflow.RegisterOptions{Name: temporal.GapScanWorkflow})
-	w.RegisterWorkflowWithOptions(wfs.Prune, sdkworkflow.RegisterOptions{Name: temporal.PruneWorkflow})
-	w.RegisterWorkflowWithOptions(wfs.TokenMetadata, sdkworkflow.RegisterOptions{Name: temporal.TokenMetadataWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.TraceBackfill, sdkworkflow.RegisterOptions{Name: temporal.TraceBackfillWorkflow})
-	w.RegisterWorkflowWithOptions(wfs.StreamAppend, sdkworkflow.RegisterOptions{Name: temporal.StreamAppendWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.WebhookDelivery, sdkworkflow.RegisterOptions{Name: temporal.WebhookWorkflow})
 	w.RegisterActivity(acts)
 	for _, j := range jobs {
@@ -175,10 +175,10 @@ func EnsureSchedules(ctx context.Context, c client.Client, o temporal.Options, c
 		o.HeadScanSchedule(ch.HeadScan.Interval, string(types.IndexModeDirect), types.HeadScanInput{ChainID: o.ChainID}),
 		o.GapScanSchedule(ch.GapScan.Interval, string(types.IndexModeGap), types.GapScanInput{ChainID: o.ChainID}),
 		aggregate.Schedule(o, ch.Aggregator.Interval),
-		o.TokenMetadataSchedule(string(types.IndexModeTokenMetadata), types.TokenMetadataInput{ChainID: o.ChainID}),
+		tokenmeta.Schedule(o),
 	}
 	if ch.Retention.Enabled() {
-		schedules = append(schedules, o.PruneSchedule(ch.Retention.Interval, string(types.IndexModePrune), types.PruneInput{ChainID: o.ChainID}))
+		schedules = append(schedules, retention.Schedule(o, ch.Retention.Interval))
 	} else if _, err := temporal.DeleteSchedule(ctx, c, temporal.PruneScheduleID(o.ChainID)); err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func EnsureSchedules(ctx context.Context, c client.Client, o temporal.Options, c
 		return err
 	}
 	if ch.Stream.Enabled {
-		schedules = append(schedules, o.StreamSchedule(string(types.IndexModeStream), types.StreamInput{ChainID: o.ChainID}))
+		schedules = append(schedules, streamappend.Schedule(o))
 	} else if _, err := temporal.DeleteSchedule(ctx, c, temporal.StreamScheduleID(o.ChainID)); err != nil {
 		return err
 	}

@@ -1,17 +1,13 @@
 package workflow_test
 
 import (
-	"context"
 	"testing"
 
-	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
-	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // Heights at or below the pruned height are gone on purpose: when the
@@ -49,23 +45,4 @@ func TestScanFloorZeroIsTheStartHeight(t *testing.T) {
 	r := newRecorder(100)
 	res, _ := runHeadScan(t, newWorkflows(chainConfig(func(c *config.Chain) { c.StartHeight = 30 })), f, r, t0)
 	require.Equal(t, uint64(11), res.Pending, "30..40")
-}
-
-// The Prune workflow runs its one activity on the admin queue and returns
-// its result.
-func TestPruneWorkflowRunsItsActivity(t *testing.T) {
-	env := newEnv(newWorkflows(chainConfig(nil)), t0)
-	want := types.PruneResult{PrunedHeight: 200, HasPruned: true, Target: 200, Raised: true, Mutated: []string{"blocks"}}
-	var info activity.Info
-	env.OnActivity(acts.Prune, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in types.PruneInput) (types.PruneResult, error) {
-			info = activity.GetInfo(ctx)
-			return want, nil
-		})
-	env.ExecuteWorkflow(temporal.PruneWorkflow, types.PruneInput{ChainID: chainID})
-	require.NoError(t, env.GetWorkflowError())
-	var got types.PruneResult
-	require.NoError(t, env.GetWorkflowResult(&got))
-	require.Equal(t, want, got)
-	require.Equal(t, temporal.AdminQueue(chainID), info.TaskQueue)
 }

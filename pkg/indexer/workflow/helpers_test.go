@@ -69,7 +69,6 @@ func newEnv(wfs *indexwf.Workflows, start time.Time) *testsuite.TestWorkflowEnvi
 	env.RegisterWorkflowWithOptions(wfs.Scheduler, workflow.RegisterOptions{Name: temporal.SchedulerWorkflow})
 	env.RegisterWorkflowWithOptions(wfs.IndexBlock, workflow.RegisterOptions{Name: temporal.IndexBlockWorkflow})
 	env.RegisterWorkflowWithOptions(wfs.IndexRange, workflow.RegisterOptions{Name: temporal.IndexRangeWorkflow})
-	env.RegisterWorkflowWithOptions(wfs.Prune, workflow.RegisterOptions{Name: temporal.PruneWorkflow})
 	env.RegisterActivity(&activity.Activities{})
 	return env
 }

@@ -1,4 +1,4 @@
-package activity
+package tokenmeta
 
 import (
 	"context"
@@ -10,10 +10,8 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 	"github.com/tideline-dev/tideline/pkg/storage"
-	"github.com/tideline-dev/tideline/pkg/temporal"
 	"github.com/tideline-dev/tideline/pkg/tokens"
 )
 
@@ -37,20 +35,20 @@ const (
 	metadataConcurrency = 4
 )
 
-// TokenMetadata is the activity: see above. It returns after
-// temporal.TokenMetadataBudget with its progress saved.
-func (a *Activities) TokenMetadata(ctx context.Context, in types.TokenMetadataInput) (types.TokenMetadataResult, error) {
-	id := a.Chain.ID
-	var res types.TokenMetadataResult
-	caller, ok := a.Chain.RPC.(rpc.Caller)
+// TokenMetadata is the activity: see above. It returns after Budget with
+// its progress saved.
+func (j *Job) TokenMetadata(ctx context.Context, in Input) (Result, error) {
+	id := j.ChainID
+	var res Result
+	caller, ok := j.RPC.(rpc.Caller)
 	if !ok {
-		return res, fmt.Errorf("chain %s: token metadata: the chain's client (%T) cannot make eth_call", id, a.Chain.RPC)
+		return res, fmt.Errorf("chain %s: token metadata: the chain's client (%T) cannot make eth_call", id, j.RPC)
 	}
-	wm, found, err := a.Store.LoadState(ctx, id, storage.StateWatermark)
+	wm, found, err := j.Store.LoadState(ctx, id, storage.StateWatermark)
 	if err != nil {
 		return res, fmt.Errorf("chain %s: token metadata: reading the watermark: %w", id, err)
 	}
-	done, has, err := a.Store.LoadState(ctx, id, storage.StateTokenMetadataHeight)
+	done, has, err := j.Store.LoadState(ctx, id, storage.StateTokenMetadataHeight)
 	if err != nil {
 		return res, fmt.Errorf("chain %s: token metadata: reading %s: %w", id, storage.StateTokenMetadataHeight, err)
 	}
@@ -58,18 +56,18 @@ func (a *Activities) TokenMetadata(ctx context.Context, in types.TokenMetadataIn
 	if !found {
 		return res, nil
 	}
-	from := a.Chain.StartHeight
+	from := j.StartHeight
 	if has && done+1 > from {
 		from = done + 1
 	}
-	deadline := time.Now().Add(temporal.TokenMetadataBudget)
+	deadline := time.Now().Add(Budget)
 	for from <= wm {
 		if time.Now().After(deadline) {
 			res.More = true
 			return res, nil
 		}
 		to := min(wm, from+metadataChunk-1)
-		complete, err := a.metadataOfRange(ctx, caller, from, to, deadline, &res)
+		complete, err := j.metadataOfRange(ctx, caller, from, to, deadline, &res)
 		if err != nil {
 			return res, err
 		}
@@ -77,7 +75,7 @@ func (a *Activities) TokenMetadata(ctx context.Context, in types.TokenMetadataIn
 			res.More = true
 			return res, nil
 		}
-		if err := a.Store.SaveState(ctx, id, storage.StateTokenMetadataHeight, to); err != nil {
+		if err := j.Store.SaveState(ctx, id, storage.StateTokenMetadataHeight, to); err != nil {
 			return res, fmt.Errorf("chain %s: token metadata: saving %s %d: %w", id, storage.StateTokenMetadataHeight, to, err)
 		}
 		res.Height, res.HasHeight = to, true
@@ -90,9 +88,9 @@ func (a *Activities) TokenMetadata(ctx context.Context, in types.TokenMetadataIn
 // metadataOfRange asks every token with a transfer in [from, to] and no
 // metadata row yet, and stores what each answered. complete is false when
 // the deadline came first (what was asked is stored).
-func (a *Activities) metadataOfRange(ctx context.Context, caller rpc.Caller, from, to uint64, deadline time.Time, res *types.TokenMetadataResult) (bool, error) {
-	id := a.Chain.ID
-	seen, err := a.Store.TokensInRange(ctx, id, from, to)
+func (j *Job) metadataOfRange(ctx context.Context, caller rpc.Caller, from, to uint64, deadline time.Time, res *Result) (bool, error) {
+	id := j.ChainID
+	seen, err := j.Store.TokensInRange(ctx, id, from, to)
 	if err != nil {
 		return false, fmt.Errorf("chain %s: token metadata: %w", id, err)
 	}
@@ -100,7 +98,7 @@ func (a *Activities) metadataOfRange(ctx context.Context, caller rpc.Caller, fro
 	for i, t := range seen {
 		names[i] = t.Token
 	}
-	known, err := a.Store.TokenMetadata(ctx, id, names)
+	known, err := j.Store.TokenMetadata(ctx, id, names)
 	if err != nil {
 		return false, fmt.Errorf("chain %s: token metadata: %w", id, err)
 	}
@@ -131,7 +129,7 @@ func (a *Activities) metadataOfRange(ctx context.Context, caller rpc.Caller, fro
 		if err := g.Wait(); err != nil {
 			return false, err
 		}
-		if err := a.Store.WriteTokenMetadata(ctx, id, rows); err != nil {
+		if err := j.Store.WriteTokenMetadata(ctx, id, rows); err != nil {
 			return false, fmt.Errorf("chain %s: token metadata: %w", id, err)
 		}
 		for _, m := range rows {
@@ -140,10 +138,10 @@ func (a *Activities) metadataOfRange(ctx context.Context, caller rpc.Caller, fro
 			if outcome != "none" {
 				res.Answered++
 			}
-			if a.Tokens != nil {
-				a.Tokens.Metadata.WithLabelValues(id, outcome).Inc()
+			if j.Metrics != nil {
+				j.Metrics.Asked.WithLabelValues(id, outcome).Inc()
 			}
-			a.logger().Debug("token metadata", zap.String("token", m.Token), zap.String("outcome", outcome))
+			j.Log.Debug("token metadata", zap.String("chain_id", id), zap.String("token", m.Token), zap.String("outcome", outcome))
 		}
 		activity.RecordHeartbeat(ctx, from)
 	}

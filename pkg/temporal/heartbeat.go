@@ -1,4 +1,4 @@
-package activity
+package temporal
 
 import (
 	"context"
@@ -8,26 +8,29 @@ import (
 	"go.temporal.io/sdk/activity"
 )
 
-// heartbeatPeriod heartbeats well within the timeout (the SDK batches
+// The pace of activity heartbeats, one place for the indexing path and
+// every side job.
+
+// HeartbeatPeriod heartbeats well within the timeout (the SDK batches
 // heartbeats anyway).
-func heartbeatPeriod(timeout time.Duration) time.Duration {
+func HeartbeatPeriod(timeout time.Duration) time.Duration {
 	if timeout <= 0 {
 		return 5 * time.Second
 	}
 	return max(timeout/4, 100*time.Millisecond)
 }
 
-// heartbeatWhile heartbeats details now and every period until stop is
+// HeartbeatWhile heartbeats details now and every period until stop is
 // called (or ctx ends), for an activity waiting on one long call.
-func heartbeatWhile(ctx context.Context, period time.Duration, details any) (stop func()) {
+func HeartbeatWhile(ctx context.Context, period time.Duration, details any) (stop func()) {
 	beat := func() { activity.RecordHeartbeat(ctx, details) }
 	beat()
-	return tickUntil(ctx, period, beat)
+	return TickUntil(ctx, period, beat)
 }
 
-// tickUntil calls beat every period, from its own goroutine, until stop is
+// TickUntil calls beat every period, from its own goroutine, until stop is
 // called or ctx ends; stop returns once the goroutine has.
-func tickUntil(ctx context.Context, period time.Duration, beat func()) (stop func()) {
+func TickUntil(ctx context.Context, period time.Duration, beat func()) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -1,4 +1,4 @@
-package activity
+package retention
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/storage"
+	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // Retention: a chain with retention.keep_heights or retention.keep_days
@@ -29,7 +29,7 @@ import (
 //     - the newest block older than keep_days;
 //  3. raises pruned_height in chain_state to the target FIRST: readers
 //     (the query API answers 410 Gone at or below it) and the scans (the
-//     floor, watermark.go) stop looking there before any row goes;
+//     floor: the indexer's watermark.go) stop looking there before any row goes;
 //  4. deletes every row of the chain at or below pruned_height from the
 //     detail and look-up tables (storage.PruneRows: partition drops where
 //     a partition holds only this chain, else a DELETE mutation), also
@@ -40,20 +40,20 @@ import (
 // says why).
 
 // Prune applies the chain's retention once.
-func (a *Activities) Prune(ctx context.Context, in types.PruneInput) (types.PruneResult, error) {
-	c, chainID := a.Chain, a.Chain.ID
-	log := a.logger()
-	var res types.PruneResult
+func (j *Job) Prune(ctx context.Context, in Input) (Result, error) {
+	c, chainID := j.Settings, j.ChainID
+	log := j.Log.With(zap.String("chain_id", chainID))
+	var res Result
 	if !c.Retention.Enabled() {
 		res.Skipped = "retention is off for this chain"
 		return res, nil
 	}
-	pruned, has, err := a.Store.LoadState(ctx, chainID, storage.StatePrunedHeight)
+	pruned, has, err := j.Store.LoadState(ctx, chainID, storage.StatePrunedHeight)
 	if err != nil {
 		return res, fmt.Errorf("chain %s: read %s: %w", chainID, storage.StatePrunedHeight, err)
 	}
 	res.PrunedHeight, res.HasPruned = pruned, has
-	pending, err := a.Store.PendingMutations(ctx)
+	pending, err := j.Store.PendingMutations(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -62,13 +62,13 @@ func (a *Activities) Prune(ctx context.Context, in types.PruneInput) (types.Prun
 		log.Info("retention waits for running mutations", zap.Uint64("pending", pending))
 		return res, nil
 	}
-	target, ok, why, err := a.pruneTarget(ctx)
+	target, ok, why, err := j.pruneTarget(ctx)
 	if err != nil {
 		return res, err
 	}
 	res.Target = target
 	if ok && (!has || target > pruned) {
-		if err := a.Store.SaveState(ctx, chainID, storage.StatePrunedHeight, target); err != nil {
+		if err := j.Store.SaveState(ctx, chainID, storage.StatePrunedHeight, target); err != nil {
 			return res, fmt.Errorf("chain %s: save %s %d: %w", chainID, storage.StatePrunedHeight, target, err)
 		}
 		pruned, has, res.Raised = target, true, true
@@ -79,20 +79,20 @@ func (a *Activities) Prune(ctx context.Context, in types.PruneInput) (types.Prun
 		res.Skipped = why
 		return res, nil
 	}
-	a.Metrics.PrunedHeight.WithLabelValues(chainID).Set(float64(pruned))
+	j.Metrics.PrunedHeight.WithLabelValues(chainID).Set(float64(pruned))
 	// Finding what is left and starting the deletions reads each table's
 	// range of the chain: on a long chain's first run that may take longer
 	// than the heartbeat timeout, so heartbeats go on meanwhile.
-	stop := heartbeatWhile(ctx, heartbeatPeriod(activity.GetInfo(ctx).HeartbeatTimeout), res)
-	done, err := a.Store.PruneRows(ctx, chainID, pruned)
+	stop := temporal.HeartbeatWhile(ctx, temporal.HeartbeatPeriod(activity.GetInfo(ctx).HeartbeatTimeout), res)
+	done, err := j.Store.PruneRows(ctx, chainID, pruned)
 	stop()
 	res.Dropped, res.Mutated, res.Reindex = done.Dropped, done.Mutated, done.Reindex
 	for _, d := range done.Dropped {
 		table, _, _ := strings.Cut(d, "/")
-		a.Metrics.PruneDeletions.WithLabelValues(chainID, table, "partition").Inc()
+		j.Metrics.Deletions.WithLabelValues(chainID, table, "partition").Inc()
 	}
 	for _, table := range done.Mutated {
-		a.Metrics.PruneDeletions.WithLabelValues(chainID, table, "mutation").Inc()
+		j.Metrics.Deletions.WithLabelValues(chainID, table, "mutation").Inc()
 	}
 	if len(done.Reindex) > 0 {
 		log.Error("another chain wrote into a partition while retention dropped it; its marks there were deleted so that its scans index those heights again",
@@ -110,9 +110,9 @@ func (a *Activities) Prune(ctx context.Context, in types.PruneInput) (types.Prun
 
 // pruneTarget is the height retention allows pruning up to now (see the
 // list above); ok is false, with the reason, when nothing may be pruned.
-func (a *Activities) pruneTarget(ctx context.Context) (target uint64, ok bool, why string, err error) {
-	c, chainID := a.Chain, a.Chain.ID
-	wm, err := a.Watermark(ctx, chainID)
+func (j *Job) pruneTarget(ctx context.Context) (target uint64, ok bool, why string, err error) {
+	c, chainID := j.Settings, j.ChainID
+	wm, err := j.Progress.Watermark(ctx, chainID)
 	if err != nil {
 		return 0, false, "", err
 	}
@@ -120,11 +120,11 @@ func (a *Activities) pruneTarget(ctx context.Context) (target uint64, ok bool, w
 		return 0, false, "nothing is indexed contiguously yet", nil
 	}
 	floor := max(c.StartHeight, wm.Floor)
-	if wm.Height < floor+c.RetentionMargin {
-		return 0, false, fmt.Sprintf("the watermark %d is within the retention margin (%d heights) of the lowest stored height %d", wm.Height, c.RetentionMargin, floor), nil
+	if wm.Height < floor+c.Margin {
+		return 0, false, fmt.Sprintf("the watermark %d is within the retention margin (%d heights) of the lowest stored height %d", wm.Height, c.Margin, floor), nil
 	}
-	target = wm.Height - c.RetentionMargin
-	agg, found, err := a.Store.LoadState(ctx, chainID, storage.StateAggregatorHeight)
+	target = wm.Height - c.Margin
+	agg, found, err := j.Store.LoadState(ctx, chainID, storage.StateAggregatorHeight)
 	if err != nil {
 		return 0, false, "", fmt.Errorf("chain %s: read %s: %w", chainID, storage.StateAggregatorHeight, err)
 	}
@@ -140,7 +140,7 @@ func (a *Activities) pruneTarget(ctx context.Context) (target uint64, ok bool, w
 	}
 	if days := c.Retention.KeepDays; days > 0 {
 		cutoff := time.Now().Add(-time.Duration(days) * 24 * time.Hour)
-		h, found, err := a.Store.HighestBlockBefore(ctx, chainID, floor, target, cutoff)
+		h, found, err := j.Store.HighestBlockBefore(ctx, chainID, floor, target, cutoff)
 		if err != nil {
 			return 0, false, "", err
 		}

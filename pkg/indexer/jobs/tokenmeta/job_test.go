@@ -1,0 +1,53 @@
+package tokenmeta
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
+
+// The job's Schedule fires every Interval, and an attempt returns at its
+// budget, before its activity's timeout.
+func TestSchedule(t *testing.T) {
+	o := temporal.NewOptions("eth", time.Minute)
+	p := Schedule(o)
+	require.Equal(t, "eth:token-metadata", p.ScheduleID)
+	require.Equal(t, temporal.TokenMetadataWorkflow, p.Workflow)
+	require.Equal(t, Interval, p.Every)
+	require.Equal(t, []any{Input{ChainID: "eth"}}, p.Args)
+	require.Less(t, Budget, activityOptions(o).StartToCloseTimeout)
+	require.Greater(t, p.Timeout, activityOptions(o).StartToCloseTimeout)
+}
+
+// The TokenMetadata workflow runs its one activity on the admin queue,
+// with a heartbeat timeout, and returns its result.
+func TestWorkflowRunsItsActivity(t *testing.T) {
+	const chainID = "meta-wf"
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	j := &Job{ChainID: chainID, Options: temporal.NewOptions(chainID, time.Minute)}
+	env.RegisterWorkflowWithOptions(j.Workflow, workflow.RegisterOptions{Name: temporal.TokenMetadataWorkflow})
+	env.RegisterActivityWithOptions(j.TokenMetadata, activity.RegisterOptions{Name: ActivityName})
+	want := Result{Height: 99, HasHeight: true, Watermark: 99, Tokens: 3, Answered: 2}
+	var info activity.Info
+	env.OnActivity(ActivityName, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in Input) (Result, error) {
+			info = activity.GetInfo(ctx)
+			return want, nil
+		})
+	env.ExecuteWorkflow(temporal.TokenMetadataWorkflow, Input{ChainID: chainID})
+	require.NoError(t, env.GetWorkflowError())
+	var got Result
+	require.NoError(t, env.GetWorkflowResult(&got))
+	require.Equal(t, want, got)
+	require.Equal(t, temporal.AdminQueue(chainID), info.TaskQueue)
+	require.Equal(t, time.Minute, info.HeartbeatTimeout)
+}
