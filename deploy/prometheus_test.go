@@ -14,6 +14,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/retention"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/streamappend"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tokenmeta"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tracebackfill"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
@@ -132,6 +133,7 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	retention.NewMetrics(d)
 	streamappend.NewMetrics(d)
 	tokenmeta.NewMetrics(d)
+	tracebackfill.NewMetrics(d, nil)
 	rpc.NewMetrics(d)
 	require.Contains(t, d.names, "indexer_watermark_height")
 	require.Contains(t, d.names, "rpc_endpoint_healthy")

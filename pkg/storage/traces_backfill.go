@@ -12,8 +12,8 @@ import (
 	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
-// The traces backfill's reads and its write (pkg/indexer/activity,
-// traces_backfill.go): the heights whose mark says their traces are not in,
+// The traces backfill's reads and its write (the side job
+// pkg/indexer/jobs/tracebackfill): the heights whose mark says their traces are not in,
 // the stored blocks to trace (hash and transaction hashes), and
 // WriteTraces, which adds a height's frames without rewriting its block.
 

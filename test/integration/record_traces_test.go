@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/pkg/config"
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tracebackfill"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/loadgen/contracts"
 	"github.com/tideline-dev/tideline/pkg/localstack"
@@ -71,6 +71,6 @@ func TestRecordReplayHistoriesTraces(t *testing.T) {
 	cfg.Chains[chainID] = ch
 	runWorker(t, cfg)
 	deleteChainSchedulesAtEnd(t, chainID)
-	id, run := findRun(t, tc, temporal.TraceBackfillWorkflow, func(r types.TraceBackfillResult) bool { return r.Traced > 0 })
+	id, run := findRun(t, tc, temporal.TraceBackfillWorkflow, func(r tracebackfill.Result) bool { return r.Traced > 0 })
 	writeHistory(t, tc, dir, "tracebackfill-pass", id, run)
 }

@@ -40,10 +40,8 @@ type Chain struct {
 	BacklogConcurrency int
 	// Traces is true while the chain is indexed with its call traces (the
 	// traces setting, auto resolved by the worker's probe): a height is
-	// written only with them. TraceBackfill tunes the backfill of heights
-	// indexed without them (traces_backfill.go).
-	Traces        bool
-	TraceBackfill config.TraceBackfill
+	// written only with them (traces.go).
+	Traces bool
 }
 
 // NewChain is the Chain of a configured chain, with its client and its
@@ -54,7 +52,7 @@ func NewChain(id string, client rpc.Client, o temporal.Options, ch config.Chain)
 		ConfirmationDepth: ch.ConfirmationDepth, PushLagThreshold: ch.Push.LagThreshold,
 		WriteBatch: ch.Index.WriteBatch, WriteBatchRows: ch.Index.WriteBatchRows,
 		BacklogConcurrency: ch.Index.BacklogConcurrency,
-		Traces:             ch.Traces.Enabled(), TraceBackfill: ch.Traces.Backfill,
+		Traces:             ch.Traces.Enabled(),
 	}
 }
 
@@ -81,8 +79,6 @@ type Activities struct {
 	heads   headCache   // the head, shared by the scans and the reorg check (head.go)
 	repairs repairTurns // one reorg repair at a time (reorg.go)
 	held    holds       // writes held after a deep reorganisation (halt.go)
-	// traceRate caps the traces backfill's heights per second (traces_backfill.go).
-	traceRate traceLimiter
 	// backlog caps the backlog's single heights at once (backlog.go).
 	backlog backlogTurns
 	// rowsPerHeight is what the last chunk fetched by a range held per

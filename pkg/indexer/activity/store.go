@@ -9,8 +9,7 @@ import (
 
 // Store is what the activities need of the database: the one write path,
 // the progress questions of the scans and the scheduler, per-chain state,
-// and what the side jobs still here read and write (the aggregator's and
-// retention's are their packages' own, pkg/indexer/jobs). *storage.ClickHouse
+// (the side jobs' are their packages' own, pkg/indexer/jobs). *storage.ClickHouse
 // implements it; the query API and the chain registry declare their own.
 type Store interface {
 	// WriteBlocks writes N >= 1 heights (distinct, any order) as one unit,
@@ -47,12 +46,6 @@ type Store interface {
 	// watermark, the aggregator's and the pruned height).
 	SaveState(ctx context.Context, chainID, key string, value uint64) error
 	LoadState(ctx context.Context, chainID, key string) (uint64, bool, error)
-
-	// The traces backfill (traces_backfill.go).
-	UntracedHeights(ctx context.Context, chainID string, from, to uint64, limit int) ([]uint64, error)
-	TraceTargets(ctx context.Context, chainID string, heights []uint64) (map[uint64]*chain.BlockData, error)
-	WriteTraces(ctx context.Context, chainID string, blocks []*chain.BlockData) (skipped []uint64, err error)
-	TraceBackfillState(ctx context.Context, chainID string) (storage.TraceBackfill, error)
 }
 
 var _ Store = (*storage.ClickHouse)(nil)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	sdkactivity "go.temporal.io/sdk/activity"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,6 +18,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/chain"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tracebackfill"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/rpc"
@@ -57,8 +60,6 @@ func (f *traceFixture) activities(mode rpc.TraceMode) (*activity.Activities, *te
 	f.t.Cleanup(multi.Close)
 	ch := config.DefaultChain()
 	ch.Index.WriteBatch = 25
-	ch.Traces.Backfill.Batch = 30
-	ch.Traces.Backfill.HeightsPerSecond = 100_000
 	f.reg = prometheus.NewRegistry()
 	acts := &activity.Activities{
 		Chain:   activity.NewChain(f.chainID, multi, temporal.NewOptions(f.chainID, ch.Index.ActivityTimeout), ch),
@@ -71,6 +72,19 @@ func (f *traceFixture) activities(mode rpc.TraceMode) (*activity.Activities, *te
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(acts)
 	return acts, env
+}
+
+// backfill is the chain's traces backfill beside acts, as the worker wires
+// it: tracing as acts does, with the fixture's backfill settings.
+func (f *traceFixture) backfill(acts *activity.Activities) *tracebackfill.Job {
+	ch := config.DefaultChain()
+	ch.Traces.Backfill.Batch = 30
+	ch.Traces.Backfill.HeightsPerSecond = 100_000
+	return &tracebackfill.Job{
+		ChainID: f.chainID, Settings: tracebackfill.Settings{Traces: acts.Chain.Traces, Backfill: ch.Traces.Backfill},
+		Options: acts.Chain.Options, RPC: acts.Chain.RPC, Store: f.store, Progress: acts,
+		Metrics: tracebackfill.NewMetrics(prometheus.NewRegistry(), acts.Metrics.TracesWritten), Log: zap.NewNop(),
+	}
 }
 
 func (f *traceFixture) indexRange(env *testsuite.TestActivityEnvironment, acts *activity.Activities, from, to uint64) {
@@ -141,12 +155,16 @@ func TestBackfillFillsTheTracesOfIndexedHeights(t *testing.T) {
 
 	acts, env := f.activities(rpc.TracesParity)
 	ctx := context.Background()
-	require.NoError(t, acts.NoteTracing(ctx))
+	backfill := f.backfill(acts)
+	require.NoError(t, backfill.Prepare(ctx))
 	f.sim.Poison(17, 90)
-	run := func() types.TraceBackfillResult {
-		v, err := env.ExecuteActivity(acts.BackfillTraces, types.TraceBackfillInput{ChainID: f.chainID})
+	run := func() tracebackfill.Result {
+		var suite testsuite.WorkflowTestSuite
+		env := suite.NewTestActivityEnvironment()
+		env.RegisterActivityWithOptions(backfill.BackfillTraces, sdkactivity.RegisterOptions{Name: tracebackfill.ActivityName})
+		v, err := env.ExecuteActivity(tracebackfill.ActivityName, tracebackfill.Input{ChainID: f.chainID})
 		require.NoError(t, err)
-		var res types.TraceBackfillResult
+		var res tracebackfill.Result
 		require.NoError(t, v.Get(&res))
 		return res
 	}
@@ -178,9 +196,9 @@ func TestBackfillFillsTheTracesOfIndexedHeights(t *testing.T) {
 
 	// Tracing off, then on again: the next backfill looks at every height.
 	plain.Chain.Traces = false
-	require.NoError(t, plain.NoteTracing(ctx))
+	require.NoError(t, f.backfill(plain).Prepare(ctx))
 	f.indexRange(plainEnv, plain, 181, 190)
-	require.NoError(t, acts.NoteTracing(ctx))
+	require.NoError(t, backfill.Prepare(ctx))
 	res = run()
 	assert.Equal(t, uint64(10), res.Traced)
 	assert.Equal(t, uint64(0), res.Floor)

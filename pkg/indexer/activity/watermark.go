@@ -21,7 +21,7 @@ import (
 // restart picks up where it was.
 func (a *Activities) Watermark(ctx context.Context, _ string) (types.WatermarkResult, error) {
 	chainID := a.Chain.ID
-	floor, err := a.floor(ctx)
+	floor, err := a.Floor(ctx)
 	if err != nil {
 		return types.WatermarkResult{}, err
 	}
@@ -54,10 +54,11 @@ func (a *Activities) Watermark(ctx context.Context, _ string) (types.WatermarkRe
 	return types.WatermarkResult{Height: h, Found: found, Floor: floor}, nil
 }
 
-// floor is the lowest height the chain's scans index: the start height,
+// Floor is the lowest height the chain's scans index: the start height,
 // or the height above the pruned one (chain_state pruned_height, saved by
-// retention before it deletes anything) when that is higher.
-func (a *Activities) floor(ctx context.Context) (uint64, error) {
+// retention before it deletes anything) when that is higher. The traces
+// backfill starts its passes there too.
+func (a *Activities) Floor(ctx context.Context) (uint64, error) {
 	start := a.Chain.StartHeight
 	pruned, ok, err := a.Store.LoadState(ctx, a.Chain.ID, storage.StatePrunedHeight)
 	if err != nil {

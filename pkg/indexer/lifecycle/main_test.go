@@ -25,6 +25,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/retention"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/streamappend"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tokenmeta"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tracebackfill"
 	"github.com/tideline-dev/tideline/pkg/indexer/lifecycle"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/indexer/workflow"
@@ -123,7 +124,7 @@ func createSchedules(t *testing.T, tc client.Client, id string, paused bool) {
 		aggregate.Schedule(o, time.Hour),
 		retention.Schedule(o, time.Hour),
 		tokenmeta.Schedule(o),
-		o.TraceBackfillSchedule(time.Hour, string(types.IndexModeTraces), types.TraceBackfillInput{ChainID: id}),
+		tracebackfill.Schedule(o, time.Hour),
 		// Every streamappend.RunFor (a minute): none fires in a test
 		// either.
 		streamappend.Schedule(o),

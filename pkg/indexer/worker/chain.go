@@ -101,9 +101,6 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 		Log:      p.log,
 	}
 	r.acts.Chain.Traces = traces
-	if err := r.acts.NoteTracing(dctx); err != nil {
-		return nil, fmt.Errorf("chain %s: recording its traces setting: %w", id, err)
-	}
 	if ch.PushEnabled() {
 		r.push = &pushSlot{}
 		r.acts.Push = r.push
@@ -113,6 +110,11 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 		Settings: p.cfg.Webhooks.WithDefaults(), LookupEnv: p.lookupEnv,
 	}
 	jobs := chainJobs(id, o, ch, p, r.acts)
+	// Before the workers run: the traces backfill records whether the
+	// chain traces, which decides where its next pass starts.
+	if err := prepareJobs(dctx, id, jobs); err != nil {
+		return nil, err
+	}
 	wfs := &workflow.Workflows{Chain: workflow.NewChain(o, ch)}
 	wfs.Chain.Settings.Webhooks = p.cfg.Webhooks.WithDefaults()
 

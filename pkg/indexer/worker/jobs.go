@@ -1,6 +1,9 @@
 package worker
 
 import (
+	"context"
+	"fmt"
+
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,6 +14,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/retention"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/streamappend"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tokenmeta"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tracebackfill"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -21,22 +25,44 @@ type Job interface {
 	Register(r sdkworker.Registry)
 }
 
+// preparer is a job with a step at its chain's start, before the chain's
+// workers run (the traces backfill records whether the chain traces).
+type preparer interface {
+	Prepare(ctx context.Context) error
+}
+
+// prepareJobs runs the jobs' start steps.
+func prepareJobs(ctx context.Context, id string, jobs []Job) error {
+	for _, j := range jobs {
+		if p, ok := j.(preparer); ok {
+			if err := p.Prepare(ctx); err != nil {
+				return fmt.Errorf("chain %s: %T: %w", id, j, err)
+			}
+		}
+	}
+	return nil
+}
+
 // jobMetrics are the side jobs' series, one set per process.
 type jobMetrics struct {
 	aggregate *aggregate.Metrics
 	retention *retention.Metrics
 	stream    *streamappend.Metrics
 	tokens    *tokenmeta.Metrics
+	traces    *tracebackfill.Metrics
 }
 
-func newJobMetrics(reg prometheus.Registerer) jobMetrics {
+// newJobMetrics makes the jobs' series; written is the indexer's count of
+// call frames, which the traces backfill adds to.
+func newJobMetrics(reg prometheus.Registerer, written *prometheus.CounterVec) jobMetrics {
 	return jobMetrics{aggregate: aggregate.NewMetrics(reg), retention: retention.NewMetrics(reg), stream: streamappend.NewMetrics(reg),
-		tokens: tokenmeta.NewMetrics(reg)}
+		tokens: tokenmeta.NewMetrics(reg), traces: tracebackfill.NewMetrics(reg, written)}
 }
 
 // chainJobs are the side jobs of chain id, with what each needs; acts is
 // the chain's indexing path, which owns the watermark the jobs read and
-// tells them of its reorg repairs.
+// tells them of its reorg repairs, and whose Traces says whether the chain
+// traces (resolved by the worker's probe).
 func chainJobs(id string, o temporal.Options, ch config.Chain, p *process, acts *activity.Activities) []Job {
 	agg := &aggregate.Job{
 		ChainID: id, Settings: aggregate.SettingsOf(ch), Options: o,
@@ -55,7 +81,11 @@ func chainJobs(id string, o temporal.Options, ch config.Chain, p *process, acts 
 		ChainID: id, StartHeight: ch.StartHeight, Options: o, RPC: acts.Chain.RPC,
 		Store: p.store, Metrics: p.jobMetrics.tokens, Log: p.log,
 	}
-	return []Job{agg, prune, appender, meta}
+	backfill := &tracebackfill.Job{
+		ChainID: id, Settings: tracebackfill.Settings{Traces: acts.Chain.Traces, Backfill: ch.Traces.Backfill}, Options: o,
+		RPC: acts.Chain.RPC, Store: p.store, Progress: acts, Metrics: p.jobMetrics.traces, Log: p.log,
+	}
+	return []Job{agg, prune, appender, meta, backfill}
 }
 
 // ReplayJobs are the side jobs as a replayer registers them: their
@@ -67,5 +97,6 @@ func ReplayJobs(id string, o temporal.Options, ch config.Chain) []Job {
 		&retention.Job{ChainID: id, Settings: retention.SettingsOf(ch), Options: o},
 		&streamappend.Job{ChainID: id, Settings: streamappend.SettingsOf(ch), Options: o},
 		&tokenmeta.Job{ChainID: id, StartHeight: ch.StartHeight, Options: o},
+		&tracebackfill.Job{ChainID: id, Options: o},
 	}
 }

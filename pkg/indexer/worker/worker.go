@@ -31,6 +31,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/retention"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/streamappend"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tokenmeta"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tracebackfill"
 	"github.com/tideline-dev/tideline/pkg/indexer/push"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/indexer/webhook"
@@ -70,7 +71,7 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg)
-	jm := newJobMetrics(reg)
+	jm := newJobMetrics(reg, m.TracesWritten)
 	rpcMetrics := rpc.NewMetrics(reg)
 
 	openCtx, cancelOpen := context.WithTimeout(ctx, StartupTimeout)
@@ -155,7 +156,6 @@ func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activit
 	w.RegisterWorkflowWithOptions(wfs.IndexRange, sdkworkflow.RegisterOptions{Name: temporal.IndexRangeWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.Scheduler, sdkworkflow.RegisterOptions{Name: temporal.SchedulerWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.GapScan, sdkworkflow.RegisterOptions{Name: temporal.GapScanWorkflow})
-	w.RegisterWorkflowWithOptions(wfs.TraceBackfill, sdkworkflow.RegisterOptions{Name: temporal.TraceBackfillWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.WebhookDelivery, sdkworkflow.RegisterOptions{Name: temporal.WebhookWorkflow})
 	w.RegisterActivity(acts)
 	for _, j := range jobs {
@@ -183,8 +183,7 @@ func EnsureSchedules(ctx context.Context, c client.Client, o temporal.Options, c
 		return err
 	}
 	if ch.Traces.Enabled() {
-		schedules = append(schedules, o.TraceBackfillSchedule(ch.Traces.Backfill.Interval, string(types.IndexModeTraces),
-			types.TraceBackfillInput{ChainID: o.ChainID}))
+		schedules = append(schedules, tracebackfill.Schedule(o, ch.Traces.Backfill.Interval))
 	} else if _, err := temporal.DeleteSchedule(ctx, c, temporal.TraceBackfillScheduleID(o.ChainID)); err != nil {
 		return err
 	}

@@ -1,9 +1,8 @@
-package activity
+package tracebackfill
 
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -11,10 +10,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 	"github.com/tideline-dev/tideline/pkg/storage"
-	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // The traces backfill: a chain indexed without traces (tracing was off,
@@ -31,75 +28,71 @@ import (
 // A pass that completes records its top (done): the next pass only covers
 // the heights indexed since, unless a height's trace could not be had (the
 // next pass then starts from the lowest such height) or tracing was off in
-// between (NoteTracing: from the chain's first height again).
+// between (Prepare: from the chain's first height again).
 
 // traceBackfillScan is how many heights' marks one look for untraced
 // heights covers: 100,000 narrow rows, a few milliseconds.
 const traceBackfillScan = 100_000
 
-// traceLimiter caps the heights the backfill traces per second in this
-// process.
-type traceLimiter struct {
-	once sync.Once
-	l    *rate.Limiter
-}
-
-func (a *Activities) backfillLimiter() *rate.Limiter {
-	a.traceRate.once.Do(func() {
-		per := a.Chain.TraceBackfill.HeightsPerSecond
-		a.traceRate.l = rate.NewLimiter(rate.Limit(per), max(1, int(per+0.999), a.Chain.TraceBackfill.Batch))
+// limiter caps the heights the backfill traces per second in this
+// process (traces.backfill.heights_per_second).
+func (j *Job) limiter() *rate.Limiter {
+	j.rateOnce.Do(func() {
+		per := j.Settings.Backfill.HeightsPerSecond
+		j.rate = rate.NewLimiter(rate.Limit(per), max(1, int(per+0.999), j.Settings.Backfill.Batch))
 	})
-	return a.traceRate.l
+	return j.rate
 }
 
-// NoteTracing records in chain_state whether the chain's workers trace,
-// at a chain's start (not an activity). A chain that starts tracing after
-// it did not (or for the first time) has its backfill start over from its
-// first height: heights indexed meanwhile, anywhere, lack their traces.
-func (a *Activities) NoteTracing(ctx context.Context) error {
-	id := a.Chain.ID
-	st, err := a.Store.TraceBackfillState(ctx, id)
+// Prepare records in chain_state whether the chain's workers trace, at a
+// chain's start, before its workers run (not an activity). A chain that
+// starts tracing after it did not (or for the first time) has its
+// backfill start over from its first height: heights indexed meanwhile,
+// anywhere, lack their traces.
+func (j *Job) Prepare(ctx context.Context) error {
+	id := j.ChainID
+	st, err := j.Store.TraceBackfillState(ctx, id)
 	if err != nil {
 		return err
 	}
 	switch {
-	case a.Chain.Traces && !st.Enabled:
+	case j.Settings.Traces && !st.Enabled:
 		for _, k := range []string{storage.StateTracesDone, storage.StateTracesNext, storage.StateTracesFailed} {
-			if err := a.Store.SaveState(ctx, id, k, 0); err != nil {
+			if err := j.Store.SaveState(ctx, id, k, 0); err != nil {
 				return err
 			}
 		}
-		a.logger().Info("traces on: the traces backfill covers every indexed height again")
-		return a.Store.SaveState(ctx, id, storage.StateTracesEnabled, 1)
-	case !a.Chain.Traces && st.Enabled:
-		return a.Store.SaveState(ctx, id, storage.StateTracesEnabled, 0)
+		j.logger().Info("traces on: the traces backfill covers every indexed height again")
+		return j.Store.SaveState(ctx, id, storage.StateTracesEnabled, 1)
+	case !j.Settings.Traces && st.Enabled:
+		return j.Store.SaveState(ctx, id, storage.StateTracesEnabled, 0)
 	}
 	return nil
 }
 
-// BackfillTraces fills traces for up to temporal.TraceBackfillBudget,
-// from where the pass under way stopped (or a new pass), heartbeating its
-// result. An error leaves what was written and saved; Temporal retries.
-func (a *Activities) BackfillTraces(ctx context.Context, in types.TraceBackfillInput) (types.TraceBackfillResult, error) {
-	id := a.Chain.ID
-	var res types.TraceBackfillResult
-	if !a.Chain.Traces {
+// BackfillTraces fills traces for up to Budget, from where the pass under
+// way stopped (or a new pass), heartbeating its result. An error leaves
+// what was written and saved; Temporal retries.
+func (j *Job) BackfillTraces(ctx context.Context, in Input) (Result, error) {
+	id := j.ChainID
+	var res Result
+	if !j.Settings.Traces {
 		res.Skipped = "tracing is off"
 		return res, nil
 	}
-	fail := func(what string, err error) (types.TraceBackfillResult, error) {
+	fail := func(what string, err error) (Result, error) {
 		return res, fmt.Errorf("chain %s: traces backfill: %s: %w", id, what, err)
 	}
-	st, err := a.Store.TraceBackfillState(ctx, id)
+	st, err := j.Store.TraceBackfillState(ctx, id)
 	if err != nil {
 		return fail("reading its state", err)
 	}
 	if !st.Running() {
-		last, found, err := a.Store.LastIndexed(ctx, id)
+		last, found, err := j.Store.LastIndexed(ctx, id)
 		if err != nil {
 			return fail("the highest indexed height", err)
 		}
-		floor, err := a.floor(ctx)
+		floor, err := j.Progress.Floor(ctx)
 		if err != nil {
 			return fail("the floor", err)
 		}
@@ -109,20 +102,20 @@ func (a *Activities) BackfillTraces(ctx context.Context, in types.TraceBackfillI
 			return res, nil
 		}
 		st = storage.TraceBackfill{Enabled: true, Top: last, Floor: floor, Next: last + 1, Done: st.Done}
-		if err := a.saveBackfill(ctx, st, true); err != nil {
+		if err := j.saveBackfill(ctx, st, true); err != nil {
 			return fail("starting a pass", err)
 		}
-		a.logger().Info("traces backfill: pass started", zap.Uint64("top", last), zap.Uint64("floor", floor))
+		j.logger().Info("traces backfill: pass started", zap.Uint64("top", last), zap.Uint64("floor", floor))
 	}
-	deadline := time.Now().Add(temporal.TraceBackfillBudget)
-	batch := max(a.Chain.TraceBackfill.Batch, 1)
+	deadline := time.Now().Add(Budget)
+	batch := max(j.Settings.Backfill.Batch, 1)
 	for st.Next > st.Floor && time.Now().Before(deadline) && ctx.Err() == nil {
 		hi := st.Next - 1
 		lo := st.Floor
 		if hi-lo >= traceBackfillScan {
 			lo = hi - traceBackfillScan + 1
 		}
-		hs, err := a.Store.UntracedHeights(ctx, id, lo, hi, batch)
+		hs, err := j.Store.UntracedHeights(ctx, id, lo, hi, batch)
 		if err != nil {
 			return fail("reading untraced heights", err)
 		}
@@ -132,11 +125,11 @@ func (a *Activities) BackfillTraces(ctx context.Context, in types.TraceBackfillI
 			st.Next = hs[len(hs)-1]
 		}
 		if len(hs) > 0 {
-			if err := a.backfillHeights(ctx, hs, &st, &res); err != nil {
+			if err := j.backfillHeights(ctx, hs, &st, &res); err != nil {
 				return fail(fmt.Sprintf("heights %d-%d", hs[len(hs)-1], hs[0]), err)
 			}
 		}
-		if err := a.saveBackfill(ctx, st, false); err != nil {
+		if err := j.saveBackfill(ctx, st, false); err != nil {
 			return fail("saving its progress", err)
 		}
 		res.Running, res.Top, res.Floor, res.Next = true, st.Top, st.Floor, st.Next
@@ -148,10 +141,10 @@ func (a *Activities) BackfillTraces(ctx context.Context, in types.TraceBackfillI
 			st.Done = st.Failed - 1 // the next pass asks again from there
 		}
 		st.Next, st.Failed = 0, 0
-		if err := a.saveBackfill(ctx, st, true); err != nil {
+		if err := j.saveBackfill(ctx, st, true); err != nil {
 			return fail("ending its pass", err)
 		}
-		a.logger().Info("traces backfill: pass done", zap.Uint64("top", st.Top), zap.Uint64("floor", st.Floor),
+		j.logger().Info("traces backfill: pass done", zap.Uint64("top", st.Top), zap.Uint64("floor", st.Floor),
 			zap.Uint64("done", st.Done))
 	}
 	res.Running, res.Top, res.Floor, res.Next, res.Done = st.Running(), st.Top, st.Floor, st.Next, st.Done
@@ -160,9 +153,9 @@ func (a *Activities) BackfillTraces(ctx context.Context, in types.TraceBackfillI
 
 // backfillHeights traces heights (descending) and writes what came back;
 // heights that failed stay untraced, the lowest remembered in st.
-func (a *Activities) backfillHeights(ctx context.Context, hs []uint64, st *storage.TraceBackfill, res *types.TraceBackfillResult) error {
-	id := a.Chain.ID
-	targets, err := a.Store.TraceTargets(ctx, id, hs)
+func (j *Job) backfillHeights(ctx context.Context, hs []uint64, st *storage.TraceBackfill, res *Result) error {
+	id := j.ChainID
+	targets, err := j.Store.TraceTargets(ctx, id, hs)
 	if err != nil {
 		return err
 	}
@@ -175,10 +168,10 @@ func (a *Activities) backfillHeights(ctx context.Context, hs []uint64, st *stora
 	if len(blocks) == 0 {
 		return nil
 	}
-	if err := a.backfillLimiter().WaitN(ctx, len(blocks)); err != nil {
+	if err := j.limiter().WaitN(ctx, len(blocks)); err != nil {
 		return err
 	}
-	errs := rpc.FetchTraces(ctx, a.Chain.RPC, blocks)
+	errs := rpc.FetchTraces(ctx, j.RPC, blocks)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -189,17 +182,17 @@ func (a *Activities) backfillHeights(ctx context.Context, hs []uint64, st *stora
 			continue
 		}
 		res.Failed++
-		a.Metrics.TracesBackfillFailures.WithLabelValues(id).Inc()
+		j.Metrics.Failures.WithLabelValues(id).Inc()
 		if st.Failed == 0 || d.Block.Number+1 < st.Failed {
 			st.Failed = d.Block.Number + 1
 		}
-		a.logger().Warn("traces backfill: no trace for this height; its next pass asks again",
+		j.logger().Warn("traces backfill: no trace for this height; its next pass asks again",
 			zap.Uint64("height", d.Block.Number), zap.Error(errs[i]))
 	}
 	if len(traced) == 0 {
 		return nil
 	}
-	skipped, err := a.Store.WriteTraces(ctx, id, traced)
+	skipped, err := j.Store.WriteTraces(ctx, id, traced)
 	if err != nil {
 		return err
 	}
@@ -210,13 +203,15 @@ func (a *Activities) backfillHeights(ctx context.Context, hs []uint64, st *stora
 	n := uint64(len(traced) - len(skipped))
 	res.Traced += n
 	res.Frames += uint64(frames)
-	a.Metrics.TracesBackfilled.WithLabelValues(id).Add(float64(n))
-	a.Metrics.TracesWritten.WithLabelValues(id).Add(float64(frames))
+	j.Metrics.Backfilled.WithLabelValues(id).Add(float64(n))
+	if j.Metrics.Written != nil {
+		j.Metrics.Written.WithLabelValues(id).Add(float64(frames))
+	}
 	return nil
 }
 
 // saveBackfill saves the pass's position (and, with all, its bounds).
-func (a *Activities) saveBackfill(ctx context.Context, st storage.TraceBackfill, all bool) error {
+func (j *Job) saveBackfill(ctx context.Context, st storage.TraceBackfill, all bool) error {
 	type kv struct {
 		k string
 		v uint64
@@ -226,29 +221,12 @@ func (a *Activities) saveBackfill(ctx context.Context, st storage.TraceBackfill,
 		keys = append(keys, kv{storage.StateTracesTop, st.Top}, kv{storage.StateTracesFloor, st.Floor}, kv{storage.StateTracesDone, st.Done})
 	}
 	for _, x := range keys {
-		if err := a.Store.SaveState(ctx, a.Chain.ID, x.k, x.v); err != nil {
+		if err := j.Store.SaveState(ctx, j.ChainID, x.k, x.v); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// requireTraces refuses a block fetched without its traces while the
-// chain traces: such a height is not complete, and is not written.
-func (a *Activities) requireTraces(d *chain.BlockData) error {
-	if a.Chain.Traces && !d.Traced {
-		return fmt.Errorf("chain %s height %d: fetched without its traces, but the chain traces (the client does not trace)", a.Chain.ID, d.Block.Number)
-	}
-	return nil
-}
-
-// countTraces counts the frames of written blocks.
-func (a *Activities) countTraces(blocks ...*chain.BlockData) {
-	n := 0
-	for _, d := range blocks {
-		n += len(d.Traces)
-	}
-	if n > 0 {
-		a.Metrics.TracesWritten.WithLabelValues(a.Chain.ID).Add(float64(n))
-	}
-}
+// logger is the job's logger with the chain named.
+func (j *Job) logger() *zap.Logger { return j.Log.With(zap.String("chain_id", j.ChainID)) }

@@ -1,0 +1,49 @@
+package tracebackfill
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
+
+// The backfill's Schedule: the scans' shape, its own ID, mode and run
+// timeout, longer than its activity's, whose attempt returns at its budget.
+func TestSchedule(t *testing.T) {
+	o := temporal.NewOptions("eth", time.Minute)
+	p := Schedule(o, time.Minute)
+	require.Equal(t, "eth:traces-backfill", p.ScheduleID)
+	require.Equal(t, temporal.TraceBackfillWorkflow, p.Workflow)
+	require.Equal(t, []any{Input{ChainID: "eth"}}, p.Args)
+	mode, _ := p.SearchAttributes.GetKeyword(temporal.IndexModeKey)
+	require.Equal(t, "traces", mode)
+	require.Less(t, Budget, activityOptions(o).StartToCloseTimeout)
+	require.Greater(t, p.Timeout, activityOptions(o).StartToCloseTimeout)
+}
+
+// A TraceBackfill run is its activity, on the admin queue with the
+// backfill's options, and the activity's result is the run's.
+func TestTraceBackfillRunsItsActivity(t *testing.T) {
+	const chainID = "backfill-wf"
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	j := &Job{ChainID: chainID, Options: temporal.NewOptions(chainID, time.Minute)}
+	env.RegisterWorkflowWithOptions(j.Workflow, workflow.RegisterOptions{Name: temporal.TraceBackfillWorkflow})
+	env.RegisterActivityWithOptions(j.BackfillTraces, activity.RegisterOptions{Name: ActivityName})
+	in := Input{ChainID: chainID}
+	want := Result{Traced: 40, Frames: 170, Running: true, Top: 900, Floor: 0, Next: 861}
+	env.OnActivity(ActivityName, mock.Anything, in).Return(want, nil).Once()
+	env.ExecuteWorkflow(temporal.TraceBackfillWorkflow, in)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res Result
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, want, res)
+	env.AssertExpectations(t)
+}
