@@ -7,14 +7,14 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/tideline-dev/tideline/pkg/tokens"
 )
 
 // The Etherscan-compatible subset at /v1/chains/{id}/etherscan/api: the
 // same query parameters, envelope and field formats as Etherscan's API, so
 // that tools written for it work against tideline by changing the base
-// URL. Served: account/txlist and txlistinternal, logs/getLogs, block/getblocknobytime and
-// proxy/eth_blockNumber, eth_getBlockByNumber, eth_getTransactionByHash,
-// eth_getTransactionReceipt.
+// URL. The actions served are esTable's.
 //
 // Status codes, as Etherscan: a request the client got wrong is answered
 // with HTTP 200 and `{"status":"0","message":"NOTOK","result":"Error! …"}`
@@ -32,10 +32,12 @@ import (
 // answers (tideline's copy of it). "latest" is the watermark: tideline
 // serves nothing above it.
 //
-// A module a file: etherscan_account.go, etherscan_logs.go,
-// etherscan_block.go and etherscan_proxy.go. This one holds what they
-// share: the request, its envelope answers, the dispatch by module and
-// action, and the paging and block-number parameters.
+// A module a file (etherscan_account.go, etherscan_tokens.go,
+// etherscan_internal.go, etherscan_logs.go, etherscan_block.go,
+// etherscan_proxy*.go, etherscan_transaction.go). This one holds what
+// they share: the request, its envelope answers, the one dispatch table
+// from module and action to handler (esTable), and the paging and
+// block-number parameters.
 
 // envelope is Etherscan's answer for the account, logs and block modules.
 type envelope struct {
@@ -78,26 +80,58 @@ func (q *esReq) empty(message string) {
 	writeJSON(q.w, http.StatusOK, envelope{Status: "0", Message: message, Result: []any{}})
 }
 
-// Known module and action names, for the metric's labels.
-var esActions = map[string][]string{
-	"account": {"txlist", "txlistinternal", "tokentx", "tokennfttx", "token1155tx", "tokenbalance"},
-	"logs":    {"getLogs"},
-	"block":   {"getblocknobytime"},
-	"proxy": {"eth_blockNumber", "eth_getBlockByNumber", "eth_getTransactionByHash", "eth_getTransactionReceipt",
-		"eth_getBlockTransactionCountByNumber", "eth_getTransactionByBlockNumberAndIndex"},
-	"transaction": {"getstatus", "gettxreceiptstatus"},
-	"stats":       {"tokensupply"},
+// esAction is one action of the Etherscan subset and the method that
+// serves it.
+type esAction struct {
+	module, action string
+	serve          func(*esReq)
 }
 
+// esTable is the one dispatch of the Etherscan route, from module and
+// action to handler (each in its module's file), in the order the error
+// answers list them. A new action is a line here.
+var esTable = []esAction{
+	{"account", "txlist", (*esReq).txlist},
+	{"account", "txlistinternal", (*esReq).txlistInternal},
+	{"account", "tokentx", func(q *esReq) { q.tokenTx(tokens.ERC20) }},
+	{"account", "tokennfttx", func(q *esReq) { q.tokenTx(tokens.ERC721) }},
+	{"account", "token1155tx", func(q *esReq) { q.tokenTx(tokens.ERC1155) }},
+	{"account", "tokenbalance", (*esReq).tokenBalance},
+	{"logs", "getLogs", (*esReq).getLogs},
+	{"block", "getblocknobytime", (*esReq).blockByTime},
+	{"proxy", "eth_blockNumber", (*esReq).blockNumber},
+	{"proxy", "eth_getBlockByNumber", (*esReq).blockByNumber},
+	{"proxy", "eth_getTransactionByHash", (*esReq).transactionByHash},
+	{"proxy", "eth_getTransactionReceipt", (*esReq).transactionReceipt},
+	{"proxy", "eth_getBlockTransactionCountByNumber", (*esReq).blockTxCount},
+	{"proxy", "eth_getTransactionByBlockNumberAndIndex", (*esReq).txByBlockAndIndex},
+	{"transaction", "getstatus", (*esReq).execStatus},
+	{"transaction", "gettxreceiptstatus", (*esReq).txReceiptStatus},
+	{"stats", "tokensupply", (*esReq).tokenSupply},
+}
+
+// esActions are the action names of each module (for the metric's labels
+// and the error answers), and esServe the handlers by module and action:
+// both read off esTable.
+var esActions, esServe = func() (map[string][]string, map[string]map[string]func(*esReq)) {
+	names, serve := map[string][]string{}, map[string]map[string]func(*esReq){}
+	for _, a := range esTable {
+		names[a.module] = append(names[a.module], a.action)
+		if serve[a.module] == nil {
+			serve[a.module] = map[string]func(*esReq){}
+		}
+		serve[a.module][a.action] = a.serve
+	}
+	return names, serve
+}()
+
 func esLabels(module, action string) (string, string) {
-	actions, ok := esActions[module]
+	actions, ok := esServe[module]
 	if !ok {
 		return "other", "other"
 	}
-	for _, a := range actions {
-		if a == action {
-			return module, action
-		}
+	if _, ok := actions[action]; ok {
+		return module, action
 	}
 	return module, "other"
 }
@@ -120,25 +154,10 @@ func (s *Server) etherscan(w http.ResponseWriter, r *http.Request) {
 	}
 	module, action := q.get("module"), q.get("action")
 	s.m.etherscan.WithLabelValues(esLabels(module, action)).Inc()
-	switch {
-	case module == "account" && action == "txlist":
-		q.txlist()
-	case module == "account" && action == "txlistinternal":
-		q.txlistInternal()
-	case module == "logs" && action == "getLogs":
-		q.getLogs()
-	case module == "block" && action == "getblocknobytime":
-		q.blockByTime()
-	case module == "proxy" && action == "eth_blockNumber":
-		q.blockNumber()
-	case module == "proxy" && action == "eth_getBlockByNumber":
-		q.blockByNumber()
-	case module == "proxy" && action == "eth_getTransactionByHash":
-		q.transactionByHash()
-	case module == "proxy" && action == "eth_getTransactionReceipt":
-		q.transactionReceipt()
-	case q.moreActions(module, action): // etherscan_tokens.go
-	case esActions[module] == nil:
+	switch serve, ok := esServe[module][action]; {
+	case ok:
+		serve(q)
+	case esServe[module] == nil:
 		q.notOK("Missing Or invalid Module name (this API serves account, logs, block, proxy, transaction and stats)")
 	default:
 		q.notOK("Missing Or invalid Action name (module %s serves %s)", module, strings.Join(esActions[module], ", "))

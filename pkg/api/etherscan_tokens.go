@@ -335,31 +335,3 @@ func (q *esReq) derivedBalances(addr, token string) ([]storage.Balance, bool) {
 	}
 	return bs, true
 }
-
-// moreActions dispatches the token, transaction, stats and block-position
-// proxy actions; false for any other.
-func (q *esReq) moreActions(module, action string) bool {
-	switch {
-	case module == "account" && action == "tokentx":
-		q.tokenTx(tokens.ERC20)
-	case module == "account" && action == "tokennfttx":
-		q.tokenTx(tokens.ERC721)
-	case module == "account" && action == "token1155tx":
-		q.tokenTx(tokens.ERC1155)
-	case module == "account" && action == "tokenbalance":
-		q.tokenBalance()
-	case module == "stats" && action == "tokensupply":
-		q.tokenSupply()
-	case module == "transaction" && action == "gettxreceiptstatus":
-		q.txReceiptStatus()
-	case module == "transaction" && action == "getstatus":
-		q.execStatus()
-	case module == "proxy" && action == "eth_getBlockTransactionCountByNumber":
-		q.blockTxCount()
-	case module == "proxy" && action == "eth_getTransactionByBlockNumberAndIndex":
-		q.txByBlockAndIndex()
-	default:
-		return false
-	}
-	return true
-}
