@@ -55,7 +55,7 @@ serving while either is down.`,
 func serveAPI(ctx context.Context, cfg *config.Config, log *zap.Logger, listening func(addr string)) error {
 	// The API only reads, with a store that has no write method, so that
 	// clickhouse.username may be a read-only user.
-	store, err := storage.OpenReader(ctx, worker.StoreConfig(cfg.ClickHouse), log)
+	store, err := storage.OpenReader(ctx, cfg.ClickHouse, log)
 	if err != nil {
 		return fmt.Errorf("clickhouse.addr %s: %w", cfg.ClickHouse.Addr, err)
 	}

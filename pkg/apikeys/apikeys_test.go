@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
+	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
@@ -46,7 +47,7 @@ func TestKeyFormat(t *testing.T) {
 func openStore(t *testing.T) *storage.ClickHouse {
 	t.Helper()
 	ctx := context.Background()
-	st, err := storage.Open(ctx, storage.Config{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: testkit.Database(t, "k_"), QueryTimeout: time.Minute},
+	st, err := storage.Open(ctx, config.ClickHouse{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: testkit.Database(t, "k_"), QueryTimeout: time.Minute},
 		zap.NewNop())
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })

@@ -107,32 +107,6 @@ type Temporal struct {
 	PollerAutoscaling bool `mapstructure:"poller_autoscaling"`
 }
 
-// ClickHouse says where the database is.
-type ClickHouse struct {
-	Addr string `mapstructure:"addr"` // host:port of Protocol
-	// Protocol is native (the default) or http (docs/operations.md,
-	// "Supported ClickHouse versions").
-	Protocol     string        `mapstructure:"protocol"`
-	Database     string        `mapstructure:"database"`
-	Username     string        `mapstructure:"username"`
-	Password     string        `mapstructure:"password"`
-	DialTimeout  time.Duration `mapstructure:"dial_timeout"`
-	QueryTimeout time.Duration `mapstructure:"query_timeout"`
-	// Cluster names a ClickHouse cluster (remote_servers) whose hosts are
-	// replicas of one shard: migrations run ON CLUSTER with Replicated
-	// engines. Empty: one server (docs/operations.md, "Scaling out").
-	Cluster string `mapstructure:"cluster"`
-	// MigrateTimeout bounds each migration that fills a table from indexed
-	// data (a backfill), which reads whole tables: see docs/operations.md.
-	MigrateTimeout time.Duration `mapstructure:"migrate_timeout"`
-	// SkipTokenTransfers turns off deriving token transfers in the write
-	// path (docs/operations.md, "Token transfers").
-	SkipTokenTransfers bool `mapstructure:"skip_token_transfers"`
-	// Compression of the native protocol's blocks: auto (none to a
-	// loopback server, lz4 to any other), lz4 or none.
-	Compression string `mapstructure:"compression"`
-}
-
 // Chain is one followed chain; its key in `chains` is the chain ID used in
 // task queue names, workflow IDs, tables and metric labels.
 type Chain struct {

@@ -46,11 +46,10 @@ func (c *Config) Validate() error {
 	if c.Temporal.Namespace == "" {
 		bad("temporal.namespace", "must not be empty")
 	}
-	if _, _, err := net.SplitHostPort(c.ClickHouse.Addr); err != nil {
-		bad("clickhouse.addr", "%q is not host:port", c.ClickHouse.Addr)
-	}
-	if c.ClickHouse.Database == "" {
-		bad("clickhouse.database", "must not be empty")
+	// The section's own rules (storage.Open applies them too), then what
+	// a loaded file must also have: positive durations (its defaults).
+	if err := c.ClickHouse.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.ClickHouse.DialTimeout <= 0 {
 		bad("clickhouse.dial_timeout", "must be positive")
@@ -58,21 +57,8 @@ func (c *Config) Validate() error {
 	if c.ClickHouse.QueryTimeout <= 0 {
 		bad("clickhouse.query_timeout", "must be positive")
 	}
-	if c.ClickHouse.Cluster != "" && !clusterNameRE.MatchString(c.ClickHouse.Cluster) {
-		bad("clickhouse.cluster", "%q must be letters, digits and _ and not start with a digit (the name in remote_servers)", c.ClickHouse.Cluster)
-	}
 	if c.ClickHouse.MigrateTimeout <= 0 {
 		bad("clickhouse.migrate_timeout", "must be positive")
-	}
-	switch c.ClickHouse.Protocol {
-	case "", "native", "http":
-	default:
-		bad("clickhouse.protocol", "%q is not one of native, http", c.ClickHouse.Protocol)
-	}
-	switch c.ClickHouse.Compression {
-	case "", "auto", "lz4", "none":
-	default:
-		bad("clickhouse.compression", "%q is not one of auto, lz4, none", c.ClickHouse.Compression)
 	}
 	errs = append(errs, c.API.WithDefaults().validate()...)
 	errs = append(errs, c.Webhooks.WithDefaults().validate()...)
@@ -323,6 +309,6 @@ func (ch Chain) validate(prefix, id string) []error {
 // is one partition.
 const maxAggregatorChunk = 1_000_000
 
-// clusterNameRE is a ClickHouse cluster name that needs no quoting in
-// ON CLUSTER.
-var clusterNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// identifierRE is a ClickHouse database or cluster name that needs no
+// quoting in a statement (CREATE DATABASE, ON CLUSTER).
+var identifierRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+
+	"github.com/tideline-dev/tideline/pkg/config"
 )
 
 // BenchmarkModernOptions measures, on the modern engine, two forms a
@@ -25,7 +27,7 @@ func BenchmarkModernOptions(b *testing.B) {
 	const heights = 10_000 // of 20 transactions and 40 logs each
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	c, err := Open(ctx, Config{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: "b_modern", QueryTimeout: 10 * time.Minute}, zap.NewNop())
+	c, err := Open(ctx, config.ClickHouse{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: "b_modern", QueryTimeout: 10 * time.Minute}, zap.NewNop())
 	require.NoError(b, err)
 	defer c.Close()
 	require.NoError(b, c.Migrate(ctx))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/config"
 )
 
 // benchOpen opens a migrated store on a database of its own, dropped when
@@ -20,7 +21,7 @@ import (
 func benchOpen(b *testing.B) *ClickHouse {
 	b.Helper()
 	ctx := context.Background()
-	cfg := Config{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: testkit.Database(b, "b_") + fmt.Sprintf("_%d", time.Now().UnixNano()),
+	cfg := config.ClickHouse{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: testkit.Database(b, "b_") + fmt.Sprintf("_%d", time.Now().UnixNano()),
 		QueryTimeout: 10 * time.Minute}
 	c, err := Open(ctx, cfg, zap.NewNop())
 	require.NoError(b, err)

@@ -16,45 +16,6 @@ import (
 	"github.com/tideline-dev/tideline/pkg/chain"
 )
 
-func TestConfigValidateNamesKey(t *testing.T) {
-	good := Config{Addr: "127.0.0.1:9000", Database: "tideline"}
-	require.NoError(t, good.Validate())
-
-	cases := []struct {
-		name   string
-		mutate func(*Config)
-		key    string
-	}{
-		{"missing addr", func(c *Config) { c.Addr = "" }, "clickhouse.addr"},
-		{"addr without port", func(c *Config) { c.Addr = "localhost" }, "clickhouse.addr"},
-		{"addr with bad port", func(c *Config) { c.Addr = "localhost:http" }, "clickhouse.addr"},
-		{"addr without host", func(c *Config) { c.Addr = ":9000" }, "clickhouse.addr"},
-		{"missing database", func(c *Config) { c.Database = "" }, "clickhouse.database"},
-		{"database needing quotes", func(c *Config) { c.Database = "a-b; DROP" }, "clickhouse.database"},
-		{"negative dial timeout", func(c *Config) { c.DialTimeout = -time.Second }, "clickhouse.dial_timeout"},
-		{"negative query timeout", func(c *Config) { c.QueryTimeout = -time.Second }, "clickhouse.query_timeout"},
-		{"negative migrate timeout", func(c *Config) { c.MigrateTimeout = -time.Second }, "clickhouse.migrate_timeout"},
-		{"unknown compression", func(c *Config) { c.Compression = "zstd" }, "clickhouse.compression"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := good
-			cfg.Password = "hunter2-secret"
-			tc.mutate(&cfg)
-			err := cfg.Validate()
-			require.Error(t, err)
-			require.Contains(t, err.Error(), tc.key+":")
-			require.NotContains(t, err.Error(), "hunter2-secret")
-		})
-	}
-}
-
-func TestConfigStringHidesPassword(t *testing.T) {
-	cfg := Config{Addr: "h:1", Database: "d", Username: "u", Password: "hunter2-secret"}
-	require.NotContains(t, cfg.String(), "hunter2-secret")
-	require.NotContains(t, fmt.Sprintf("%v %+v %s", cfg, cfg, cfg), "hunter2-secret")
-}
-
 // A rejected login must say who could not log in where, without the
 // password, and still let callers match the server's error code.
 func TestOpenWrongPasswordKeepsSecret(t *testing.T) {

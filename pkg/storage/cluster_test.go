@@ -13,6 +13,7 @@ import (
 
 	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 )
 
@@ -137,7 +138,7 @@ func TestMigrateOnAReplicatedCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	open := func(i int, database string) *ClickHouse {
-		c, err := Open(ctx, Config{Addr: servers[i].Addr, Database: database, Cluster: "tl", QueryTimeout: time.Minute}, zaptest.NewLogger(t))
+		c, err := Open(ctx, config.ClickHouse{Addr: servers[i].Addr, Database: database, Cluster: "tl", QueryTimeout: time.Minute}, zaptest.NewLogger(t))
 		require.NoError(t, err, "server log:\n%s", servers[i].Process.Tail(3000))
 		t.Cleanup(func() { c.Close() })
 		return c

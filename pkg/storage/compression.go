@@ -24,20 +24,6 @@ const (
 // compressionValues lists the accepted values, for errors.
 var compressionValues = []string{CompressionAuto, CompressionLZ4, CompressionNone}
 
-// validCompression reports whether v is a clickhouse.compression value;
-// empty means auto.
-func validCompression(v string) bool {
-	if v == "" {
-		return true
-	}
-	for _, ok := range compressionValues {
-		if v == ok {
-			return true
-		}
-	}
-	return false
-}
-
 // effectiveCompression is what a setting means for a server at addr: lz4
 // or none. Raw JSON-like columns (inputs, log data, trace frames) compress
 // several-fold, which saves a network; on loopback there is no network to

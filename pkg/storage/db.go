@@ -10,6 +10,8 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"go.uber.org/zap"
+
+	"github.com/tideline-dev/tideline/pkg/config"
 )
 
 // db is one pool of connections to the server and what every reader of it
@@ -18,7 +20,7 @@ import (
 // are two views of it, each with the methods its reader needs.
 type db struct {
 	conn  driver.Conn
-	cfg   Config
+	cfg   config.ClickHouse
 	log   *zap.Logger
 	clock versionClock
 	// server is the version asked at Open; settings are the insert
@@ -40,11 +42,11 @@ type db struct {
 // server's version, which decides the insert settings; a reader does
 // neither: the database must exist, and it sends no insert (a user with
 // readonly = 1 may neither create a database nor insert).
-func open(ctx context.Context, cfg Config, logger *zap.Logger, create bool) (*db, error) {
+func open(ctx context.Context, cfg config.ClickHouse, logger *zap.Logger, create bool) (*db, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg = withDefaults(cfg)
 	if logger == nil {
 		logger = zap.NewNop()
 	}
@@ -98,7 +100,7 @@ func open(ctx context.Context, cfg Config, logger *zap.Logger, create bool) (*db
 
 // connect opens a pool and proves it with a ping. Errors name the address,
 // user and database, never the password.
-func connect(ctx context.Context, cfg Config, database string) (driver.Conn, error) {
+func connect(ctx context.Context, cfg config.ClickHouse, database string) (driver.Conn, error) {
 	user := cfg.Username
 	if user == "" {
 		user = "default"
@@ -132,7 +134,7 @@ func connect(ctx context.Context, cfg Config, database string) (driver.Conn, err
 	return conn, nil
 }
 
-func ensureDatabase(ctx context.Context, conn driver.Conn, cfg Config, log *zap.Logger) error {
+func ensureDatabase(ctx context.Context, conn driver.Conn, cfg config.ClickHouse, log *zap.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.QueryTimeout)
 	defer cancel()
 	query, args := databaseExistsQuery{cfg.Database}.toSQL()

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 )
 
@@ -26,7 +27,7 @@ func writeBulk(tb testing.TB, ch *localstack.ClickHouse, database string, height
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	c, err := Open(ctx, Config{Addr: ch.Addr, Protocol: ch.Protocol, Database: database, QueryTimeout: 5 * time.Minute}, zap.NewNop())
+	c, err := Open(ctx, config.ClickHouse{Addr: ch.Addr, Protocol: ch.Protocol, Database: database, QueryTimeout: 5 * time.Minute}, zap.NewNop())
 	require.NoError(tb, err)
 	defer c.Close()
 	require.NoError(tb, c.Migrate(ctx))

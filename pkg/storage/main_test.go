@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
+	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 )
 
@@ -21,9 +22,9 @@ var testCH *localstack.ClickHouse
 func TestMain(m *testing.M) { os.Exit(testkit.RunWithClickHouse(m, "storage", &testCH)) }
 
 // testConfig names a database after the test.
-func testConfig(t *testing.T) Config {
+func testConfig(t *testing.T) config.ClickHouse {
 	db := testkit.Database(t, "t_")
-	return Config{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: db, QueryTimeout: time.Minute}
+	return config.ClickHouse{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: db, QueryTimeout: time.Minute}
 }
 
 // openTest opens a migrated store on a database of its own. The server's

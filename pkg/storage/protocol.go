@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/tideline-dev/tideline/pkg/config"
 )
 
 // The values of clickhouse.protocol: how the process talks to the server.
@@ -47,7 +49,7 @@ func protocolName(p string) string {
 // off at QueryTimeout. There every statement is bounded by its context
 // instead (queryContext, readContext, backfill), so the driver's bound is
 // the longest of them.
-func readTimeout(cfg Config) time.Duration {
+func readTimeout(cfg config.ClickHouse) time.Duration {
 	if cfg.Protocol == ProtocolHTTP {
 		return max(cfg.QueryTimeout, cfg.MigrateTimeout)
 	}

@@ -206,8 +206,10 @@ func (q tablesExistQuery) toSQL() (string, []any) {
 	return "SELECT name FROM system.tables WHERE database = ? AND name IN (" + placeholders(len(q.tables)) + ")", args
 }
 
-// identifierRE is what Config.Validate accepts as a database name. A name
-// that passes needs no quoting, which is what makes createDatabaseStmt safe.
+// identifierRE is a name that needs no quoting (the rule
+// config.ClickHouse.Validate applies to the database, which is what makes
+// createDatabaseStmt safe; checked here again for the chain registry's
+// names).
 var identifierRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 type createDatabaseStmt struct {

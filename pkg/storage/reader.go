@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"go.uber.org/zap"
+
+	"github.com/tideline-dev/tideline/pkg/config"
 )
 
 // Reader is the query API's store (pkg/api): reads only. It has no write
@@ -17,7 +19,7 @@ type Reader struct {
 // OpenReader connects to an existing database to read it. Unlike Open it
 // creates nothing and asks nothing of the server beyond the connection,
 // so a read-only user can open it.
-func OpenReader(ctx context.Context, cfg Config, logger *zap.Logger) (*Reader, error) {
+func OpenReader(ctx context.Context, cfg config.ClickHouse, logger *zap.Logger) (*Reader, error) {
 	d, err := open(ctx, cfg, logger, false)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
+	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 )
 
@@ -188,7 +189,7 @@ func TestRebuildWhenTheServerRefusesTheDrop(t *testing.T) {
 	t.Cleanup(ch.Stop)
 	core, logs := observer.New(zap.WarnLevel)
 	ctx := testContext(t)
-	c, err := Open(ctx, Config{Addr: ch.Addr, Database: "t_drop", QueryTimeout: 30 * time.Second}, zap.New(core))
+	c, err := Open(ctx, config.ClickHouse{Addr: ch.Addr, Database: "t_drop", QueryTimeout: 30 * time.Second}, zap.New(core))
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	ms, err := loadMigrations(migrationFiles, "migrations")

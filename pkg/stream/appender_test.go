@@ -12,6 +12,7 @@ import (
 
 	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
@@ -28,7 +29,7 @@ const testChain = "s1"
 func openStore(t testing.TB) *storage.ClickHouse {
 	t.Helper()
 	ctx := context.Background()
-	s, err := storage.Open(ctx, storage.Config{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: testkit.Database(t, "s_"), QueryTimeout: time.Minute},
+	s, err := storage.Open(ctx, config.ClickHouse{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: testkit.Database(t, "s_"), QueryTimeout: time.Minute},
 		zaptest.NewLogger(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })

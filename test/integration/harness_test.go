@@ -124,7 +124,7 @@ func openStore(t testing.TB) *storage.ClickHouse {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := storage.Open(ctx, storage.Config{
+	s, err := storage.Open(ctx, config.ClickHouse{
 		Addr: stack.ch.Addr, Database: database, Username: "default",
 		DialTimeout: 5 * time.Second, QueryTimeout: 30 * time.Second,
 	}, zap.NewNop())

@@ -36,7 +36,7 @@ func BenchmarkAggregateCatchUp(b *testing.B) {
 	const heights = 1_000_000
 	ctx := context.Background()
 	db := testkit.Database(b, "a_")
-	store, err := storage.Open(ctx, storage.Config{Addr: clickhouse.Addr, Protocol: clickhouse.Protocol, Database: db, QueryTimeout: 10 * time.Minute}, zap.NewNop())
+	store, err := storage.Open(ctx, config.ClickHouse{Addr: clickhouse.Addr, Protocol: clickhouse.Protocol, Database: db, QueryTimeout: 10 * time.Minute}, zap.NewNop())
 	require.NoError(b, err)
 	require.NoError(b, store.Migrate(ctx))
 	b.Cleanup(func() { store.Close() })

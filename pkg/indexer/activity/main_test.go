@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
+	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/metrics"
@@ -29,7 +30,7 @@ func newActivities(t *testing.T, chainID string, start uint64) (*activity.Activi
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	db := testkit.Database(t, "a_")
-	store, err := storage.Open(ctx, storage.Config{Addr: clickhouse.Addr, Protocol: clickhouse.Protocol, Database: db, QueryTimeout: time.Minute}, zap.NewNop())
+	store, err := storage.Open(ctx, config.ClickHouse{Addr: clickhouse.Addr, Protocol: clickhouse.Protocol, Database: db, QueryTimeout: time.Minute}, zap.NewNop())
 	require.NoError(t, err)
 	require.NoError(t, store.Migrate(ctx))
 	t.Cleanup(func() { store.Close() })

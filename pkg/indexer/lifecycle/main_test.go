@@ -73,7 +73,7 @@ func testContext(t *testing.T) context.Context {
 func newChains(t *testing.T, file ...string) (*lifecycle.Chains, *storage.ClickHouse) {
 	t.Helper()
 	ctx := testContext(t)
-	store, err := storage.Open(ctx, storage.Config{Addr: clickhouse.Addr, Protocol: clickhouse.Protocol, Database: testkit.Database(t, "l_"), QueryTimeout: time.Minute}, zap.NewNop())
+	store, err := storage.Open(ctx, config.ClickHouse{Addr: clickhouse.Addr, Protocol: clickhouse.Protocol, Database: testkit.Database(t, "l_"), QueryTimeout: time.Minute}, zap.NewNop())
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	require.NoError(t, store.Migrate(ctx))

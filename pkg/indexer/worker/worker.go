@@ -262,27 +262,9 @@ func NewFollower(chainID string, ch config.Chain, heads rpc.HeadSource, acts *ac
 	return f, nil
 }
 
-// StoreConfig is the storage configuration of the clickhouse section.
-func StoreConfig(cfg config.ClickHouse) storage.Config {
-	return storage.Config{
-		Addr:           cfg.Addr,
-		Protocol:       cfg.Protocol,
-		Database:       cfg.Database,
-		Username:       cfg.Username,
-		Password:       cfg.Password,
-		DialTimeout:    cfg.DialTimeout,
-		QueryTimeout:   cfg.QueryTimeout,
-		MigrateTimeout: cfg.MigrateTimeout,
-		Cluster:        cfg.Cluster,
-
-		SkipTokenTransfers: cfg.SkipTokenTransfers,
-		Compression:        cfg.Compression,
-	}
-}
-
 // OpenStore connects to ClickHouse as configured, for the indexer.
 func OpenStore(ctx context.Context, cfg config.ClickHouse, log *zap.Logger) (*storage.ClickHouse, error) {
-	store, err := storage.Open(ctx, StoreConfig(cfg), log)
+	store, err := storage.Open(ctx, cfg, log)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse.addr %s: %w", cfg.Addr, err)
 	}

@@ -60,6 +60,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/simchain"
 	"github.com/tideline-dev/tideline/pkg/storage"
@@ -279,7 +280,7 @@ func rangeText(n int) string {
 // and a plain connection for the check.
 func (b *bench) openDatabase(ctx context.Context, addr string) error {
 	var err error
-	b.store, err = storage.Open(ctx, storage.Config{
+	b.store, err = storage.Open(ctx, config.ClickHouse{
 		Addr: addr, Database: database, Username: "default",
 		DialTimeout: 5 * time.Second, QueryTimeout: 5 * time.Minute,
 	}, zap.NewNop())
