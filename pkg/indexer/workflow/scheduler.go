@@ -124,6 +124,27 @@ func newSchedulerRun(ctx workflow.Context, c Chain, in types.SchedulerInput) *sc
 	return s
 }
 
+// run is the scheduler's state machine, whole, in the order a run meets
+// its states; each helper named here does one state's waiting or work and
+// returns to this loop:
+//
+//	paused         holdWhilePaused (scheduler_pause.go): waits for resume,
+//	               starting nothing; checked before every start.
+//	head check     shrinkToHead (scheduler_shrink.go): heights above the
+//	               node's confirmed head leave what it owns.
+//	continue       after scheduler.continue_as_new_after heights: the rate
+//	               interval waited out, signals dropped, ContinueAsNew
+//	               with what is left.
+//	next unit      nextUnit (below): a batch of single heights or a range,
+//	               newest first, never across a level boundary.
+//	window         waitForWindow (scheduler_window.go): until the started,
+//	               unindexed heights leave room (replan after a shrink).
+//	rate           waitForRate (below): the start rate's timer.
+//	start          StartRange or StartIndex (local activities, retried
+//	               until done); only then does the unit leave remaining.
+//	drain          drain (scheduler_window.go): with nothing left, until
+//	               the started heights are indexed (at most maxDrain).
+//	done           the result, after the last rate interval.
 func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) {
 	cfg := s.ch.Settings.Scheduler
 	lctx := workflow.WithLocalActivityOptions(ctx, s.ch.Options.LocalActivity())

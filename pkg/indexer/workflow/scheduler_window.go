@@ -37,7 +37,7 @@ func (s *schedulerRun) waitForWindow(ctx, lctx workflow.Context, n uint64) (repl
 		if s.state.InFlight+n <= limit {
 			return false, nil
 		}
-		if err := s.pause(ctx); err != nil {
+		if err := s.awaitWindowChange(ctx); err != nil {
 			return false, err
 		}
 	}
@@ -60,17 +60,18 @@ func (s *schedulerRun) drain(ctx, lctx workflow.Context) error {
 				"chain_id", s.chainID, "in_flight", s.state.InFlight, "waited", maxDrain)
 			return nil
 		}
-		if err := s.pause(ctx); err != nil {
+		if err := s.awaitWindowChange(ctx); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// pause waits before the next look at the window: windowPoll, or in range
-// mode until a range signals its end, whichever comes first. Signals are
-// only hints (the database says what is indexed): one lost costs a poll.
-func (s *schedulerRun) pause(ctx workflow.Context) error {
+// awaitWindowChange waits before the next look at the window: windowPoll,
+// or in range mode until a range signals its end, whichever comes first.
+// Signals are only hints (the database says what is indexed): one lost
+// costs a poll. (Not the operator's pause: that is scheduler_pause.go.)
+func (s *schedulerRun) awaitWindowChange(ctx workflow.Context) error {
 	if !s.ranges() {
 		return workflow.Sleep(ctx, windowPoll)
 	}
