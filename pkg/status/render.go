@@ -12,7 +12,7 @@ import (
 )
 
 // JSON writes the chains as one indented JSON document, for scripts.
-func JSON(w io.Writer, chains []Chain) error {
+func JSON(w io.Writer, chains []Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(chains)
@@ -22,7 +22,7 @@ func JSON(w io.Writer, chains []Chain) error {
 // chain whose catch-up runs, its progress bar and one row per bucket; under
 // a chain that traces, its traces backfill.
 // profile picks the colours (termenv.Ascii for none).
-func Render(w io.Writer, chains []Chain, profile termenv.Profile) {
+func Render(w io.Writer, chains []Report, profile termenv.Profile) {
 	bar := progress.New(progress.WithWidth(24), progress.WithColorProfile(profile), progress.WithSolidFill("#5A56E0"))
 	t := table.NewWriter()
 	t.SetOutputMirror(w)

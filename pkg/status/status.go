@@ -19,9 +19,9 @@ import (
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
-// Chain is the status of one chain. A part that could not be read says
+// Report is the status of one chain. A part that could not be read says
 // why in Errors and leaves its fields zero; the rest is still reported.
-type Chain struct {
+type Report struct {
 	ChainID string `json:"chain_id"`
 	Head    uint64 `json:"head"`
 	// Watermark is the last contiguous indexed height; Indexed is false
@@ -104,16 +104,16 @@ type Want struct {
 }
 
 // Collect reads the status of each chain, in the order given.
-func Collect(ctx context.Context, src Sources, chains []Want) []Chain {
-	out := make([]Chain, 0, len(chains))
+func Collect(ctx context.Context, src Sources, chains []Want) []Report {
+	out := make([]Report, 0, len(chains))
 	for _, w := range chains {
 		out = append(out, collectOne(ctx, src, w))
 	}
 	return out
 }
 
-func collectOne(ctx context.Context, src Sources, w Want) Chain {
-	c := Chain{ChainID: w.ChainID}
+func collectOne(ctx context.Context, src Sources, w Want) Report {
+	c := Report{ChainID: w.ChainID}
 	fail := func(what string, err error) { c.Errors = append(c.Errors, fmt.Sprintf("%s: %v", what, err)) }
 	head, err := src.Head(ctx, w.ChainID)
 	if err != nil {

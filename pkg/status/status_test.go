@@ -16,7 +16,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
-func sample() []status.Chain {
+func sample() []status.Report {
 	s := status.FromProgress(temporal.SchedulerProgress{
 		Owned: chain.HeightRange{From: 1, To: 10_000}, Scheduled: 4_000, Remaining: 6_000, InFlight: 800, Rate: 100,
 		Elapsed: time.Minute,
@@ -25,7 +25,7 @@ func sample() []status.Chain {
 			{Level: int(types.Medium), Name: "medium", Total: 5_680},
 		},
 	})
-	return []status.Chain{
+	return []status.Report{
 		{ChainID: "mainnet", Head: 10_000, Watermark: 1_200, Indexed: true, Lag: 8_800, LagSeconds: 8_800 * 12, Scheduler: &s},
 		{ChainID: "sepolia", Head: 500, Watermark: 500, Indexed: true, Errors: []string{"scheduler: describe: unavailable"}},
 	}
@@ -92,6 +92,6 @@ func TestPausedSchedulerHasNoETA(t *testing.T) {
 	require.True(t, s.Paused)
 	require.Zero(t, s.ETASeconds)
 	var b strings.Builder
-	status.Render(&b, []status.Chain{{ChainID: "c", Head: 100, Scheduler: &s}}, termenv.Ascii)
+	status.Render(&b, []status.Report{{ChainID: "c", Head: 100, Scheduler: &s}}, termenv.Ascii)
 	require.Contains(t, b.String(), "paused")
 }

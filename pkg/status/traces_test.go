@@ -17,7 +17,7 @@ func TestRenderTracesBackfill(t *testing.T) {
 	require.InDelta(t, 0.25, running.Fraction(), 1e-9)
 	done := &status.Traces{Top: 999, Done: 1000}
 	require.Equal(t, 1.0, done.Fraction())
-	chains := []status.Chain{
+	chains := []status.Report{
 		{ChainID: "traced", Head: 1000, Watermark: 1000, Indexed: true, Traces: running},
 		{ChainID: "caught", Head: 1000, Watermark: 1000, Indexed: true, Traces: done},
 		{ChainID: "plain", Head: 1000, Watermark: 1000, Indexed: true},

@@ -484,7 +484,7 @@ func TestCheckSchedulerReadsTheMemoWhenTheQueryCannotBeAnswered(t *testing.T) {
 	t.Cleanup(func() { _ = tc.TerminateWorkflow(ctx, run.GetID(), run.GetRunID(), "test over") })
 
 	acts := &activity.Activities{
-		Chain:    activity.Chain{ID: chainID},
+		Chain:    activity.ChainSetup{ID: chainID},
 		Temporal: tc,
 		Metrics:  metrics.New(prometheus.NewRegistry()),
 		Log:      zap.NewNop(),

@@ -56,7 +56,7 @@ func TestStatusShowsARunningCatchUp(t *testing.T) {
 		require.NoError(t, err, "%s", out)
 		return out
 	}
-	var got []status.Chain
+	var got []status.Report
 	// A scheduler starting 30 heights a second on a loaded machine may
 	// take more than the default 5 s to answer its query.
 	require.NoError(t, json.Unmarshal(run("--json", "--query-timeout", "30s"), &got))

@@ -18,9 +18,9 @@ import (
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
-// Chain is what the activities need of their chain: its ID, its client,
+// ChainSetup is what the activities need of their chain: its ID, its client,
 // its Temporal options, and the settings the activities read.
-type Chain struct {
+type ChainSetup struct {
 	ID          string
 	RPC         rpc.Client
 	Options     temporal.Options
@@ -44,10 +44,10 @@ type Chain struct {
 	Traces bool
 }
 
-// NewChain is the Chain of a configured chain, with its client and its
+// NewChainSetup is the ChainSetup of a configured chain, with its client and its
 // Temporal options (both built once by the worker).
-func NewChain(id string, client rpc.Client, o temporal.Options, ch config.Chain) Chain {
-	return Chain{
+func NewChainSetup(id string, client rpc.Client, o temporal.Options, ch config.Chain) ChainSetup {
+	return ChainSetup{
 		ID: id, RPC: client, Options: o, StartHeight: ch.StartHeight,
 		ConfirmationDepth: ch.ConfirmationDepth, PushLagThreshold: ch.Push.LagThreshold,
 		WriteBatch: ch.Index.WriteBatch, WriteBatchRows: ch.Index.WriteBatchRows,
@@ -61,7 +61,7 @@ func NewChain(id string, client rpc.Client, o temporal.Options, ch config.Chain)
 // the Web UI name the chain) is the worker's, because the chain's task
 // queues are polled by its own Activities only.
 type Activities struct {
-	Chain    Chain
+	Chain    ChainSetup
 	Store    Store
 	Temporal client.Client
 	Metrics  *metrics.Metrics

@@ -64,7 +64,7 @@ func BenchmarkAggregateCatchUp(b *testing.B) {
 			require.NoError(b, conn.Exec(ctx, q, chainID, heights))
 		}
 		acts := &activity.Activities{
-			Chain: activity.NewChain(chainID, nil, temporal.NewOptions(chainID, time.Minute), ch),
+			Chain: activity.NewChainSetup(chainID, nil, temporal.NewOptions(chainID, time.Minute), ch),
 			Store: store, Metrics: metrics.New(prometheus.NewRegistry()), Log: zap.NewNop(),
 		}
 		agg := &aggregate.Job{

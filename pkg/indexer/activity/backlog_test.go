@@ -15,7 +15,7 @@ import (
 // a released turn goes to the next waiter; 0 means no bound.
 func TestBacklogTurns(t *testing.T) {
 	ctx := context.Background()
-	a := &Activities{Chain: Chain{BacklogConcurrency: 1}}
+	a := &Activities{Chain: ChainSetup{BacklogConcurrency: 1}}
 	first, err := a.backlogTurn(ctx, types.IndexModeScheduler)
 	require.NoError(t, err)
 

@@ -35,7 +35,7 @@ func newActivities(t *testing.T, chainID string, start uint64) (*activity.Activi
 	require.NoError(t, store.Migrate(ctx))
 	t.Cleanup(func() { store.Close() })
 	return &activity.Activities{
-		Chain:   activity.Chain{ID: chainID, StartHeight: start},
+		Chain:   activity.ChainSetup{ID: chainID, StartHeight: start},
 		Store:   store,
 		Metrics: metrics.New(prometheus.NewRegistry()),
 		Log:     zap.NewNop(),

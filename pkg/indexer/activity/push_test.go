@@ -38,7 +38,7 @@ func newPushActivities(t *testing.T, head uint64) (*activity.Activities, *fakeCh
 	ch.ConfirmationDepth = 0
 	ch.Push = config.Push{Endpoint: "ws", LagThreshold: 2}
 	acts := &activity.Activities{
-		Chain:   activity.NewChain(chainID, node, temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch),
+		Chain:   activity.NewChainSetup(chainID, node, temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch),
 		Store:   store,
 		Metrics: metrics.New(prometheus.NewRegistry()),
 		Log:     zap.NewNop(),

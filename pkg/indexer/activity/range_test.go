@@ -76,7 +76,7 @@ func newRangeFixture(t *testing.T, head uint64) *rangeFixture {
 	ch := config.DefaultChain()
 	ch.Index.WriteBatch = 16
 	acts := &activity.Activities{
-		Chain:   activity.NewChain(chainID, node, temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch),
+		Chain:   activity.NewChainSetup(chainID, node, temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch),
 		Store:   store,
 		Metrics: metrics.New(prometheus.NewRegistry()),
 		Log:     zap.NewNop(),

@@ -151,7 +151,7 @@ func newReorgFixture(t *testing.T, depth int) *reorgFixture {
 	ch.ConfirmationDepth = depth
 	node := &fakeChain{calls: map[string]int{}}
 	acts := &activity.Activities{
-		Chain:   activity.NewChain(chainID, node, temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch),
+		Chain:   activity.NewChainSetup(chainID, node, temporal.NewOptions(chainID, ch.Index.ActivityTimeout), ch),
 		Store:   store,
 		Metrics: metrics.New(prometheus.NewRegistry()),
 		Log:     zap.New(core),

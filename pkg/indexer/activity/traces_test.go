@@ -62,7 +62,7 @@ func (f *traceFixture) activities(mode rpc.TraceMode) (*activity.Activities, *te
 	ch.Index.WriteBatch = 25
 	f.reg = prometheus.NewRegistry()
 	acts := &activity.Activities{
-		Chain:   activity.NewChain(f.chainID, multi, temporal.NewOptions(f.chainID, ch.Index.ActivityTimeout), ch),
+		Chain:   activity.NewChainSetup(f.chainID, multi, temporal.NewOptions(f.chainID, ch.Index.ActivityTimeout), ch),
 		Store:   f.store,
 		Metrics: metrics.New(f.reg),
 		Log:     zap.NewNop(),

@@ -168,7 +168,7 @@ func runScheduler(t *testing.T, tc client.Client, id string, paused bool) worker
 	t.Helper()
 	ch := config.DefaultChain()
 	o := temporal.NewOptions(id, ch.Index.ActivityTimeout)
-	wfs := &workflow.Workflows{Chain: workflow.NewChain(o, ch)}
+	wfs := &workflow.Workflows{Chain: workflow.NewChainSetup(o, ch)}
 	w := worker.New(tc, temporal.AdminQueue(id), worker.Options{})
 	w.RegisterWorkflowWithOptions(wfs.Scheduler, sdkworkflow.RegisterOptions{Name: temporal.SchedulerWorkflow})
 	for _, name := range []string{"HeadHeight", "CountIndexed", "StartIndex", "StartRange"} {

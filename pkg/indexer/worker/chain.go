@@ -94,7 +94,7 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 	// Workflows and activities of this chain only: each chain's workers
 	// are its own, so a chain starts and stops without touching another's.
 	r.acts = &activity.Activities{
-		Chain:    activity.NewChain(id, r.client, o, ch),
+		Chain:    activity.NewChainSetup(id, r.client, o, ch),
 		Store:    p.store,
 		Temporal: p.tc,
 		Metrics:  p.metrics,
@@ -115,7 +115,7 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 	if err := prepareJobs(dctx, id, jobs); err != nil {
 		return nil, err
 	}
-	wfs := &workflow.Workflows{Chain: workflow.NewChain(o, ch)}
+	wfs := &workflow.Workflows{Chain: workflow.NewChainSetup(o, ch)}
 	wfs.Chain.Settings.Webhooks = p.cfg.Webhooks.WithDefaults()
 
 	t := p.cfg.Temporal

@@ -39,7 +39,7 @@ func (w *Workflows) HeadScan(ctx workflow.Context, in types.HeadScanInput) (type
 	return res, err
 }
 
-func headScan(ctx, lctx workflow.Context, c Chain, in types.HeadScanInput) (types.HeadScanResult, error) {
+func headScan(ctx, lctx workflow.Context, c ChainSetup, in types.HeadScanInput) (types.HeadScanResult, error) {
 	log := workflow.GetLogger(ctx)
 	actx := workflow.WithActivityOptions(ctx, c.Options.AdminActivity())
 	var res types.HeadScanResult

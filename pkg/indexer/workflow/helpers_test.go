@@ -54,7 +54,7 @@ func chainConfig(tweak func(*config.Chain)) config.Chain {
 
 // newWorkflows builds the workflow set the worker registers, for chainID.
 func newWorkflows(c config.Chain) *indexwf.Workflows {
-	return &indexwf.Workflows{Chain: indexwf.NewChain(temporal.NewOptions(chainID, c.Index.ActivityTimeout), c)}
+	return &indexwf.Workflows{Chain: indexwf.NewChainSetup(temporal.NewOptions(chainID, c.Index.ActivityTimeout), c)}
 }
 
 // newEnv is a fresh test environment with every workflow registered under

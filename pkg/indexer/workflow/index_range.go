@@ -60,7 +60,7 @@ func (w *Workflows) IndexRange(ctx workflow.Context, in types.IndexRangeInput) (
 // handOff starts the IndexBlockWorkflows of the failed heights, until it
 // succeeds: the range must not end with a height neither indexed nor owned
 // by a workflow.
-func handOff(ctx, lctx workflow.Context, c Chain, in types.IndexRangeInput, heights []uint64) (int, error) {
+func handOff(ctx, lctx workflow.Context, c ChainSetup, in types.IndexRangeInput, heights []uint64) (int, error) {
 	for {
 		n, err := startInBatches(lctx, c, in.ChainID, heights, in.Level, types.IndexModeRange)
 		if err == nil || ctx.Err() != nil {

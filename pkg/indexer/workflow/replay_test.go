@@ -46,7 +46,7 @@ func replayWorkflows(t *testing.T, chainID string) (*indexwf.Workflows, []worker
 		t.Fatalf("no recorded settings for chain %q", chainID)
 	}
 	o := temporal.NewOptions(chainID, ch.Index.ActivityTimeout)
-	return &indexwf.Workflows{Chain: indexwf.NewChain(o, ch)}, worker.ReplayJobs(chainID, o, ch)
+	return &indexwf.Workflows{Chain: indexwf.NewChainSetup(o, ch)}, worker.ReplayJobs(chainID, o, ch)
 }
 
 // replayRangeChain is the chain replay-range of the range, aggregate,

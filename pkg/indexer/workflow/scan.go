@@ -26,7 +26,7 @@ type scanStart struct {
 
 // openScan reads the head (HeadHeight), then the watermark (Watermark),
 // both local activities. head is set even when the watermark fails.
-func openScan(lctx workflow.Context, c Chain, chainID string) (scanStart, error) {
+func openScan(lctx workflow.Context, c ChainSetup, chainID string) (scanStart, error) {
 	var s scanStart
 	if err := workflow.ExecuteLocalActivity(lctx, a.HeadHeight, chainID).Get(lctx, &s.head); err != nil {
 		return s, err
@@ -59,7 +59,7 @@ func checkScheduler(actx workflow.Context, chainID string) (types.SchedulerStatu
 // the push source indexes new heads meanwhile, and a height it finished
 // since the scan listed it would otherwise run a second time, only to
 // find itself indexed.
-func startInBatches(lctx workflow.Context, c Chain, chainID string, heights []uint64, level types.PriorityLevel, mode types.IndexMode) (int, error) {
+func startInBatches(lctx workflow.Context, c ChainSetup, chainID string, heights []uint64, level types.PriorityLevel, mode types.IndexMode) (int, error) {
 	size := c.Settings.HeadScan.BatchSize
 	started := 0
 	for len(heights) > 0 {
@@ -79,7 +79,7 @@ func startInBatches(lctx workflow.Context, c Chain, chainID string, heights []ui
 
 // startByAge starts the heights of ranges newest first, each batch at the
 // priority its age gives.
-func startByAge(lctx workflow.Context, c Chain, chainID string, head uint64, ranges []chain.HeightRange, mode types.IndexMode) (int, error) {
+func startByAge(lctx workflow.Context, c ChainSetup, chainID string, head uint64, ranges []chain.HeightRange, mode types.IndexMode) (int, error) {
 	started := 0
 	for i := len(ranges) - 1; i >= 0; i-- {
 		r := ranges[i]

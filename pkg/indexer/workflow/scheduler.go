@@ -55,7 +55,7 @@ func (w *Workflows) Scheduler(ctx workflow.Context, in types.SchedulerInput) (ty
 
 // schedulerRun is the state of one run.
 type schedulerRun struct {
-	ch        Chain
+	ch        ChainSetup
 	chainID   string
 	head      uint64
 	remaining []chain.HeightRange
@@ -80,7 +80,7 @@ type schedulerRun struct {
 	nextHeadAsk time.Time
 }
 
-func newSchedulerRun(ctx workflow.Context, c Chain, in types.SchedulerInput) *schedulerRun {
+func newSchedulerRun(ctx workflow.Context, c ChainSetup, in types.SchedulerInput) *schedulerRun {
 	s := &schedulerRun{
 		ch:        c,
 		chainID:   in.ChainID,

@@ -21,12 +21,12 @@ var a *activity.Activities
 // from workflow inputs, so inputs carry no secrets; the chain ID an input
 // carries names the chain in the history and the Web UI.
 type Workflows struct {
-	Chain Chain
+	Chain ChainSetup
 }
 
-// Chain is what the workflows know of one chain: its settings, and the
+// ChainSetup is what the workflows know of one chain: its settings, and the
 // Temporal options built from them once by the worker.
-type Chain struct {
+type ChainSetup struct {
 	Settings Settings
 	Options  temporal.Options
 }
@@ -53,9 +53,10 @@ type Settings struct {
 	WebhookRunsPerHistory int
 }
 
-// NewChain is the Chain of a configured chain with its Temporal options.
-func NewChain(o temporal.Options, ch config.Chain) Chain {
-	return Chain{
+// NewChainSetup is the ChainSetup of a configured chain with its Temporal
+// options.
+func NewChainSetup(o temporal.Options, ch config.Chain) ChainSetup {
+	return ChainSetup{
 		Settings: Settings{
 			StartHeight: ch.StartHeight,
 			BlockTime:   ch.BlockTime,
