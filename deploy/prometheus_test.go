@@ -15,6 +15,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/streamappend"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tokenmeta"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tracebackfill"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/webhook"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
@@ -134,6 +135,7 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	streamappend.NewMetrics(d)
 	tokenmeta.NewMetrics(d)
 	tracebackfill.NewMetrics(d, nil)
+	webhook.NewMetrics(d)
 	rpc.NewMetrics(d)
 	require.Contains(t, d.names, "indexer_watermark_height")
 	require.Contains(t, d.names, "rpc_endpoint_healthy")

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/webhook"
 	"github.com/tideline-dev/tideline/pkg/indexer/lifecycle"
-	"github.com/tideline-dev/tideline/pkg/indexer/webhook"
 	"github.com/tideline-dev/tideline/pkg/stream"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )

@@ -78,7 +78,7 @@ func TestLowerLayersDoNotImportTheIndexer(t *testing.T) {
 func TestOnlyTheBinariesImportTheAPI(t *testing.T) {
 	others := packages(t, func(rel string) bool { return !isAPI(rel) })
 	require.Contains(t, others, "pkg/indexer/worker")
-	require.Contains(t, others, "pkg/indexer/webhook")
+	require.Contains(t, others, "pkg/indexer/jobs/webhook")
 	for _, pkg := range others {
 		for _, p := range deps(t, "./"+pkg) {
 			require.False(t, isAPI(p), "%s depends on %s: only app/ imports the query API", pkg, p)

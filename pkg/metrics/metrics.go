@@ -67,12 +67,10 @@ type Metrics struct {
 	PushHealthy         *prometheus.GaugeVec
 
 	// The side jobs' series are their packages' (pkg/indexer/jobs/<job>:
-	// the aggregator's, retention's).
+	// the aggregator's, retention's, the webhook deliveries'...).
 
 	// Call traces (traces.go).
 	Traces
-	// Webhook deliveries (webhooks.go).
-	Webhooks
 }
 
 // Sources of a delivered height: the source label of DuplicateDeliveries.
@@ -200,6 +198,5 @@ func New(reg prometheus.Registerer) *Metrics {
 		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority,
 		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy)
 	m.Traces = newTraces(reg)
-	m.Webhooks = newWebhooks(reg)
 	return m
 }

@@ -227,6 +227,25 @@ func (o Options) SchedulerStart(owned chain.HeightRange, mode string) client.Sta
 	}
 }
 
+// AdminStart starts a long-lived workflow of the chain's admin queue under
+// a fixed ID, or finds it running (conflict policy use-existing: a second
+// start is no error and starts nothing); one that ended may be started
+// again. Described like every start (mode, summary): a side job's workflow
+// of one subject (a webhook subscription's delivery), which may add keys
+// of its own to the memo.
+func (o Options) AdminStart(id, mode, summary string) client.StartWorkflowOptions {
+	v := o.describe(mode, nil, 0, summary)
+	return client.StartWorkflowOptions{
+		ID:                       id,
+		TaskQueue:                AdminQueue(o.ChainID),
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes:    v.attrs,
+		Memo:                     v.memo,
+		StaticSummary:            v.summary,
+	}
+}
+
 // HeadScanSchedule is the Schedule that runs the chain's HeadScan every
 // `every` with input arg (mode: types.IndexMode direct, the path HeadScan
 // starts heights by).

@@ -22,8 +22,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
-	"github.com/tideline-dev/tideline/pkg/indexer/webhook"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/webhook"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/stream"
 	"github.com/tideline-dev/tideline/pkg/temporal"
@@ -176,9 +175,9 @@ func TestWebhookDeliversEveryEventInOrder(t *testing.T) {
 	// Pause and resume, through the command.
 	require.Contains(t, run("pause", id), "paused")
 	waitFor(t, 30*time.Second, "the delivery paused", func() (bool, string) {
-		var p types.WebhookProgress
-		_, err := temporal.QueryWebhook(ctx, temporalClient(t), chainID, id, &p)
-		return err == nil && p.State == types.WebhookPaused, fmt.Sprintf("%+v %v", p, err)
+		var p webhook.Progress
+		_, err := webhook.Query(ctx, temporalClient(t), chainID, id, &p)
+		return err == nil && p.State == webhook.Paused, fmt.Sprintf("%+v %v", p, err)
 	})
 	var listed []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(run("list", chainID, "--json")), &listed))

@@ -69,8 +69,6 @@ type Activities struct {
 	// Push is the chain's push source in this process; nil means pull
 	// only. Set before the workers start, read-only afterwards.
 	Push PushSource
-	// Webhooks is what the webhook deliveries need (webhook.go).
-	Webhooks *Webhooks
 	// AfterRepair, when set, is told the fork point of every reorg repair
 	// this process made (the aggregator's Rewind: its rows above the fork
 	// counted orphaned blocks). It must not fail the repair: it logs.

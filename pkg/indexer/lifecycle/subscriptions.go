@@ -8,8 +8,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
-	"github.com/tideline-dev/tideline/pkg/indexer/webhook"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/webhook"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -64,9 +63,9 @@ func (s *Subscriptions) options(chainID string) temporal.Options {
 	return o
 }
 
-func input(sub storage.SubscriptionRecord) types.WebhookInput {
-	return types.WebhookInput{ChainID: sub.ChainID, SubscriptionID: sub.ID,
-		Progress: types.WebhookProgress{Cursor: sub.StartAfter, State: types.WebhookActive}}
+func input(sub storage.SubscriptionRecord) webhook.Input {
+	return webhook.Input{ChainID: sub.ChainID, SubscriptionID: sub.ID,
+		Progress: webhook.Progress{Cursor: sub.StartAfter, State: webhook.Active}}
 }
 
 // Add stores a new active subscription (sub without ID and start) and
@@ -92,7 +91,7 @@ func (s *Subscriptions) Add(ctx context.Context, sub webhook.Subscription, at St
 	if err != nil {
 		return sub, err
 	}
-	if err := temporal.StartWebhook(ctx, s.Temporal, s.options(sub.ChainID), sub.ID, string(types.IndexModeWebhook), input(rec)); err != nil {
+	if err := webhook.Start(ctx, s.Temporal, s.options(sub.ChainID), input(rec)); err != nil {
 		return sub, fmt.Errorf("subscription %s stored, its delivery not started (a worker starting chain %s starts it, or indexer subscription resume): %w",
 			sub.ID, sub.ChainID, err)
 	}
@@ -174,11 +173,11 @@ func (s *Subscriptions) SetState(ctx context.Context, id, state string) (rec sto
 	}
 	switch state {
 	case webhook.Active:
-		err = temporal.ResumeWebhook(ctx, s.Temporal, s.options(chainID), id, string(types.IndexModeWebhook), input(rec))
+		err = webhook.Resume(ctx, s.Temporal, s.options(chainID), input(rec))
 	case webhook.Paused:
-		_, err = temporal.SignalWebhook(ctx, s.Temporal, chainID, id, temporal.WebhookPause)
+		_, err = webhook.Signal(ctx, s.Temporal, chainID, id, webhook.SignalPause)
 	default:
-		_, err = temporal.SignalWebhook(ctx, s.Temporal, chainID, id, temporal.WebhookRemove)
+		_, err = webhook.Signal(ctx, s.Temporal, chainID, id, webhook.SignalRemove)
 	}
 	return rec, stored, err
 }
@@ -188,7 +187,7 @@ type Listed struct {
 	webhook.Subscription
 	// Progress is the delivery's answer; Running is false when no
 	// delivery runs, and Unanswered holds why it could not be asked.
-	Progress   types.WebhookProgress
+	Progress   webhook.Progress
 	Running    bool
 	Unanswered error
 }
@@ -212,7 +211,7 @@ func (s *Subscriptions) List(ctx context.Context, chainID string) ([]Listed, err
 		}
 		l := Listed{Subscription: sub}
 		qctx, cancel := context.WithTimeout(ctx, AskTimeout)
-		l.Running, l.Unanswered = temporal.QueryWebhook(qctx, s.Temporal, rec.ChainID, rec.ID, &l.Progress)
+		l.Running, l.Unanswered = webhook.Query(qctx, s.Temporal, rec.ChainID, rec.ID, &l.Progress)
 		cancel()
 		out = append(out, l)
 	}
@@ -237,7 +236,7 @@ func (s *Subscriptions) Ensure(ctx context.Context, chainID string, timeout time
 			continue
 		}
 		sctx, cancel := context.WithTimeout(ctx, timeout)
-		err := temporal.StartWebhook(sctx, s.Temporal, s.options(chainID), rec.ID, string(types.IndexModeWebhook), input(rec))
+		err := webhook.Start(sctx, s.Temporal, s.options(chainID), input(rec))
 		cancel()
 		if err != nil && first == nil {
 			first = err

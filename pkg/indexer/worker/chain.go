@@ -12,9 +12,9 @@ import (
 
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/webhook"
 	"github.com/tideline-dev/tideline/pkg/indexer/lifecycle"
 	"github.com/tideline-dev/tideline/pkg/indexer/push"
-	"github.com/tideline-dev/tideline/pkg/indexer/webhook"
 	"github.com/tideline-dev/tideline/pkg/indexer/workflow"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/rpc"
@@ -105,10 +105,6 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 		r.push = &pushSlot{}
 		r.acts.Push = r.push
 	}
-	r.acts.Webhooks = &activity.Webhooks{
-		Subscriptions: p.store.Reader(), Stream: p.store.Reader(), Sender: p.sender,
-		Settings: p.cfg.Webhooks.WithDefaults(), LookupEnv: p.lookupEnv,
-	}
 	jobs := chainJobs(id, o, ch, p, r.acts)
 	// Before the workers run: the traces backfill records whether the
 	// chain traces, which decides where its next pass starts.
@@ -116,7 +112,6 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 		return nil, err
 	}
 	wfs := &workflow.Workflows{Chain: workflow.NewChainSetup(o, ch)}
-	wfs.Chain.Settings.Webhooks = p.cfg.Webhooks.WithDefaults()
 
 	t := p.cfg.Temporal
 	admin := worker.New(p.tc, temporal.AdminQueue(id), pollers(t, worker.Options{

@@ -15,6 +15,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/streamappend"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tokenmeta"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tracebackfill"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/webhook"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -50,19 +51,21 @@ type jobMetrics struct {
 	stream    *streamappend.Metrics
 	tokens    *tokenmeta.Metrics
 	traces    *tracebackfill.Metrics
+	webhooks  *webhook.Metrics
 }
 
 // newJobMetrics makes the jobs' series; written is the indexer's count of
 // call frames, which the traces backfill adds to.
 func newJobMetrics(reg prometheus.Registerer, written *prometheus.CounterVec) jobMetrics {
 	return jobMetrics{aggregate: aggregate.NewMetrics(reg), retention: retention.NewMetrics(reg), stream: streamappend.NewMetrics(reg),
-		tokens: tokenmeta.NewMetrics(reg), traces: tracebackfill.NewMetrics(reg, written)}
+		tokens: tokenmeta.NewMetrics(reg), traces: tracebackfill.NewMetrics(reg, written), webhooks: webhook.NewMetrics(reg)}
 }
 
 // chainJobs are the side jobs of chain id, with what each needs; acts is
 // the chain's indexing path, which owns the watermark the jobs read and
 // tells them of its reorg repairs, and whose Traces says whether the chain
-// traces (resolved by the worker's probe).
+// traces (resolved by the worker's probe). The webhook deliveries' settings
+// are the process's (webhooks.*), as are their sender and environment.
 func chainJobs(id string, o temporal.Options, ch config.Chain, p *process, acts *activity.Activities) []Job {
 	agg := &aggregate.Job{
 		ChainID: id, Settings: aggregate.SettingsOf(ch), Options: o,
@@ -85,7 +88,11 @@ func chainJobs(id string, o temporal.Options, ch config.Chain, p *process, acts 
 		ChainID: id, Settings: tracebackfill.Settings{Traces: acts.Chain.Traces, Backfill: ch.Traces.Backfill}, Options: o,
 		RPC: acts.Chain.RPC, Store: p.store, Progress: acts, Metrics: p.jobMetrics.traces, Log: p.log,
 	}
-	return []Job{agg, prune, appender, meta, backfill}
+	deliveries := &webhook.Job{
+		ChainID: id, Settings: webhook.Settings{Webhooks: p.cfg.Webhooks.WithDefaults()}, Options: o,
+		Store: p.store.Reader(), Sender: p.sender, LookupEnv: p.lookupEnv, Metrics: p.jobMetrics.webhooks, Log: p.log,
+	}
+	return []Job{agg, prune, appender, meta, backfill, deliveries}
 }
 
 // ReplayJobs are the side jobs as a replayer registers them: their
@@ -98,5 +105,6 @@ func ReplayJobs(id string, o temporal.Options, ch config.Chain) []Job {
 		&streamappend.Job{ChainID: id, Settings: streamappend.SettingsOf(ch), Options: o},
 		&tokenmeta.Job{ChainID: id, StartHeight: ch.StartHeight, Options: o},
 		&tracebackfill.Job{ChainID: id, Options: o},
+		&webhook.Job{ChainID: id, Options: o},
 	}
 }

@@ -32,9 +32,9 @@ import (
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/streamappend"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tokenmeta"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tracebackfill"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/webhook"
 	"github.com/tideline-dev/tideline/pkg/indexer/push"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
-	"github.com/tideline-dev/tideline/pkg/indexer/webhook"
 	"github.com/tideline-dev/tideline/pkg/indexer/workflow"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/registry"
@@ -149,14 +149,12 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 
 // Register puts every workflow and activity on w under its stable name:
 // the indexing path's (wfs, acts) and each side job's.
-// Register puts every workflow and activity on w under its stable name.
 func Register(w worker.Registry, wfs *workflow.Workflows, acts *activity.Activities, jobs ...Job) {
 	w.RegisterWorkflowWithOptions(wfs.HeadScan, sdkworkflow.RegisterOptions{Name: temporal.HeadScanWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.IndexBlock, sdkworkflow.RegisterOptions{Name: temporal.IndexBlockWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.IndexRange, sdkworkflow.RegisterOptions{Name: temporal.IndexRangeWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.Scheduler, sdkworkflow.RegisterOptions{Name: temporal.SchedulerWorkflow})
 	w.RegisterWorkflowWithOptions(wfs.GapScan, sdkworkflow.RegisterOptions{Name: temporal.GapScanWorkflow})
-	w.RegisterWorkflowWithOptions(wfs.WebhookDelivery, sdkworkflow.RegisterOptions{Name: temporal.WebhookWorkflow})
 	w.RegisterActivity(acts)
 	for _, j := range jobs {
 		j.Register(w)

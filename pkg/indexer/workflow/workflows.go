@@ -45,12 +45,6 @@ type Settings struct {
 	// index.range_heartbeat).
 	RangeTimeout   time.Duration
 	RangeHeartbeat time.Duration
-	// Webhooks are the webhook deliveries' settings (process-wide:
-	// config.Config.Webhooks), set by the worker; WebhookRunsPerHistory
-	// is how many deliveries one run makes before it continues as new (0:
-	// WebhookRunsPerHistory).
-	Webhooks              config.Webhooks
-	WebhookRunsPerHistory int
 }
 
 // NewChainSetup is the ChainSetup of a configured chain with its Temporal

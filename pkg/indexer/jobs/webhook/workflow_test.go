@@ -1,8 +1,9 @@
-package workflow_test
+package webhook_test
 
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -11,11 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tideline-dev/tideline/pkg/config"
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/indexer/jobs/webhook"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -23,11 +25,18 @@ import (
 // receiver that fails or accepts by attempt (the real activity against a
 // real receiver is test/integration's TestWebhookDeliversEveryEventInOrder).
 
-const subID = "0123456789ab"
+const (
+	chainID = "test"
+	subID   = "0123456789ab"
+)
+
+// t0 is the workflow start time of every test: fixed, so that the
+// attempts' times are the backoff's.
+var t0 = time.Date(2025, 10, 14, 0, 0, 0, 0, time.UTC)
 
 // attempt is one DeliverWebhook attempt as the activity saw it.
 type attempt struct {
-	In      types.WebhookDeliverInput
+	In      webhook.DeliverInput
 	Attempt int32
 	At      time.Time // the attempt's start, in workflow time
 }
@@ -37,11 +46,11 @@ type receiver struct {
 	mu       sync.Mutex
 	attempts []attempt
 	notes    int
-	answer   func(n int, a attempt) (types.WebhookDeliverResult, error)
+	answer   func(n int, a attempt) (webhook.DeliverResult, error)
 	now      func() time.Time // the environment's clock
 }
 
-func (r *receiver) deliver(ctx context.Context, in types.WebhookDeliverInput) (types.WebhookDeliverResult, error) {
+func (r *receiver) deliver(ctx context.Context, in webhook.DeliverInput) (webhook.DeliverResult, error) {
 	info := activity.GetInfo(ctx)
 	a := attempt{In: in, Attempt: info.Attempt, At: r.now()}
 	r.mu.Lock()
@@ -61,16 +70,24 @@ var errRefused = errors.New("webhook: POST of seq 1: the receiver answered 503 S
 
 func webhookEnv(t *testing.T, r *receiver, runsPerHistory int) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
-	wfs := newWorkflows(chainConfig(nil))
 	w := config.DefaultWebhooks()
 	w.DeadLetterAfter = 10 * time.Minute
-	wfs.Chain.Settings.Webhooks = w
-	wfs.Chain.Settings.WebhookRunsPerHistory = runsPerHistory
-	env := newEnv(wfs, t0)
-	env.RegisterWorkflowWithOptions(wfs.WebhookDelivery, workflow.RegisterOptions{Name: temporal.WebhookWorkflow})
+	j := &webhook.Job{
+		ChainID:  chainID,
+		Options:  temporal.NewOptions(chainID, config.DefaultChain().Index.ActivityTimeout),
+		Settings: webhook.Settings{Webhooks: w, RunsPerHistory: runsPerHistory},
+	}
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	env := s.NewTestWorkflowEnvironment()
+	env.SetStartTime(t0)
+	// Under the names the worker registers them by (Job.Register).
+	env.RegisterWorkflowWithOptions(j.Workflow, workflow.RegisterOptions{Name: temporal.WebhookWorkflow})
+	env.RegisterActivityWithOptions(j.DeliverWebhook, activity.RegisterOptions{Name: webhook.DeliverActivity})
+	env.RegisterActivityWithOptions(j.NoteWebhookDeadLetter, activity.RegisterOptions{Name: webhook.NoteActivity})
 	r.now = env.Now
-	env.OnActivity(acts.DeliverWebhook, mock.Anything, mock.Anything).Return(r.deliver)
-	env.OnActivity(acts.NoteWebhookDeadLetter, mock.Anything, mock.Anything).Return(func(context.Context, types.WebhookDeliverInput) error {
+	env.OnActivity(webhook.DeliverActivity, mock.Anything, mock.Anything).Return(r.deliver)
+	env.OnActivity(webhook.NoteActivity, mock.Anything, mock.Anything).Return(func(context.Context, webhook.DeliverInput) error {
 		r.mu.Lock()
 		r.notes++
 		r.mu.Unlock()
@@ -80,17 +97,17 @@ func webhookEnv(t *testing.T, r *receiver, runsPerHistory int) *testsuite.TestWo
 	return env
 }
 
-func progress(t *testing.T, env *testsuite.TestWorkflowEnvironment) types.WebhookProgress {
+func progress(t *testing.T, env *testsuite.TestWorkflowEnvironment) webhook.Progress {
 	t.Helper()
-	v, err := env.QueryWorkflow(temporal.WebhookProgressQuery)
+	v, err := env.QueryWorkflow(webhook.ProgressQuery)
 	require.NoError(t, err)
-	var p types.WebhookProgress
+	var p webhook.Progress
 	require.NoError(t, v.Get(&p))
 	return p
 }
 
-func start(cursor uint64) types.WebhookInput {
-	return types.WebhookInput{ChainID: chainID, SubscriptionID: subID, Progress: types.WebhookProgress{Cursor: cursor}}
+func start(cursor uint64) webhook.Input {
+	return webhook.Input{ChainID: chainID, SubscriptionID: subID, Progress: webhook.Progress{Cursor: cursor}}
 }
 
 // A receiver that refuses five times, then accepts: the attempts back
@@ -98,22 +115,22 @@ func start(cursor uint64) types.WebhookInput {
 // with the accepted delivery, and the workflow ends when the stored
 // subscription says removed.
 func TestWebhookRetriesWithBackoffThenDelivers(t *testing.T) {
-	r := &receiver{answer: func(n int, a attempt) (types.WebhookDeliverResult, error) {
+	r := &receiver{answer: func(n int, a attempt) (webhook.DeliverResult, error) {
 		switch {
 		case n <= 5:
-			return types.WebhookDeliverResult{}, errRefused
+			return webhook.DeliverResult{}, errRefused
 		case n == 6:
-			return types.WebhookDeliverResult{Cursor: a.In.Cursor + 10, Delivered: 9, Skipped: 1, LastDelivery: t0}, nil
+			return webhook.DeliverResult{Cursor: a.In.Cursor + 10, Delivered: 9, Skipped: 1, LastDelivery: t0}, nil
 		}
-		return types.WebhookDeliverResult{Cursor: a.In.Cursor, State: types.WebhookRemoved}, nil
+		return webhook.DeliverResult{Cursor: a.In.Cursor, State: webhook.Removed}, nil
 	}}
 	env := webhookEnv(t, r, 0)
 	env.ExecuteWorkflow(temporal.WebhookWorkflow, start(100))
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	var res types.WebhookProgress
+	var res webhook.Progress
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, types.WebhookProgress{Cursor: 110, State: types.WebhookRemoved, Delivered: 9, Skipped: 1, LastDelivery: t0}, res)
+	require.Equal(t, webhook.Progress{Cursor: 110, State: webhook.Removed, Delivered: 9, Skipped: 1, LastDelivery: t0}, res)
 
 	got := r.all()
 	require.Len(t, got, 7)
@@ -135,20 +152,20 @@ func TestWebhookRetriesWithBackoffThenDelivers(t *testing.T) {
 func TestWebhookDeadLettersAfterTheBoundAndResumes(t *testing.T) {
 	up, accepted := false, 0
 	var mu sync.Mutex
-	r := &receiver{answer: func(_ int, a attempt) (types.WebhookDeliverResult, error) {
+	r := &receiver{answer: func(_ int, a attempt) (webhook.DeliverResult, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
 		case !up:
-			return types.WebhookDeliverResult{}, errRefused
+			return webhook.DeliverResult{}, errRefused
 		case accepted == 0:
 			accepted++
-			return types.WebhookDeliverResult{Cursor: a.In.Cursor + 5, Delivered: 5}, nil
+			return webhook.DeliverResult{Cursor: a.In.Cursor + 5, Delivered: 5}, nil
 		}
-		return types.WebhookDeliverResult{Cursor: a.In.Cursor, State: types.WebhookRemoved}, nil
+		return webhook.DeliverResult{Cursor: a.In.Cursor, State: webhook.Removed}, nil
 	}}
 	env := webhookEnv(t, r, 0)
-	var dead, during types.WebhookProgress
+	var dead, during webhook.Progress
 	var attemptsAtDeath, attemptsBeforeResume int
 	env.RegisterDelayedCallback(func() {
 		dead = progress(t, env)
@@ -160,13 +177,13 @@ func TestWebhookDeadLettersAfterTheBoundAndResumes(t *testing.T) {
 		mu.Lock()
 		up = true
 		mu.Unlock()
-		env.SignalWorkflow(temporal.WebhookControlSignal, temporal.WebhookResume)
+		env.SignalWorkflow(webhook.ControlSignal, webhook.SignalResume)
 	}, 5*time.Hour)
 	env.ExecuteWorkflow(temporal.WebhookWorkflow, start(41))
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 
-	require.Equal(t, types.WebhookDeadLetter, dead.State)
+	require.Equal(t, webhook.DeadLetter, dead.State)
 	require.Equal(t, uint64(41), dead.Cursor, "nothing is skipped")
 	require.Equal(t, uint64(1), dead.DeadLetters)
 	require.Contains(t, dead.LastError, "503")
@@ -181,9 +198,9 @@ func TestWebhookDeadLettersAfterTheBoundAndResumes(t *testing.T) {
 	after := got[attemptsBeforeResume]
 	require.Equal(t, uint64(41), after.In.Cursor, "resumed from the cursor")
 	require.True(t, t0.Add(5*time.Hour).Equal(after.At), "resumed at %v", after.At)
-	var res types.WebhookProgress
+	var res webhook.Progress
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, types.WebhookRemoved, res.State)
+	require.Equal(t, webhook.Removed, res.State)
 	require.Equal(t, uint64(46), res.Cursor)
 	require.Equal(t, uint64(5), res.Delivered)
 }
@@ -194,33 +211,33 @@ func TestWebhookDeadLettersAfterTheBoundAndResumes(t *testing.T) {
 // activity until resume; a pause signal cancels a delivery that is
 // retrying and holds it too.
 func TestWebhookKeepsProgressOfAFailedRunAndPauses(t *testing.T) {
-	r := &receiver{answer: func(n int, a attempt) (types.WebhookDeliverResult, error) {
+	r := &receiver{answer: func(n int, a attempt) (webhook.DeliverResult, error) {
 		switch n {
 		case 1:
-			return types.WebhookDeliverResult{Cursor: 13, Delivered: 3, Failed: errRefused.Error()}, nil
+			return webhook.DeliverResult{Cursor: 13, Delivered: 3, Failed: errRefused.Error()}, nil
 		case 2:
-			return types.WebhookDeliverResult{Cursor: a.In.Cursor, State: types.WebhookPaused}, nil
+			return webhook.DeliverResult{Cursor: a.In.Cursor, State: webhook.Paused}, nil
 		case 3:
-			return types.WebhookDeliverResult{Cursor: a.In.Cursor + 1, Delivered: 1}, nil
+			return webhook.DeliverResult{Cursor: a.In.Cursor + 1, Delivered: 1}, nil
 		}
-		return types.WebhookDeliverResult{}, errRefused // retried until the pause
+		return webhook.DeliverResult{}, errRefused // retried until the pause
 	}}
 	env := webhookEnv(t, r, 0)
-	var paused, pausedAgain types.WebhookProgress
+	var paused, pausedAgain webhook.Progress
 	var pausedAttempts, atPause, afterPause int
 	env.RegisterDelayedCallback(func() {
 		paused = progress(t, env)
 		pausedAttempts = len(r.all())
-		env.SignalWorkflow(temporal.WebhookControlSignal, temporal.WebhookResume)
+		env.SignalWorkflow(webhook.ControlSignal, webhook.SignalResume)
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
 		atPause = len(r.all())
-		env.SignalWorkflow(temporal.WebhookControlSignal, temporal.WebhookPause)
+		env.SignalWorkflow(webhook.ControlSignal, webhook.SignalPause)
 	}, time.Hour+time.Minute)
 	env.RegisterDelayedCallback(func() {
 		pausedAgain = progress(t, env)
 		afterPause = len(r.all())
-		env.SignalWorkflow(temporal.WebhookControlSignal, temporal.WebhookRemove)
+		env.SignalWorkflow(webhook.ControlSignal, webhook.SignalRemove)
 	}, 2*time.Hour)
 	env.ExecuteWorkflow(temporal.WebhookWorkflow, start(10))
 	require.True(t, env.IsWorkflowCompleted())
@@ -229,25 +246,25 @@ func TestWebhookKeepsProgressOfAFailedRunAndPauses(t *testing.T) {
 	got := r.all()
 	require.Equal(t, uint64(13), got[1].In.Cursor)
 	require.Equal(t, got[0].At, got[1].At, "the next delivery starts at once")
-	require.Equal(t, types.WebhookPaused, paused.State)
+	require.Equal(t, webhook.Paused, paused.State)
 	require.Equal(t, uint64(1), paused.Failures)
 	require.Equal(t, errRefused.Error(), paused.LastError)
 	require.Equal(t, 2, pausedAttempts, "paused: no activity")
 	require.Greater(t, atPause, 4, "the fourth delivery was retrying")
-	require.Equal(t, types.WebhookPaused, pausedAgain.State)
+	require.Equal(t, webhook.Paused, pausedAgain.State)
 	require.Equal(t, uint64(14), pausedAgain.Cursor)
 	require.Equal(t, atPause, afterPause, "the pause cancelled the retries")
-	var res types.WebhookProgress
+	var res webhook.Progress
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, types.WebhookRemoved, res.State)
+	require.Equal(t, webhook.Removed, res.State)
 	require.Equal(t, uint64(4), res.Delivered)
 }
 
-// ContinueAsNew after WebhookRunsPerHistory deliveries carries the cursor
+// ContinueAsNew after RunsPerHistory deliveries carries the cursor
 // and the counts; the next run starts from them.
 func TestWebhookContinueAsNewKeepsTheCursor(t *testing.T) {
-	r := &receiver{answer: func(_ int, a attempt) (types.WebhookDeliverResult, error) {
-		return types.WebhookDeliverResult{Cursor: a.In.Cursor + 10, Delivered: 10}, nil
+	r := &receiver{answer: func(_ int, a attempt) (webhook.DeliverResult, error) {
+		return webhook.DeliverResult{Cursor: a.In.Cursor + 10, Delivered: 10}, nil
 	}}
 	env := webhookEnv(t, r, 3)
 	env.ExecuteWorkflow(temporal.WebhookWorkflow, start(5))
@@ -255,21 +272,21 @@ func TestWebhookContinueAsNewKeepsTheCursor(t *testing.T) {
 	var can *workflow.ContinueAsNewError
 	require.True(t, errors.As(env.GetWorkflowError(), &can), "%v", env.GetWorkflowError())
 	require.Equal(t, temporal.WebhookWorkflow, can.WorkflowType.Name)
-	var next types.WebhookInput
+	var next webhook.Input
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
-	require.Equal(t, types.WebhookInput{ChainID: chainID, SubscriptionID: subID,
-		Progress: types.WebhookProgress{Cursor: 35, State: types.WebhookActive, Delivered: 30}}, next)
+	require.Equal(t, webhook.Input{ChainID: chainID, SubscriptionID: subID,
+		Progress: webhook.Progress{Cursor: 35, State: webhook.Active, Delivered: 30}}, next)
 	require.Len(t, r.all(), 3)
 
 	// The next run goes on from there.
-	r2 := &receiver{answer: func(_ int, a attempt) (types.WebhookDeliverResult, error) {
-		return types.WebhookDeliverResult{Cursor: a.In.Cursor, State: types.WebhookRemoved}, nil
+	r2 := &receiver{answer: func(_ int, a attempt) (webhook.DeliverResult, error) {
+		return webhook.DeliverResult{Cursor: a.In.Cursor, State: webhook.Removed}, nil
 	}}
 	env = webhookEnv(t, r2, 3)
 	env.ExecuteWorkflow(temporal.WebhookWorkflow, next)
 	require.NoError(t, env.GetWorkflowError())
 	require.Equal(t, uint64(35), r2.all()[0].In.Cursor)
-	var res types.WebhookProgress
+	var res webhook.Progress
 	require.NoError(t, env.GetWorkflowResult(&res))
 	require.Equal(t, uint64(30), res.Delivered)
 }

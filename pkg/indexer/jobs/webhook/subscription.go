@@ -13,7 +13,9 @@ import (
 	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
-// The states of a subscription, stored (pkg/storage, subscriptions).
+// The states of a subscription, stored (pkg/storage, subscriptions), and
+// of its delivery (Progress.State), which follows the stored one and has
+// one of its own, DeadLetter (workflow.go).
 const (
 	Active  = "active"
 	Paused  = "paused"

@@ -1,26 +1,81 @@
-package workflow
+package webhook
 
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	tltemporal "github.com/tideline-dev/tideline/pkg/temporal"
 )
 
-// WebhookDelivery's activities (pkg/indexer/activity/webhook.go):
-// DeliverWebhook on the admin queue, NoteWebhookDeadLetter (local). A new
-// workflow type: no history recorded before it to replay.
+// The workflow's activities (activity.go): DeliverWebhook on the admin
+// queue, NoteWebhookDeadLetter (local), both called by name. No history
+// recorded before this workflow type to replay.
 
-// WebhookRunsPerHistory is how many delivery activities one run of the
-// workflow makes before it continues as new (about six history events
-// each, one a minute while idle): the cursor and the counts carry over.
-const WebhookRunsPerHistory = 500
+// DeadLetter is the state of a delivery that failed for
+// webhooks.dead_letter_after without delivering anything: its workflow's
+// own (Progress.State, memo StateMemo), never stored; it waits for resume.
+// Its other states are the subscription's (Active, Paused, Removed).
+const DeadLetter = "dead_letter"
 
-// WebhookDelivery delivers one subscription's events, in order, at least
+// Input is the input of a WebhookDelivery workflow: the chain and the
+// subscription, never its URL or secret, and where it stands (what
+// ContinueAsNew carries over; a first run has the subscription's start).
+type Input struct {
+	ChainID        string   `json:"chain_id"`
+	SubscriptionID string   `json:"subscription_id"`
+	Progress       Progress `json:"progress"`
+}
+
+// Progress is where a delivery stands: its progress query's answer and
+// its result.
+type Progress struct {
+	// Cursor is the last seq delivered or skipped (filtered out): the
+	// next delivery reads after it.
+	Cursor uint64 `json:"cursor"`
+	// State is active, paused, dead_letter or removed ("" reads as
+	// active).
+	State string `json:"state"`
+	// Delivered and Skipped count events since the subscription began.
+	Delivered uint64 `json:"delivered"`
+	Skipped   uint64 `json:"skipped"`
+	// LastDelivery is when a receiver last accepted an event.
+	LastDelivery time.Time `json:"last_delivery,omitzero"`
+	// Failures counts deliveries that ended on a failed POST: after some
+	// progress (retried at once) or dead-lettered.
+	Failures    uint64 `json:"failures"`
+	DeadLetters uint64 `json:"dead_letters"`
+	// LastError is the last failure's text (no URL in it).
+	LastError string `json:"last_error,omitempty"`
+}
+
+// DeliverInput is the input of one DeliverWebhook activity (and of
+// NoteWebhookDeadLetter).
+type DeliverInput struct {
+	ChainID        string `json:"chain_id"`
+	SubscriptionID string `json:"subscription_id"`
+	Cursor         uint64 `json:"cursor"`
+}
+
+// DeliverResult is what one DeliverWebhook activity did.
+type DeliverResult struct {
+	Cursor       uint64    `json:"cursor"`
+	Delivered    uint64    `json:"delivered"`
+	Skipped      uint64    `json:"skipped"`
+	LastDelivery time.Time `json:"last_delivery,omitzero"`
+	// State is the stored state when it is not active (paused, removed;
+	// removed too for a subscription not stored): the workflow follows it.
+	State string `json:"state,omitempty"`
+	// Failed is the error of a POST that failed after this activity had
+	// made progress: it reports the progress, and the workflow starts the
+	// next at once (whose attempts back off).
+	Failed string `json:"failed,omitempty"`
+}
+
+// Workflow (type WebhookDelivery) delivers one subscription's events, in order, at least
 // once: each DeliverWebhook activity POSTs from the cursor on and reports
 // where it got; the cursor moves only past what a receiver accepted (or
 // the filter left out). An activity that keeps failing for
@@ -32,41 +87,41 @@ const WebhookRunsPerHistory = 500
 // the state changes; the stored state, which every activity reads first,
 // is followed too. It ends when its subscription is removed, with its
 // progress as result.
-func (w *Workflows) WebhookDelivery(ctx workflow.Context, in types.WebhookInput) (types.WebhookProgress, error) {
-	d := &delivery{w: w, in: in, p: in.Progress, limit: w.Chain.Settings.WebhookRunsPerHistory}
+func (j *Job) Workflow(ctx workflow.Context, in Input) (Progress, error) {
+	d := &delivery{j: j, in: in, p: in.Progress, limit: j.Settings.RunsPerHistory}
 	if d.p.State == "" {
-		d.p.State = types.WebhookActive
+		d.p.State = Active
 	}
 	if d.limit <= 0 {
-		d.limit = WebhookRunsPerHistory
+		d.limit = RunsPerHistory
 	}
-	if err := workflow.SetQueryHandler(ctx, tltemporal.WebhookProgressQuery, func() (types.WebhookProgress, error) {
+	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (Progress, error) {
 		return d.p, nil
 	}); err != nil {
 		return d.p, err
 	}
-	d.control = workflow.GetSignalChannel(ctx, tltemporal.WebhookControlSignal)
+	d.control = workflow.GetSignalChannel(ctx, ControlSignal)
 	d.details(ctx)
 	return d.run(ctx)
 }
 
 // delivery is one run of WebhookDelivery.
 type delivery struct {
-	w       *Workflows
-	in      types.WebhookInput
-	p       types.WebhookProgress
+	j       *Job
+	in      Input
+	p       Progress
 	control workflow.ReceiveChannel
 	runs    int
 	limit   int
 }
 
-func (d *delivery) run(ctx workflow.Context) (types.WebhookProgress, error) {
+func (d *delivery) run(ctx workflow.Context) (Progress, error) {
 	for {
 		d.takeSignals(ctx)
 		switch d.p.State {
-		case types.WebhookRemoved:
+		case Removed:
 			return d.p, nil
-		case types.WebhookPaused, types.WebhookDeadLetter:
+		case Paused, DeadLetter:
 			var sig string
 			d.control.Receive(ctx, &sig)
 			d.apply(ctx, sig)
@@ -74,8 +129,8 @@ func (d *delivery) run(ctx workflow.Context) (types.WebhookProgress, error) {
 		}
 		if d.runs >= d.limit || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			d.takeSignals(ctx)
-			if d.p.State == types.WebhookActive {
-				return d.p, workflow.NewContinueAsNewError(ctx, tltemporal.WebhookWorkflow, types.WebhookInput{
+			if d.p.State == Active {
+				return d.p, workflow.NewContinueAsNewError(ctx, tltemporal.WebhookWorkflow, Input{
 					ChainID: d.in.ChainID, SubscriptionID: d.in.SubscriptionID, Progress: d.p,
 				})
 			}
@@ -93,12 +148,12 @@ func (d *delivery) run(ctx workflow.Context) (types.WebhookProgress, error) {
 func (d *delivery) deliver(ctx workflow.Context) error {
 	actx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
-	actx = workflow.WithActivityOptions(actx, d.w.Chain.Options.WebhookActivity(d.w.Chain.Settings.Webhooks))
-	f := workflow.ExecuteActivity(actx, a.DeliverWebhook, types.WebhookDeliverInput{
+	actx = workflow.WithActivityOptions(actx, activityOptions(d.j.Options, d.j.Settings.Webhooks))
+	f := workflow.ExecuteActivity(actx, DeliverActivity, DeliverInput{
 		ChainID: d.in.ChainID, SubscriptionID: d.in.SubscriptionID, Cursor: d.p.Cursor,
 	})
 	var (
-		res  types.WebhookDeliverResult
+		res  DeliverResult
 		err  error
 		done bool
 	)
@@ -111,7 +166,7 @@ func (d *delivery) deliver(ctx workflow.Context) error {
 		var sig string
 		c.Receive(ctx, &sig)
 		d.apply(ctx, sig)
-		if d.p.State != types.WebhookActive {
+		if d.p.State != Active {
 			cancel()
 		}
 	})
@@ -122,11 +177,11 @@ func (d *delivery) deliver(ctx workflow.Context) error {
 	switch {
 	case err == nil:
 		d.took(ctx, res)
-	case errors.As(err, &canceled) || d.p.State != types.WebhookActive:
+	case errors.As(err, &canceled) || d.p.State != Active:
 		// A signal took the delivery off; it said what the state is. A
 		// cancelled activity reports what it delivered before it
-		// stopped (activity.stopped): keep its cursor.
-		var done types.WebhookDeliverResult
+		// stopped (stopped, activity.go): keep its cursor.
+		var done DeliverResult
 		if canceled != nil && canceled.HasDetails() && canceled.Details(&done) == nil {
 			done.State = ""
 			d.took(ctx, done)
@@ -135,10 +190,10 @@ func (d *delivery) deliver(ctx workflow.Context) error {
 		d.p.Failures++
 		d.p.DeadLetters++
 		d.p.LastError = err.Error()
-		d.setState(ctx, types.WebhookDeadLetter)
-		lctx := workflow.WithLocalActivityOptions(ctx, d.w.Chain.Options.LocalActivity())
+		d.setState(ctx, DeadLetter)
+		lctx := workflow.WithLocalActivityOptions(ctx, d.j.Options.LocalActivity())
 		// Only a metric and a log line: its failure changes nothing.
-		_ = workflow.ExecuteLocalActivity(lctx, a.NoteWebhookDeadLetter, types.WebhookDeliverInput{
+		_ = workflow.ExecuteLocalActivity(lctx, NoteActivity, DeliverInput{
 			ChainID: d.in.ChainID, SubscriptionID: d.in.SubscriptionID, Cursor: d.p.Cursor,
 		}).Get(lctx, nil)
 	}
@@ -146,7 +201,7 @@ func (d *delivery) deliver(ctx workflow.Context) error {
 }
 
 // took takes in what a delivery activity reports.
-func (d *delivery) took(ctx workflow.Context, res types.WebhookDeliverResult) {
+func (d *delivery) took(ctx workflow.Context, res DeliverResult) {
 	d.p.Cursor = max(d.p.Cursor, res.Cursor)
 	d.p.Delivered += res.Delivered
 	d.p.Skipped += res.Skipped
@@ -158,7 +213,7 @@ func (d *delivery) took(ctx workflow.Context, res types.WebhookDeliverResult) {
 		d.p.LastError = res.Failed
 	}
 	switch res.State {
-	case types.WebhookPaused, types.WebhookRemoved:
+	case Paused, Removed:
 		d.setState(ctx, res.State)
 	default:
 		d.details(ctx)
@@ -177,16 +232,16 @@ func (d *delivery) takeSignals(ctx workflow.Context) {
 // even a dead-lettered subscription; remove ends the workflow.
 func (d *delivery) apply(ctx workflow.Context, sig string) {
 	switch sig {
-	case tltemporal.WebhookPause:
-		if d.p.State != types.WebhookRemoved {
-			d.setState(ctx, types.WebhookPaused)
+	case SignalPause:
+		if d.p.State != Removed {
+			d.setState(ctx, Paused)
 		}
-	case tltemporal.WebhookResume:
-		if d.p.State != types.WebhookRemoved {
-			d.setState(ctx, types.WebhookActive)
+	case SignalResume:
+		if d.p.State != Removed {
+			d.setState(ctx, Active)
 		}
-	case tltemporal.WebhookRemove:
-		d.setState(ctx, types.WebhookRemoved)
+	case SignalRemove:
+		d.setState(ctx, Removed)
 	default:
 		workflow.GetLogger(ctx).Warn("webhook delivery: unknown control signal ignored", "signal", sig)
 	}
@@ -199,7 +254,7 @@ func (d *delivery) setState(ctx workflow.Context, state string) {
 		return
 	}
 	d.p.State = state
-	if err := workflow.UpsertMemo(ctx, map[string]any{tltemporal.WebhookStateMemo: state}); err != nil {
+	if err := workflow.UpsertMemo(ctx, map[string]any{StateMemo: state}); err != nil {
 		workflow.GetLogger(ctx).Warn("webhook delivery: memo not updated", "error", err)
 	}
 	d.details(ctx)
@@ -208,7 +263,7 @@ func (d *delivery) setState(ctx workflow.Context, state string) {
 func (d *delivery) details(ctx workflow.Context) {
 	s := fmt.Sprintf("**%s**: cursor %d, %d delivered, %d skipped, %d failures",
 		d.p.State, d.p.Cursor, d.p.Delivered, d.p.Skipped, d.p.Failures)
-	if d.p.State == types.WebhookDeadLetter {
+	if d.p.State == DeadLetter {
 		s += fmt.Sprintf("; dead-lettered (%s); `indexer subscription resume %s` delivers again from the cursor",
 			d.p.LastError, d.in.SubscriptionID)
 	}
