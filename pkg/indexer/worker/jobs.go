@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	sdkworker "go.temporal.io/sdk/worker"
-
 	"github.com/prometheus/client_golang/prometheus"
+	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
