@@ -25,12 +25,7 @@ type view struct {
 }
 
 // Lowest is the lowest height served.
-func (v view) Lowest() uint64 {
-	if v.HasPruned && v.Pruned+1 > v.Start {
-		return v.Pruned + 1
-	}
-	return v.Start
-}
+func (v view) Lowest() uint64 { return storage.Floor(v.Start, v.Pruned, v.HasPruned) }
 
 // IsPruned tells whether retention removed height h.
 func (v view) IsPruned(h uint64) bool { return v.HasPruned && h <= v.Pruned }

@@ -39,3 +39,14 @@ const StateAggregatorHeight = "aggregator_height"
 // detailed rows retention has removed on purpose: nothing at or below it
 // is served, and the scans do not index it again.
 const StatePrunedHeight = "pruned_height"
+
+// Floor is the lowest height whose rows a chain keeps: its start height, or
+// the height above the pruned one when retention removed that far. The
+// one rule for the scans, the watermark, the traces backfill and the
+// query API (which answers 410 below it).
+func Floor(start, pruned uint64, hasPruned bool) uint64 {
+	if hasPruned && pruned >= start && pruned < ^uint64(0) {
+		return pruned + 1
+	}
+	return start
+}

@@ -59,13 +59,9 @@ func (a *Activities) Watermark(ctx context.Context, _ string) (types.WatermarkRe
 // retention before it deletes anything) when that is higher. The traces
 // backfill starts its passes there too.
 func (a *Activities) Floor(ctx context.Context) (uint64, error) {
-	start := a.Chain.StartHeight
 	pruned, ok, err := a.Store.LoadState(ctx, a.Chain.ID, storage.StatePrunedHeight)
 	if err != nil {
 		return 0, fmt.Errorf("chain %s: read pruned height: %w", a.Chain.ID, err)
 	}
-	if ok && pruned >= start && pruned < ^uint64(0) {
-		return pruned + 1, nil
-	}
-	return start, nil
+	return storage.Floor(a.Chain.StartHeight, pruned, ok), nil
 }
