@@ -1,6 +1,10 @@
 package aggregate
 
-import "go.temporal.io/sdk/workflow"
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
 
 // Input is the input of one Aggregate run (its Schedule's argument): the
 // chain ID only, as for the scans.
@@ -42,8 +46,5 @@ type Result struct {
 // on). A run is one activity, so the Web UI shows each one's result (the
 // aggregator's height, heights counted, rewinds) and any failure.
 func (j *Job) Workflow(ctx workflow.Context, in Input) (Result, error) {
-	actx := workflow.WithActivityOptions(ctx, activityOptions(j.Options))
-	var res Result
-	err := workflow.ExecuteActivity(actx, ActivityName, in).Get(actx, &res)
-	return res, err
+	return temporal.OneActivity[Input, Result](ctx, activityOptions(j.Options), ActivityName, in)
 }

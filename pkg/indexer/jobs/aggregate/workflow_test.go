@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -24,8 +23,7 @@ func newEnv(t *testing.T, run func(context.Context, Input) (Result, error)) *tes
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	j := &Job{ChainID: chainID, Options: temporal.NewOptions(chainID, time.Minute)}
-	env.RegisterWorkflowWithOptions(j.Workflow, workflow.RegisterOptions{Name: temporal.AggregateWorkflow})
-	env.RegisterActivityWithOptions(j.Aggregate, activity.RegisterOptions{Name: ActivityName})
+	j.Register(env) // under the names the worker registers them by
 	env.OnActivity(ActivityName, mock.Anything, mock.Anything).Return(run)
 	return env
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -37,8 +36,7 @@ func TestPruneWorkflowRunsItsActivity(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	j := &Job{ChainID: chainID, Options: temporal.NewOptions(chainID, time.Minute)}
-	env.RegisterWorkflowWithOptions(j.Workflow, workflow.RegisterOptions{Name: temporal.PruneWorkflow})
-	env.RegisterActivityWithOptions(j.Prune, activity.RegisterOptions{Name: ActivityName})
+	j.Register(env) // under the names the worker registers them by
 	want := Result{PrunedHeight: 200, HasPruned: true, Target: 200, Raised: true, Mutated: []string{"blocks"}}
 	var info activity.Info
 	env.OnActivity(ActivityName, mock.Anything, mock.Anything).Return(

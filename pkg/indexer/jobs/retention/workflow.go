@@ -1,6 +1,10 @@
 package retention
 
-import "go.temporal.io/sdk/workflow"
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
 
 // Input is the input of one Prune run (its Schedule's argument).
 type Input struct {
@@ -35,8 +39,5 @@ type Result struct {
 // detailed rows at or below it. The Web UI shows each run's result (pruned
 // height, partitions dropped, mutations started, or why it waited).
 func (j *Job) Workflow(ctx workflow.Context, in Input) (Result, error) {
-	actx := workflow.WithActivityOptions(ctx, activityOptions(j.Options))
-	var res Result
-	err := workflow.ExecuteActivity(actx, ActivityName, in).Get(actx, &res)
-	return res, err
+	return temporal.OneActivity[Input, Result](ctx, activityOptions(j.Options), ActivityName, in)
 }

@@ -10,7 +10,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -37,8 +36,7 @@ func TestWorkflowRunsItsActivity(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	j := &Job{ChainID: chainID, Options: temporal.NewOptions(chainID, time.Minute)}
-	env.RegisterWorkflowWithOptions(j.Workflow, workflow.RegisterOptions{Name: temporal.StreamAppendWorkflow})
-	env.RegisterActivityWithOptions(j.AppendStream, activity.RegisterOptions{Name: ActivityName})
+	j.Register(env) // under the names the worker registers them by
 	want := Result{Appended: 3, Seq: 9, Next: 12}
 	var info activity.Info
 	env.OnActivity(ActivityName, mock.Anything, mock.Anything).Return(

@@ -1,6 +1,10 @@
 package streamappend
 
-import "go.temporal.io/sdk/workflow"
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
 
 // Input is the input of one StreamAppend run (its Schedule's argument).
 type Input struct {
@@ -20,8 +24,5 @@ type Result struct {
 // the Schedule's next run goes on from the log. The Web UI shows each
 // run's result (events appended, last seq).
 func (j *Job) Workflow(ctx workflow.Context, in Input) (Result, error) {
-	actx := workflow.WithActivityOptions(ctx, activityOptions(j.Options))
-	var res Result
-	err := workflow.ExecuteActivity(actx, ActivityName, in).Get(actx, &res)
-	return res, err
+	return temporal.OneActivity[Input, Result](ctx, activityOptions(j.Options), ActivityName, in)
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -34,8 +33,7 @@ func TestWorkflowRunsItsActivity(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	j := &Job{ChainID: chainID, Options: temporal.NewOptions(chainID, time.Minute)}
-	env.RegisterWorkflowWithOptions(j.Workflow, workflow.RegisterOptions{Name: temporal.TokenMetadataWorkflow})
-	env.RegisterActivityWithOptions(j.TokenMetadata, activity.RegisterOptions{Name: ActivityName})
+	j.Register(env) // under the names the worker registers them by
 	want := Result{Height: 99, HasHeight: true, Watermark: 99, Tokens: 3, Answered: 2}
 	var info activity.Info
 	env.OnActivity(ActivityName, mock.Anything, mock.Anything).Return(

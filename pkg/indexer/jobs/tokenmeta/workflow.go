@@ -1,6 +1,10 @@
 package tokenmeta
 
-import "go.temporal.io/sdk/workflow"
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
 
 // Input is the input of one TokenMetadata run (its Schedule's argument):
 // the chain ID only.
@@ -32,8 +36,5 @@ type Result struct {
 // budget. A run is one activity, so the Web UI shows each one's result
 // (the height reached, tokens asked) and any failure.
 func (j *Job) Workflow(ctx workflow.Context, in Input) (Result, error) {
-	actx := workflow.WithActivityOptions(ctx, activityOptions(j.Options))
-	var res Result
-	err := workflow.ExecuteActivity(actx, ActivityName, in).Get(actx, &res)
-	return res, err
+	return temporal.OneActivity[Input, Result](ctx, activityOptions(j.Options), ActivityName, in)
 }

@@ -6,9 +6,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -34,8 +32,7 @@ func TestTraceBackfillRunsItsActivity(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	j := &Job{ChainID: chainID, Options: temporal.NewOptions(chainID, time.Minute)}
-	env.RegisterWorkflowWithOptions(j.Workflow, workflow.RegisterOptions{Name: temporal.TraceBackfillWorkflow})
-	env.RegisterActivityWithOptions(j.BackfillTraces, activity.RegisterOptions{Name: ActivityName})
+	j.Register(env) // under the names the worker registers them by
 	in := Input{ChainID: chainID}
 	want := Result{Traced: 40, Frames: 170, Running: true, Top: 900, Floor: 0, Next: 861}
 	env.OnActivity(ActivityName, mock.Anything, in).Return(want, nil).Once()

@@ -1,6 +1,10 @@
 package tracebackfill
 
-import "go.temporal.io/sdk/workflow"
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tideline-dev/tideline/pkg/temporal"
+)
 
 // Input is the input of one TraceBackfill run (its Schedule's argument).
 type Input struct {
@@ -29,8 +33,5 @@ type Result struct {
 // status` shows it). The Web UI shows each run's result (heights traced,
 // where the pass is).
 func (j *Job) Workflow(ctx workflow.Context, in Input) (Result, error) {
-	actx := workflow.WithActivityOptions(ctx, activityOptions(j.Options))
-	var res Result
-	err := workflow.ExecuteActivity(actx, ActivityName, in).Get(actx, &res)
-	return res, err
+	return temporal.OneActivity[Input, Result](ctx, activityOptions(j.Options), ActivityName, in)
 }
