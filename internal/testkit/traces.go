@@ -13,13 +13,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // A second reading of the two tracers' answers, written apart from
 // pkg/rpc's decoder (plain encoding/json, no checks) so that tests can
 // say "what tideline stored is what the node answered" without trusting
-// the code under test. It follows the model's rules (chain.Trace): lower
+// the code under test. It follows the model's rules (chaindata.Trace): lower
 // case types, "0" for an absent value, "0x" for absent data, frames depth
 // first, Reverted from the ancestors, a parity frame's revert reason from
 // an Error(string) output.
@@ -27,7 +27,7 @@ import (
 // TracesOf reads a debug_traceBlockByNumber callTracer result (mode
 // "debug") or a trace_block result (mode "parity") of the block whose
 // transaction hashes are txHashes, in order.
-func TracesOf(mode string, result json.RawMessage, number uint64, blockHash string, txHashes []string) ([]chain.Trace, error) {
+func TracesOf(mode string, result json.RawMessage, number uint64, blockHash string, txHashes []string) ([]chaindata.Trace, error) {
 	if mode == "parity" {
 		return parityTraces(result, number, blockHash, txHashes)
 	}
@@ -41,16 +41,16 @@ func TracesOf(mode string, result json.RawMessage, number uint64, blockHash stri
 	if len(txs) != len(txHashes) {
 		return nil, fmt.Errorf("%d transaction traces for %d transactions", len(txs), len(txHashes))
 	}
-	var out []chain.Trace
+	var out []chaindata.Trace
 	for i, tx := range txs {
-		base := chain.Trace{BlockNumber: number, BlockHash: blockHash, TxIndex: uint32(i), TxHash: txHashes[i]}
+		base := chaindata.Trace{BlockNumber: number, BlockHash: blockHash, TxIndex: uint32(i), TxHash: txHashes[i]}
 		n := uint32(0)
 		var walk func(f map[string]any, addr []uint32, reverted bool)
 		walk = func(f map[string]any, addr []uint32, reverted bool) {
 			t := base
 			t.Index, n = n, n+1
 			t.Address = slices.Clone(addr)
-			t.Type = chain.TraceType(strings.ToLower(str(f["type"])))
+			t.Type = chaindata.TraceType(strings.ToLower(str(f["type"])))
 			t.From, t.To = strings.ToLower(str(f["from"])), strings.ToLower(str(f["to"]))
 			t.Value = decimal(str(f["value"]))
 			t.Gas, t.GasUsed = quantity(str(f["gas"])), quantity(str(f["gasUsed"]))
@@ -69,7 +69,7 @@ func TracesOf(mode string, result json.RawMessage, number uint64, blockHash stri
 	return out, nil
 }
 
-func parityTraces(result json.RawMessage, number uint64, blockHash string, txHashes []string) ([]chain.Trace, error) {
+func parityTraces(result json.RawMessage, number uint64, blockHash string, txHashes []string) ([]chaindata.Trace, error) {
 	var frames []struct {
 		Type         string         `json:"type"`
 		Action       map[string]any `json:"action"`
@@ -82,32 +82,32 @@ func parityTraces(result json.RawMessage, number uint64, blockHash string, txHas
 	if err := json.Unmarshal(result, &frames); err != nil {
 		return nil, err
 	}
-	var out []chain.Trace
+	var out []chaindata.Trace
 	for _, f := range frames {
 		if f.Type == "reward" {
 			continue
 		}
 		a, r := f.Action, f.Result
-		t := chain.Trace{BlockNumber: number, BlockHash: blockHash, TxIndex: *f.Position, TxHash: txHashes[*f.Position],
+		t := chaindata.Trace{BlockNumber: number, BlockHash: blockHash, TxIndex: *f.Position, TxHash: txHashes[*f.Position],
 			Address: f.TraceAddress, Error: f.Error, Subtraces: f.Subtraces}
 		if len(t.Address) == 0 {
 			t.Address = nil
 		}
 		switch f.Type {
 		case "call":
-			t.Type = chain.TraceType(str(a["callType"]))
+			t.Type = chaindata.TraceType(str(a["callType"]))
 			t.From, t.To, t.Value = strings.ToLower(str(a["from"])), strings.ToLower(str(a["to"])), decimal(str(a["value"]))
 			t.Gas, t.Input = quantity(str(a["gas"])), data(str(a["input"]))
 			t.GasUsed, t.Output = quantity(str(r["gasUsed"])), data(str(r["output"]))
 		case "create":
-			t.Type = chain.TraceCreate
+			t.Type = chaindata.TraceCreate
 			if str(a["creationMethod"]) == "create2" {
-				t.Type = chain.TraceCreate2
+				t.Type = chaindata.TraceCreate2
 			}
 			t.From, t.Value, t.Gas, t.Input = strings.ToLower(str(a["from"])), decimal(str(a["value"])), quantity(str(a["gas"])), data(str(a["init"]))
 			t.To, t.GasUsed, t.Output = strings.ToLower(str(r["address"])), quantity(str(r["gasUsed"])), data(str(r["code"]))
 		default: // suicide
-			t.Type = chain.TraceSelfDestruct
+			t.Type = chaindata.TraceSelfDestruct
 			t.From, t.To, t.Value = strings.ToLower(str(a["address"])), strings.ToLower(str(a["refundAddress"])), decimal(str(a["balance"]))
 			t.Input, t.Output = "0x", "0x"
 		}
@@ -116,7 +116,7 @@ func parityTraces(result json.RawMessage, number uint64, blockHash string, txHas
 		}
 		out = append(out, t)
 	}
-	slices.SortStableFunc(out, func(x, y chain.Trace) int {
+	slices.SortStableFunc(out, func(x, y chaindata.Trace) int {
 		if x.TxIndex != y.TxIndex {
 			return int(x.TxIndex) - int(y.TxIndex)
 		}

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/stream"
 )
@@ -64,7 +64,7 @@ func (q *esReq) txlist() {
 	// The transactions and their blocks' times are two reads of the same
 	// positions: sent together, an answer waits for the slower one only.
 	var (
-		txs   []chain.Transaction
+		txs   []chaindata.Transaction
 		times map[uint64]uint64
 	)
 	g, gctx := errgroup.WithContext(ctx)
@@ -135,7 +135,7 @@ func hexToDecimal(h string) string {
 	return n.String()
 }
 
-func esTxOf(tx chain.Transaction, ts, watermark uint64) esTx {
+func esTxOf(tx chaindata.Transaction, ts, watermark uint64) esTx {
 	input := rawString(tx.Raw, "input")
 	if input == "" {
 		input = "0x"
@@ -152,7 +152,7 @@ func esTxOf(tx chain.Transaction, ts, watermark uint64) esTx {
 	switch s := stream.ReceiptStatus(tx); {
 	case s == nil:
 		status = "" // pre-Byzantium: the receipt has no status
-	case *s == chain.StatusFailure:
+	case *s == chaindata.StatusFailure:
 		isError, status = "1", "0"
 	}
 	u := func(n uint64) string { return strconv.FormatUint(n, 10) }

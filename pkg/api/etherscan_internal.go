@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
@@ -40,7 +40,7 @@ type esInternalTx struct {
 	ErrCode         string `json:"errCode"`
 }
 
-func esInternalTxOf(t chain.Trace, ts uint64, byHash bool) esInternalTx {
+func esInternalTxOf(t chaindata.Trace, ts uint64, byHash bool) esInternalTx {
 	u := func(n uint64) string { return strconv.FormatUint(n, 10) }
 	out := esInternalTx{
 		BlockNumber: u(t.BlockNumber), TimeStamp: u(ts), From: t.From, To: t.To, Value: t.Value,
@@ -93,7 +93,7 @@ func (q *esReq) txlistInternal() {
 		return
 	}
 	ctx := q.r.Context()
-	var frames []chain.Trace
+	var frames []chaindata.Trace
 	var err error
 	if addr == "" {
 		if hi-lo+1 > q.s.cfg.MaxLogRange {
@@ -122,7 +122,7 @@ func (q *esReq) txlistInternal() {
 // framesOf keeps the frames that name addr (a look-up row that no longer
 // matches its frame is skipped), in the order asked (TracesAt reads
 // ascending).
-func framesOf(fs []chain.Trace, addr string, desc bool) []chain.Trace {
+func framesOf(fs []chaindata.Trace, addr string, desc bool) []chaindata.Trace {
 	out := fs[:0]
 	for _, f := range fs {
 		if f.From == addr || f.To == addr {
@@ -174,7 +174,7 @@ func (q *esReq) internalByHash(hash string, limit, skip int, desc bool) {
 }
 
 // answerInternal answers frames with their blocks' times.
-func (q *esReq) answerInternal(frames []chain.Trace, byHash bool) {
+func (q *esReq) answerInternal(frames []chaindata.Trace, byHash bool) {
 	if len(frames) == 0 {
 		q.empty("No transactions found")
 		return

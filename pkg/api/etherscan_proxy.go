@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
@@ -138,7 +138,7 @@ func (q *esReq) txParam() (string, bool) {
 // servedTxParam finds the transaction of the txhash parameter; ok is
 // false when the answer is already sent: an error, or null for a hash not
 // found (as the node's own eth_getTransactionBy* methods answer).
-func (q *esReq) servedTxParam() (tx chain.Transaction, ok bool) {
+func (q *esReq) servedTxParam() (tx chaindata.Transaction, ok bool) {
 	hash, ok := q.txParam()
 	if !ok {
 		return tx, false

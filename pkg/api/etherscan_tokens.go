@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/tokens"
 )
@@ -200,7 +200,7 @@ func (q *esReq) tokenTx(standard string) {
 
 // transferContext reads the transactions of transfers (for nonce, gas and
 // the method id) and their tokens' metadata.
-func (q *esReq) transferContext(ts []storage.TokenTransfer) (map[storage.Position]chain.Transaction, map[string]storage.TokenMetadata, bool) {
+func (q *esReq) transferContext(ts []storage.TokenTransfer) (map[storage.Position]chaindata.Transaction, map[string]storage.TokenMetadata, bool) {
 	var ps []storage.Position
 	var toks []string
 	seen := map[storage.Position]bool{}
@@ -219,7 +219,7 @@ func (q *esReq) transferContext(ts []storage.TokenTransfer) (map[storage.Positio
 	})
 	// Two independent reads: sent together, as txlist's.
 	var (
-		txs  []chain.Transaction
+		txs  []chaindata.Transaction
 		meta map[string]storage.TokenMetadata
 	)
 	g, gctx := errgroup.WithContext(q.r.Context())
@@ -235,7 +235,7 @@ func (q *esReq) transferContext(ts []storage.TokenTransfer) (map[storage.Positio
 		q.failed(fromStore(err))
 		return nil, nil, false
 	}
-	out := make(map[storage.Position]chain.Transaction, len(txs))
+	out := make(map[storage.Position]chaindata.Transaction, len(txs))
 	for _, tx := range txs {
 		out[storage.Position{Block: tx.BlockNumber, Index: tx.Index}] = tx
 	}

@@ -3,7 +3,7 @@ package api
 import (
 	"net/http"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
@@ -24,7 +24,7 @@ type esExecStatus struct {
 
 // statusTx finds the transaction of txhash; found is false for a hash not
 // indexed, and ok false when the answer (an error) is sent.
-func (q *esReq) statusTx() (tx chain.Transaction, found, ok bool) {
+func (q *esReq) statusTx() (tx chaindata.Transaction, found, ok bool) {
 	hash, e := parseHash("txhash", q.get("txhash"))
 	if e != nil {
 		q.notOK("Invalid txhash format: %s", e.Message)
@@ -49,7 +49,7 @@ func (q *esReq) txReceiptStatus() {
 	out := esReceiptStatus{}
 	if s := stream.ReceiptStatus(tx); found && s != nil {
 		out.Status = "0"
-		if *s == chain.StatusSuccess {
+		if *s == chaindata.StatusSuccess {
 			out.Status = "1"
 		}
 	}
@@ -62,7 +62,7 @@ func (q *esReq) execStatus() {
 		return
 	}
 	out := esExecStatus{IsError: "0"}
-	if s := stream.ReceiptStatus(tx); found && s != nil && *s == chain.StatusFailure {
+	if s := stream.ReceiptStatus(tx); found && s != nil && *s == chaindata.StatusFailure {
 		out = esExecStatus{IsError: "1", ErrDescription: "Reverted"}
 	}
 	q.ok(out)

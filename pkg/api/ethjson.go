@@ -9,7 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // The node's JSON-RPC objects, rebuilt from what is stored: a stored
@@ -64,7 +64,7 @@ func orNull(s string) any {
 
 // rpcBlock rebuilds eth_getBlockByNumber's answer: with full, the
 // transaction objects; otherwise their hashes.
-func rpcBlock(b chain.Block, txs []chain.Transaction, full bool) (json.RawMessage, error) {
+func rpcBlock(b chaindata.Block, txs []chaindata.Transaction, full bool) (json.RawMessage, error) {
 	o, err := objectOf(b.Raw)
 	if err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func rpcBlock(b chain.Block, txs []chain.Transaction, full bool) (json.RawMessag
 }
 
 // rpcTx rebuilds eth_getTransactionByHash's answer.
-func rpcTx(tx chain.Transaction) (json.RawMessage, error) {
+func rpcTx(tx chaindata.Transaction) (json.RawMessage, error) {
 	o, err := objectOf(tx.Raw)
 	if err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func rpcTx(tx chain.Transaction) (json.RawMessage, error) {
 }
 
 // rpcLog rebuilds a log object of a receipt or of eth_getLogs.
-func rpcLog(l chain.Log) (json.RawMessage, error) {
+func rpcLog(l chaindata.Log) (json.RawMessage, error) {
 	o, err := objectOf(l.Raw)
 	if err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func rpcLog(l chain.Log) (json.RawMessage, error) {
 // rpcReceipt rebuilds eth_getTransactionReceipt's answer from the
 // transaction and its logs. A logsBloom that Raw left out is the bloom of
 // the logs (pkg/rpc/bloom.go), computed again here.
-func rpcReceipt(tx chain.Transaction, logs []chain.Log) (json.RawMessage, error) {
+func rpcReceipt(tx chaindata.Transaction, logs []chaindata.Log) (json.RawMessage, error) {
 	o, err := objectOf(tx.ReceiptRaw)
 	if err != nil {
 		return nil, err
@@ -172,7 +172,7 @@ func rpcReceipt(tx chain.Transaction, logs []chain.Log) (json.RawMessage, error)
 	o.set("type", quantity(tx.Type))
 	// A pre-Byzantium receipt has a state root and no status (stored as
 	// StatusUnknown; rows written before that have 1 and the root).
-	if _, root := o["root"]; !root && tx.Status != chain.StatusUnknown {
+	if _, root := o["root"]; !root && tx.Status != chaindata.StatusUnknown {
 		o.set("status", quantity(uint64(tx.Status)))
 	}
 	o.set("gasUsed", quantity(tx.GasUsed))

@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/storage"
@@ -57,18 +57,18 @@ func padAddress(a string) string { return "0x000000000000000000000000" + a[2:] }
 // sampleChain is n blocks: every block has a transfer from A to B that
 // emits one log; even heights add a contract creation by A that fails at
 // heights 2, 6, … and emits nothing.
-func sampleChain(n uint64) []*chain.BlockData {
-	var out []*chain.BlockData
+func sampleChain(n uint64) []*chaindata.BlockData {
+	var out []*chaindata.BlockData
 	for h := range n {
 		bh := h32('b', h)
-		d := &chain.BlockData{Block: chain.Block{
+		d := &chaindata.BlockData{Block: chaindata.Block{
 			Number: h, Hash: bh, ParentHash: h32('b', h-1), Timestamp: t0 + 12*h,
 			Miner: "0x0000000000000000000000000000000000000000", GasUsed: 21_000, GasLimit: 30_000_000,
 			BaseFeePerGas: "875000000", Size: 600 + h,
 			Raw: []byte(`{"extraData":"0x","stateRoot":"` + h32('5', h) + `"}`),
 		}}
 		value := new(big.Int).Mul(big.NewInt(int64(h)+1), big.NewInt(1e18)).String()
-		transfer := chain.Transaction{
+		transfer := chaindata.Transaction{
 			BlockNumber: h, BlockHash: bh, Index: 0, Hash: h32('a', 2*h), Type: 2, From: addrA, To: addrB,
 			Value: value, Nonce: 2 * h, Gas: 50_000, GasPrice: "1000000000", Status: 1, GasUsed: 21_000 + h,
 			EffectiveGasPrice: "900000000", LogCount: 1,
@@ -76,7 +76,7 @@ func sampleChain(n uint64) []*chain.BlockData {
 			ReceiptRaw: []byte(`{"cumulativeGasUsed":"0x5208"}`),
 		}
 		d.Transactions = append(d.Transactions, transfer)
-		d.Logs = append(d.Logs, chain.Log{
+		d.Logs = append(d.Logs, chaindata.Log{
 			BlockNumber: h, BlockHash: bh, TxHash: transfer.Hash, TxIndex: 0, LogIndex: 0, Address: contractOf(0),
 			Topics: []string{eventTopic, padAddress(addrA), padAddress(addrB)}, Data: "0x01",
 			Raw: []byte(`{"removed":false}`),
@@ -86,7 +86,7 @@ func sampleChain(n uint64) []*chain.BlockData {
 			if h%4 == 2 {
 				status = 0
 			}
-			d.Transactions = append(d.Transactions, chain.Transaction{
+			d.Transactions = append(d.Transactions, chaindata.Transaction{
 				BlockNumber: h, BlockHash: bh, Index: 1, Hash: h32('a', 2*h+1), Type: 0, From: addrA, To: "",
 				Value: "0", Nonce: 2*h + 1, Gas: 900_000, GasPrice: "1000000000", Status: status, GasUsed: 500_000,
 				EffectiveGasPrice: "1000000000", ContractAddress: contractOf(h),
@@ -154,7 +154,7 @@ func (a *testAPI) getJSON(t *testing.T, path string, status int, v any) {
 }
 
 // write stores blocks through the production write path.
-func (a *testAPI) write(t *testing.T, blocks []*chain.BlockData) {
+func (a *testAPI) write(t *testing.T, blocks []*chaindata.BlockData) {
 	t.Helper()
 	require.NoError(t, a.store.WriteBlocks(context.Background(), testChain, blocks))
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/stream"
 )
@@ -25,20 +25,20 @@ func (s *Server) blockByHeight(r *http.Request) (any, *apiError) {
 }
 
 // servedBlock reads the canonical block of a served height.
-func (c chainReq) servedBlock(h uint64) (chain.Block, *apiError) {
+func (c chainReq) servedBlock(h uint64) (chaindata.Block, *apiError) {
 	v, e := c.viewOf()
 	if e != nil {
-		return chain.Block{}, e
+		return chaindata.Block{}, e
 	}
 	if e := checkHeight(v, "height", h); e != nil {
-		return chain.Block{}, e
+		return chaindata.Block{}, e
 	}
 	bs, err := c.s.store.BlocksAt(c.r.Context(), c.id, []uint64{h})
 	if err != nil {
-		return chain.Block{}, fromStore(err)
+		return chaindata.Block{}, fromStore(err)
 	}
 	if len(bs) == 0 {
-		return chain.Block{}, c.missing("height", h, fmt.Sprintf("no canonical block at height %d", h))
+		return chaindata.Block{}, c.missing("height", h, fmt.Sprintf("no canonical block at height %d", h))
 	}
 	return bs[0], nil
 }

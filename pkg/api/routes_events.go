@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/tideline-dev/tideline/pkg/abidecode"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/stream"
 )
@@ -98,7 +98,7 @@ func (s *Server) events(r *http.Request) (any, *apiError) {
 // the listing of kind (`limit` and `cursor` of q): the logs, and the
 // page's watermark and next cursor (its items left empty). Shared by
 // /logs and /events.
-func (s *Server) logsPage(q *restReq, kind string, from, to uint64, f storage.LogFilter) ([]chain.Log, page[struct{}], *apiError) {
+func (s *Server) logsPage(q *restReq, kind string, from, to uint64, f storage.LogFilter) ([]chaindata.Log, page[struct{}], *apiError) {
 	var out page[struct{}]
 	limit, after, e := q.listing(kind)
 	if e != nil {

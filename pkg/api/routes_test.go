@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/stream"
@@ -282,7 +282,7 @@ type blockingLogs struct {
 	entered chan struct{}
 }
 
-func (b blockingLogs) Logs(ctx context.Context, _ string, _ storage.LogQuery) ([]chain.Log, error) {
+func (b blockingLogs) Logs(ctx context.Context, _ string, _ storage.LogQuery) ([]chaindata.Log, error) {
 	close(b.entered)
 	<-ctx.Done()
 	return nil, &storage.TimeoutError{What: "reading logs", Err: ctx.Err()}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/stream"
@@ -33,14 +33,14 @@ func w256(v *big.Int) string { return fmt.Sprintf("%064x", v) }
 // (h+1)·10^18 of tok20 from A to B; heights divisible by 3 mint the
 // tok721 id h to B; height 4 mints ids 1 and 2 of tok1155 (10 and 20) to
 // A in a batch; height 5 holds a malformed Transfer.
-func tokenChain(n uint64) []*chain.BlockData {
+func tokenChain(n uint64) []*chaindata.BlockData {
 	blocks := sampleChain(n)
 	e18 := big.NewInt(1e18)
 	for _, d := range blocks {
 		h := d.Block.Number
 		tx := &d.Transactions[0]
 		add := func(token string, topics []string, data string) {
-			d.Logs = append(d.Logs, chain.Log{BlockNumber: h, BlockHash: d.Block.Hash, TxHash: tx.Hash, TxIndex: 0,
+			d.Logs = append(d.Logs, chaindata.Log{BlockNumber: h, BlockHash: d.Block.Hash, TxHash: tx.Hash, TxIndex: 0,
 				LogIndex: uint32(len(d.Logs)), Address: token, Topics: topics, Data: data, Raw: []byte(`{"removed":false}`)})
 		}
 		if h == 0 {

@@ -3,7 +3,7 @@ package api
 import (
 	"net/http"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
@@ -23,26 +23,26 @@ func (s *Server) txByHash(r *http.Request) (any, *apiError) {
 
 // servedTx finds a transaction by hash: the first canonical position by
 // height among the served heights, checked against the row itself.
-func (c chainReq) servedTx(hash string) (chain.Transaction, *apiError) {
+func (c chainReq) servedTx(hash string) (chaindata.Transaction, *apiError) {
 	v, e := c.viewOf()
 	if e != nil {
-		return chain.Transaction{}, e
+		return chaindata.Transaction{}, e
 	}
 	if !v.HasWatermark {
-		return chain.Transaction{}, notFound("no transaction %s: nothing is indexed yet", hash)
+		return chaindata.Transaction{}, notFound("no transaction %s: nothing is indexed yet", hash)
 	}
 	ps, err := c.s.store.TxPositionsByHash(c.r.Context(), c.id, hash, v.Lowest(), v.Watermark)
 	if err != nil {
-		return chain.Transaction{}, fromStore(err)
+		return chaindata.Transaction{}, fromStore(err)
 	}
 	txs, err := c.s.store.TransactionsAt(c.r.Context(), c.id, ps)
 	if err != nil {
-		return chain.Transaction{}, fromStore(err)
+		return chaindata.Transaction{}, fromStore(err)
 	}
 	for _, tx := range txs { // ascending by height
 		if tx.Hash == hash {
 			return tx, nil
 		}
 	}
-	return chain.Transaction{}, notFound("no canonical transaction %s at or below the watermark %d", hash, v.Watermark)
+	return chaindata.Transaction{}, notFound("no canonical transaction %s at or below the watermark %d", hash, v.Watermark)
 }

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/stream"
 )
@@ -145,26 +145,26 @@ func (vs *views) read(ctx context.Context, chainID string, start uint64) (view, 
 type Store interface {
 	ReadState(ctx context.Context, chainID string) (storage.State, error)
 	ReadWatermark(ctx context.Context, chainID string, start uint64, st storage.State) (uint64, bool, error)
-	BlocksInRange(ctx context.Context, chainID string, from, to uint64) ([]chain.Block, error)
-	BlocksAt(ctx context.Context, chainID string, heights []uint64) ([]chain.Block, error)
+	BlocksInRange(ctx context.Context, chainID string, from, to uint64) ([]chaindata.Block, error)
+	BlocksAt(ctx context.Context, chainID string, heights []uint64) ([]chaindata.Block, error)
 	BlockTimes(ctx context.Context, chainID string, heights []uint64) (map[uint64]storage.BlockTime, error)
 	TransactionFees(ctx context.Context, chainID string, ps []storage.Position) (map[storage.Position]storage.TxFee, error)
 	BlockHeightsByHash(ctx context.Context, chainID, hash string, lo, hi uint64) ([]uint64, error)
 	BlockAtTime(ctx context.Context, chainID string, t uint64, last bool, lo, hi uint64) (height, timestamp uint64, found bool, err error)
 	TxPositionsByHash(ctx context.Context, chainID, hash string, lo, hi uint64) ([]storage.Position, error)
-	TransactionsAt(ctx context.Context, chainID string, ps []storage.Position) ([]chain.Transaction, error)
-	BlockTransactions(ctx context.Context, chainID string, height uint64, from uint32, limit int) ([]chain.Transaction, error)
+	TransactionsAt(ctx context.Context, chainID string, ps []storage.Position) ([]chaindata.Transaction, error)
+	BlockTransactions(ctx context.Context, chainID string, height uint64, from uint32, limit int) ([]chaindata.Transaction, error)
 	AddressTxPositions(ctx context.Context, chainID string, q storage.AddressTxQuery) ([]storage.Position, error)
-	Logs(ctx context.Context, chainID string, q storage.LogQuery) ([]chain.Log, error)
-	TxLogs(ctx context.Context, chainID string, p storage.Position) ([]chain.Log, error)
+	Logs(ctx context.Context, chainID string, q storage.LogQuery) ([]chaindata.Log, error)
+	TxLogs(ctx context.Context, chainID string, p storage.Position) ([]chaindata.Log, error)
 	AggregatesAt(ctx context.Context, chainID string, heights []uint64) (map[uint64]storage.AggregateRow, error)
 	TokenStore // types_tokens.go
 	// Call traces (routes_traces.go, etherscan_internal.go).
-	TxTraces(ctx context.Context, chainID string, p storage.Position) ([]chain.Trace, error)
+	TxTraces(ctx context.Context, chainID string, p storage.Position) ([]chaindata.Trace, error)
 	TracedHeights(ctx context.Context, chainID string, heights []uint64) (map[uint64]bool, error)
 	AddressTracePositions(ctx context.Context, chainID string, q storage.AddressTraceQuery) ([]storage.TracePosition, error)
-	TracesAt(ctx context.Context, chainID string, ps []storage.TracePosition) ([]chain.Trace, error)
-	TracesInRange(ctx context.Context, chainID string, q storage.TraceRangeQuery) ([]chain.Trace, error)
+	TracesAt(ctx context.Context, chainID string, ps []storage.TracePosition) ([]chaindata.Trace, error)
+	TracesInRange(ctx context.Context, chainID string, q storage.TraceRangeQuery) ([]chaindata.Trace, error)
 	// The change stream (stream.go, stream_events.go).
 	stream.Source
 	// The API keys (keys.go).

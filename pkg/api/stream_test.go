@@ -15,7 +15,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/stream"
 )
@@ -90,8 +90,8 @@ func (s *sseReader) nextEvents(t *testing.T, a *testAPI, n int) []stream.Event {
 
 // forkOf is blocks [from, to] of a branch 'f' of the sample chain, whose
 // block at from sits on the sample's block below.
-func forkOf(from, to uint64) []*chain.BlockData {
-	var out []*chain.BlockData
+func forkOf(from, to uint64) []*chaindata.BlockData {
+	var out []*chaindata.BlockData
 	for _, d := range sampleChain(to + 1)[from:] {
 		h := d.Block.Number
 		d.Block.Hash = h32('f', h)

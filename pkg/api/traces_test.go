@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/stream"
 )
@@ -22,14 +22,14 @@ func relayOf(h uint64) string { return fmt.Sprintf("0x%040x", 0xd000+h) }
 // and makes a staticcall to addrA (not listed); the creation's frame
 // (even heights) creates, with create2, a child of the created contract,
 // reverted with it where the creation failed.
-func tracedChain(n uint64) []*chain.BlockData {
+func tracedChain(n uint64) []*chaindata.BlockData {
 	blocks := sampleChain(n)
 	for _, d := range blocks {
 		h := d.Block.Number
 		d.Traced = true
 		for _, tx := range d.Transactions {
-			base := chain.Trace{BlockNumber: h, BlockHash: d.Block.Hash, TxIndex: tx.Index, TxHash: tx.Hash, Input: "0x", Output: "0x", Value: "0"}
-			add := func(f chain.Trace) {
+			base := chaindata.Trace{BlockNumber: h, BlockHash: d.Block.Hash, TxIndex: tx.Index, TxHash: tx.Hash, Input: "0x", Output: "0x", Value: "0"}
+			add := func(f chaindata.Trace) {
 				t := base
 				t.Index, t.Address, t.Type, t.From, t.To, t.Value = f.Index, f.Address, f.Type, f.From, f.To, f.Value
 				t.Gas, t.GasUsed, t.Subtraces, t.Error, t.Reverted = 90_000-uint64(f.Index)*1000, 21_000, f.Subtraces, f.Error, f.Reverted
@@ -39,9 +39,9 @@ func tracedChain(n uint64) []*chain.BlockData {
 				d.Traces = append(d.Traces, t)
 			}
 			if tx.Index == 0 {
-				add(chain.Trace{Type: chain.TraceCall, From: addrA, To: addrB, Value: tx.Value, Subtraces: 2})
-				add(chain.Trace{Index: 1, Address: []uint32{0}, Type: chain.TraceCall, From: addrB, To: relayOf(h), Value: fmt.Sprint(h + 1)})
-				add(chain.Trace{Index: 2, Address: []uint32{1}, Type: chain.TraceStaticCall, From: addrB, To: addrA})
+				add(chaindata.Trace{Type: chaindata.TraceCall, From: addrA, To: addrB, Value: tx.Value, Subtraces: 2})
+				add(chaindata.Trace{Index: 1, Address: []uint32{0}, Type: chaindata.TraceCall, From: addrB, To: relayOf(h), Value: fmt.Sprint(h + 1)})
+				add(chaindata.Trace{Index: 2, Address: []uint32{1}, Type: chaindata.TraceStaticCall, From: addrB, To: addrA})
 				continue
 			}
 			failed := tx.Status == 0
@@ -49,8 +49,8 @@ func tracedChain(n uint64) []*chain.BlockData {
 			if failed {
 				errText = "execution reverted"
 			}
-			add(chain.Trace{Type: chain.TraceCreate, From: addrA, To: tx.ContractAddress, Subtraces: 1, Error: errText, Reverted: failed})
-			add(chain.Trace{Index: 1, Address: []uint32{0}, Type: chain.TraceCreate2, From: tx.ContractAddress,
+			add(chaindata.Trace{Type: chaindata.TraceCreate, From: addrA, To: tx.ContractAddress, Subtraces: 1, Error: errText, Reverted: failed})
+			add(chaindata.Trace{Index: 1, Address: []uint32{0}, Type: chaindata.TraceCreate2, From: tx.ContractAddress,
 				To: fmt.Sprintf("0x%040x", 0xe000+h), Reverted: failed})
 		}
 	}
@@ -159,7 +159,7 @@ func TestEtherscanTxlistInternal(t *testing.T) {
 	items = v["result"].([]any)
 	require.Len(t, items, 3, "the relay calls of 3 and 4 and the creation at 4")
 	require.Equal(t, "create2", items[2].(map[string]any)["type"])
-	require.Equal(t, "0_2", esInternalTxOf(chain.Trace{Address: []uint32{0, 2}, Value: "0"}, 0, false).TraceID, "a trace address, joined by _")
+	require.Equal(t, "0_2", esInternalTxOf(chaindata.Trace{Address: []uint32{0, 2}, Value: "0"}, 0, false).TraceID, "a trace address, joined by _")
 
 	for _, kv := range [][]string{
 		{"address", addrB, "txhash", blocks[2].Transactions[1].Hash},

@@ -3,7 +3,7 @@ package api
 import (
 	"encoding/json"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
@@ -37,7 +37,7 @@ type page[T any] struct {
 	Watermark  uint64  `json:"watermark"`
 }
 
-func blockOf(b chain.Block) Block {
+func blockOf(b chaindata.Block) Block {
 	return Block{
 		Number: b.Number, Hash: b.Hash, ParentHash: b.ParentHash, Timestamp: b.Timestamp, Miner: b.Miner,
 		GasUsed: b.GasUsed, GasLimit: b.GasLimit, BaseFeePerGas: stream.Optional(b.BaseFeePerGas), Size: b.Size,

@@ -8,7 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // A receipt's logsBloom is a function of its logs (each log's address and
@@ -117,7 +117,7 @@ func (b *bloomer) add(ours, node *types.Bloom, s string) bool {
 }
 
 // of sets in ours the bloom of logs; false when a value is not hex.
-func (b *bloomer) of(ours, node *types.Bloom, logs []chain.Log) bool {
+func (b *bloomer) of(ours, node *types.Bloom, logs []chaindata.Log) bool {
 	for i := range logs {
 		l := &logs[i]
 		if !b.add(ours, node, l.Address) {
@@ -133,7 +133,7 @@ func (b *bloomer) of(ours, node *types.Bloom, logs []chain.Log) bool {
 }
 
 // matches reports whether node is the bloom of logs.
-func (b *bloomer) matches(node *types.Bloom, logs []chain.Log) bool {
+func (b *bloomer) matches(node *types.Bloom, logs []chaindata.Log) bool {
 	var ours types.Bloom
 	return b.of(&ours, node, logs) && ours == *node
 }
@@ -141,7 +141,7 @@ func (b *bloomer) matches(node *types.Bloom, logs []chain.Log) bool {
 // sameText reports whether s is exactly the lower-case text of the bloom
 // of logs: the usual answer, told without decoding s. false says nothing
 // (upper case, another bloom, not hex at all).
-func (b *bloomer) sameText(s []byte, logs []chain.Log) bool {
+func (b *bloomer) sameText(s []byte, logs []chaindata.Log) bool {
 	if len(s) != 2+len(b.text) || s[0] != '0' || s[1] != 'x' {
 		return false
 	}
@@ -193,7 +193,7 @@ var nibbles = func() (t [256]byte) {
 
 // bloomOf returns "logsBloom" when the receipt o has a bloom and it is the
 // bloom of logs (Raw may then leave it out), and "" otherwise.
-func (o object) bloomOf(logs []chain.Log, b *bloomer) (string, error) {
+func (o object) bloomOf(logs []chaindata.Log, b *bloomer) (string, error) {
 	s, ok, err := o.str("logsBloom")
 	if err != nil || !ok {
 		return "", err

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // The remembered bits never stand in for a hash of another value: values
@@ -32,12 +32,12 @@ func TestBloomCheckIsExact(t *testing.T) {
 	require.Same(t, bloomSlot(hexutil.Encode(a1)), bloomSlot(hexutil.Encode(a2)))
 	require.Same(t, bloomSlot(hexutil.Encode(a1)), bloomSlot(hexutil.Encode(topic)))
 
-	logs := func(values ...[]byte) []chain.Log {
-		l := chain.Log{Address: hexutil.Encode(values[0])}
+	logs := func(values ...[]byte) []chaindata.Log {
+		l := chaindata.Log{Address: hexutil.Encode(values[0])}
 		for _, v := range values[1:] {
 			l.Topics = append(l.Topics, hexutil.Encode(v))
 		}
-		return []chain.Log{l}
+		return []chaindata.Log{l}
 	}
 	real := func(values ...[]byte) types.Bloom {
 		var b types.Bloom
@@ -103,7 +103,7 @@ func TestBloomCheckIsExact(t *testing.T) {
 // with the memo warm, as in a catch-up.
 func BenchmarkBloom(b *testing.B) {
 	d := decoder{method: "eth_getBlockByNumber", endpoint: "bench", height: 1000}
-	var blocks [][]chain.Log
+	var blocks [][]chaindata.Log
 	for h := range 50 {
 		d.height = uint64(1000 + h)
 		block, receipts := genBlock(d.height, 1, genOptions{Txs: 20, LogsPerTx: 2})

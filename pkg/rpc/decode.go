@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // The node's answers are decoded here by hand rather than with go-ethereum's
@@ -95,14 +95,14 @@ func (d decoder) objectInto(path where, raw []byte, buf []member, a *arena) (obj
 
 // decodeBlock decodes an eth_getBlockByNumber(height, true) answer that is
 // not null.
-func (d decoder) decodeBlock(raw json.RawMessage) (*chain.BlockData, error) {
+func (d decoder) decodeBlock(raw json.RawMessage) (*chaindata.BlockData, error) {
 	// Strings and the Raw fields take most of the answer.
 	a := newArena(len(raw)*3/4 + 1024)
 	o, err := d.objectInto(where{}, raw, make([]member, 0, 32), a)
 	if err != nil {
 		return nil, err
 	}
-	var b chain.Block
+	var b chaindata.Block
 	if b.Number, err = o.quantity("number"); err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func (d decoder) decodeBlock(raw json.RawMessage) (*chain.BlockData, error) {
 	if err != nil {
 		return nil, err
 	}
-	txs := make([]chain.Transaction, len(rawTxs))
+	txs := make([]chaindata.Transaction, len(rawTxs))
 	buf := make([]member, 0, 32)
 	for i, rt := range rawTxs {
 		if buf, err = d.decodeTransaction(&b, i, rt, &txs[i], buf, a); err != nil {
@@ -148,12 +148,12 @@ func (d decoder) decodeBlock(raw json.RawMessage) (*chain.BlockData, error) {
 		return nil, err
 	}
 	b.TxCount = uint32(len(txs))
-	return &chain.BlockData{Block: b, Transactions: txs}, nil
+	return &chaindata.BlockData{Block: b, Transactions: txs}, nil
 }
 
 // decodeTransaction fills tx from raw, using buf for the object's members;
 // it returns buf (grown if needed) for the next transaction.
-func (d decoder) decodeTransaction(b *chain.Block, i int, raw json.RawMessage, tx *chain.Transaction, buf []member, a *arena) ([]member, error) {
+func (d decoder) decodeTransaction(b *chaindata.Block, i int, raw json.RawMessage, tx *chaindata.Transaction, buf []member, a *arena) ([]member, error) {
 	path := where{list: "transactions", i: i}
 	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '"' {
 		return buf, d.malformed(path.String(), "transaction hash instead of the full object")
@@ -216,7 +216,7 @@ func (d decoder) decodeTransaction(b *chain.Block, i int, raw json.RawMessage, t
 
 // decodeReceipts decodes an eth_getBlockReceipts answer that is not null
 // and applies it to data (see applyReceipts).
-func (d decoder) decodeReceipts(data *chain.BlockData, raw json.RawMessage) error {
+func (d decoder) decodeReceipts(data *chaindata.BlockData, raw json.RawMessage) error {
 	receipts, err := d.elements(raw, nil)
 	if err != nil {
 		return d.malformed("result", "expected an array of receipts, got %s", snippet(raw))
@@ -227,7 +227,7 @@ func (d decoder) decodeReceipts(data *chain.BlockData, raw json.RawMessage) erro
 // applyReceipts checks receipts (one per transaction, in block order) against
 // data and fills the receipt fields and logs. data is left untouched when an
 // error is returned.
-func (d decoder) applyReceipts(data *chain.BlockData, receipts []json.RawMessage) error {
+func (d decoder) applyReceipts(data *chaindata.BlockData, receipts []json.RawMessage) error {
 	size := 0
 	for _, r := range receipts {
 		size += len(r)
@@ -236,16 +236,16 @@ func (d decoder) applyReceipts(data *chain.BlockData, receipts []json.RawMessage
 }
 
 // applyReceiptsSized is applyReceipts given the receipts' total size.
-func (d decoder) applyReceiptsSized(data *chain.BlockData, receipts []json.RawMessage, size int) error {
+func (d decoder) applyReceiptsSized(data *chaindata.BlockData, receipts []json.RawMessage, size int) error {
 	if len(receipts) != len(data.Transactions) {
 		return d.malformed("receipts", "%d receipts for %d transactions", len(receipts), len(data.Transactions))
 	}
 	// Receipts without their logs and the logs' strings take about half
 	// the answer.
 	a := newArena(size/2 + 1024)
-	txs := make([]chain.Transaction, len(data.Transactions))
+	txs := make([]chaindata.Transaction, len(data.Transactions))
 	copy(txs, data.Transactions)
-	var logs []chain.Log
+	var logs []chaindata.Log
 	var lastLogIndex uint64
 	receiptBuf := make([]member, 0, 32)
 	logBuf := make([]member, 0, 16)
@@ -310,7 +310,7 @@ func (d decoder) applyReceiptsSized(data *chain.BlockData, receipts []json.RawMe
 		case o.has("root"):
 			// Pre-Byzantium receipts carry a state root instead of a status
 			// and did not record failure: unknown, not success.
-			tx.Status = chain.StatusUnknown
+			tx.Status = chaindata.StatusUnknown
 		default:
 			return o.malformed("status", "missing (and no pre-Byzantium root)")
 		}
@@ -330,10 +330,10 @@ func (d decoder) applyReceiptsSized(data *chain.BlockData, receipts []json.RawMe
 		if logs == nil && len(rawLogs) > 0 {
 			// Receipts usually carry alike numbers of logs: one allocation
 			// for the block in the common case.
-			logs = make([]chain.Log, 0, len(rawLogs)*len(receipts))
+			logs = make([]chaindata.Log, 0, len(rawLogs)*len(receipts))
 		}
 		for j, rl := range rawLogs {
-			var l chain.Log
+			var l chaindata.Log
 			logBuf, topicBuf, err = d.decodeLog(data, tx, where{list: "receipts", i: i, sub: "logs", j: j}, rl, &l, logBuf, topicBuf, a)
 			if err != nil {
 				return err
@@ -364,9 +364,9 @@ func (d decoder) applyReceiptsSized(data *chain.BlockData, receipts []json.RawMe
 
 // decodeLog fills l from raw, using buf for the object's members and
 // topicBuf for its topics; it returns both for the next log.
-func (d decoder) decodeLog(data *chain.BlockData, tx *chain.Transaction, path where, raw json.RawMessage, l *chain.Log,
+func (d decoder) decodeLog(data *chaindata.BlockData, tx *chaindata.Transaction, path where, raw json.RawMessage, l *chaindata.Log,
 	buf []member, topicBuf []json.RawMessage, a *arena) ([]member, []json.RawMessage, error) {
-	*l = chain.Log{BlockNumber: data.Block.Number, BlockHash: data.Block.Hash, TxHash: tx.Hash, TxIndex: tx.Index}
+	*l = chaindata.Log{BlockNumber: data.Block.Number, BlockHash: data.Block.Hash, TxHash: tx.Hash, TxIndex: tx.Index}
 	o, err := d.objectInto(path, raw, buf, a)
 	if err != nil {
 		return buf, topicBuf, err

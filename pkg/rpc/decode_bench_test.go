@@ -10,19 +10,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/simchain"
 )
 
 // decodeFull decodes a block and its eth_getBlockReceipts answer the way
 // the client does (BlockByHeight, then Receipts).
-func decodeFull(height uint64, block, receipts []byte) (*chain.BlockData, error) {
+func decodeFull(height uint64, block, receipts []byte) (*chaindata.BlockData, error) {
 	return decodeFullIn(nil, height, block, receipts)
 }
 
 // decodeFullIn is decodeFull of results cut from a batch answer whose
 // checking walk recorded known, as FetchBlocks decodes them.
-func decodeFullIn(known *spans, height uint64, block, receipts []byte) (*chain.BlockData, error) {
+func decodeFullIn(known *spans, height uint64, block, receipts []byte) (*chaindata.BlockData, error) {
 	d := decoder{method: "eth_getBlockByNumber", endpoint: "bench", height: height, known: known}
 	data, err := d.decodeBlock(block)
 	if err != nil {
@@ -45,7 +45,7 @@ func BenchmarkDecodeBlock(b *testing.B) { benchmarkDecode(b, decodeFull) }
 // decoder that decode.go replaced (decode_old_test.go): the before figure.
 func BenchmarkDecodeBlockEncodingJSON(b *testing.B) { benchmarkDecode(b, oldDecodeFull) }
 
-func benchmarkDecode(b *testing.B, decodeFull func(height uint64, block, receipts []byte) (*chain.BlockData, error)) {
+func benchmarkDecode(b *testing.B, decodeFull func(height uint64, block, receipts []byte) (*chaindata.BlockData, error)) {
 	for _, size := range []struct{ txs, logs int }{{20, 2}, {150, 4}} {
 		b.Run(fmt.Sprintf("txs=%d,logs=%d", size.txs, size.logs), func(b *testing.B) {
 			const height = 1_000_000

@@ -8,12 +8,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // oldDecodeFull decodes a block and its receipts with the encoding/json
 // based decoder kept in decode_old_test.go, as the client did before.
-func oldDecodeFull(height uint64, block, receipts []byte) (*chain.BlockData, error) {
+func oldDecodeFull(height uint64, block, receipts []byte) (*chaindata.BlockData, error) {
 	d := oldDecoder{"eth_getBlockByNumber", "bench", height}
 	data, err := d.decodeBlock(block)
 	if err != nil {
@@ -70,7 +70,7 @@ func TestDecoderMatchesEncodingJSON(t *testing.T) {
 
 // sameDecode requires got to be want, or gotErr wantErr; it reports
 // whether a block was decoded.
-func sameDecode(t *testing.T, name string, want *chain.BlockData, wantErr error, got *chain.BlockData, gotErr error) bool {
+func sameDecode(t *testing.T, name string, want *chaindata.BlockData, wantErr error, got *chaindata.BlockData, gotErr error) bool {
 	t.Helper()
 	if wantErr != nil {
 		require.Error(t, gotErr, name)

@@ -16,7 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // oldDecoder builds MalformedErrors that name where the answer was wrong.
@@ -305,12 +305,12 @@ func oldClip(s string) string {
 
 // decodeBlock decodes an eth_getBlockByNumber(height, true) answer that is
 // not null.
-func (d oldDecoder) decodeBlock(raw json.RawMessage) (*chain.BlockData, error) {
+func (d oldDecoder) decodeBlock(raw json.RawMessage) (*chaindata.BlockData, error) {
 	o, err := d.oldObject("", raw)
 	if err != nil {
 		return nil, err
 	}
-	var b chain.Block
+	var b chaindata.Block
 	if b.Number, err = o.quantity("number"); err != nil {
 		return nil, err
 	}
@@ -345,7 +345,7 @@ func (d oldDecoder) decodeBlock(raw json.RawMessage) (*chain.BlockData, error) {
 	if err != nil {
 		return nil, err
 	}
-	txs := make([]chain.Transaction, len(rawTxs))
+	txs := make([]chaindata.Transaction, len(rawTxs))
 	for i, rt := range rawTxs {
 		if err := d.decodeTransaction(&b, i, rt, &txs[i]); err != nil {
 			return nil, err
@@ -355,10 +355,10 @@ func (d oldDecoder) decodeBlock(raw json.RawMessage) (*chain.BlockData, error) {
 		return nil, err
 	}
 	b.TxCount = uint32(len(txs))
-	return &chain.BlockData{Block: b, Transactions: txs}, nil
+	return &chaindata.BlockData{Block: b, Transactions: txs}, nil
 }
 
-func (d oldDecoder) decodeTransaction(b *chain.Block, i int, raw json.RawMessage, tx *chain.Transaction) error {
+func (d oldDecoder) decodeTransaction(b *chaindata.Block, i int, raw json.RawMessage, tx *chaindata.Transaction) error {
 	path := fmt.Sprintf("transactions[%d]", i)
 	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '"' {
 		return d.malformed(path, "transaction hash instead of the full oldObject")
@@ -421,13 +421,13 @@ func (d oldDecoder) decodeTransaction(b *chain.Block, i int, raw json.RawMessage
 // applyReceipts checks receipts (one per transaction, in block order) against
 // data and fills the receipt fields and logs. data is left untouched when an
 // error is returned.
-func (d oldDecoder) applyReceipts(data *chain.BlockData, receipts []json.RawMessage) error {
+func (d oldDecoder) applyReceipts(data *chaindata.BlockData, receipts []json.RawMessage) error {
 	if len(receipts) != len(data.Transactions) {
 		return d.malformed("receipts", "%d receipts for %d transactions", len(receipts), len(data.Transactions))
 	}
-	txs := make([]chain.Transaction, len(data.Transactions))
+	txs := make([]chaindata.Transaction, len(data.Transactions))
 	copy(txs, data.Transactions)
-	var logs []chain.Log
+	var logs []chaindata.Log
 	var lastLogIndex uint64
 	for i, raw := range receipts {
 		path := fmt.Sprintf("receipts[%d]", i)
@@ -486,7 +486,7 @@ func (d oldDecoder) applyReceipts(data *chain.BlockData, receipts []json.RawMess
 			// Pre-Byzantium receipts carry a state root instead of a status
 			// and did not record failure: unknown (issue 19 changed this
 			// from 1, here as in decode.go).
-			tx.Status = chain.StatusUnknown
+			tx.Status = chaindata.StatusUnknown
 		default:
 			return o.malformed("status", "missing (and no pre-Byzantium root)")
 		}
@@ -537,8 +537,8 @@ func (d oldDecoder) applyReceipts(data *chain.BlockData, receipts []json.RawMess
 	return nil
 }
 
-func (d oldDecoder) decodeLog(data *chain.BlockData, tx *chain.Transaction, path string, raw json.RawMessage) (chain.Log, error) {
-	l := chain.Log{BlockNumber: data.Block.Number, BlockHash: data.Block.Hash, TxHash: tx.Hash, TxIndex: tx.Index}
+func (d oldDecoder) decodeLog(data *chaindata.BlockData, tx *chaindata.Transaction, path string, raw json.RawMessage) (chaindata.Log, error) {
+	l := chaindata.Log{BlockNumber: data.Block.Number, BlockHash: data.Block.Hash, TxHash: tx.Hash, TxIndex: tx.Index}
 	o, err := d.oldObject(path, raw)
 	if err != nil {
 		return l, err
@@ -598,7 +598,7 @@ func (d oldDecoder) decodeLog(data *chain.BlockData, tx *chain.Transaction, path
 }
 
 // oldBloom is go-ethereum's bloom of logs, as 0x-prefixed hex.
-func oldBloom(logs []chain.Log) string {
+func oldBloom(logs []chaindata.Log) string {
 	var b types.Bloom
 	for _, l := range logs {
 		b.Add(common.HexToAddress(l.Address).Bytes())

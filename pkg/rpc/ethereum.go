@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // EthereumConfig configures one Ethereum JSON-RPC endpoint.
@@ -234,7 +234,7 @@ func (e *Ethereum) callChecked(ctx context.Context, method string, height uint64
 }
 
 // BlockByHeight returns the block at height with its full transactions.
-func (e *Ethereum) BlockByHeight(ctx context.Context, height uint64) (*chain.BlockData, error) {
+func (e *Ethereum) BlockByHeight(ctx context.Context, height uint64) (*chaindata.BlockData, error) {
 	const method = "eth_getBlockByNumber"
 	raw, err := e.callChecked(ctx, method, height, "0x"+strconv.FormatUint(height, 16), true)
 	if err != nil {
@@ -253,7 +253,7 @@ func (e *Ethereum) BlockByHeight(ctx context.Context, height uint64) (*chain.Blo
 // Receipts fills the receipt fields and logs of data, by block hash so that
 // a reorg between BlockByHeight and Receipts shows as ErrBlockNotFound or a
 // MalformedError rather than as receipts of another block.
-func (e *Ethereum) Receipts(ctx context.Context, data *chain.BlockData) error {
+func (e *Ethereum) Receipts(ctx context.Context, data *chaindata.BlockData) error {
 	if len(data.Transactions) == 0 {
 		data.Logs = nil
 		data.Block.LogCount = 0
@@ -271,7 +271,7 @@ func (e *Ethereum) Receipts(ctx context.Context, data *chain.BlockData) error {
 	return e.txReceipts(ctx, data)
 }
 
-func (e *Ethereum) blockReceipts(ctx context.Context, data *chain.BlockData) error {
+func (e *Ethereum) blockReceipts(ctx context.Context, data *chaindata.BlockData) error {
 	const method = "eth_getBlockReceipts"
 	height := data.Block.Number
 	raw, err := e.call(ctx, method, height, data.Block.Hash)
@@ -290,7 +290,7 @@ func (e *Ethereum) blockReceipts(ctx context.Context, data *chain.BlockData) err
 
 // txReceipts is the fallback for nodes without eth_getBlockReceipts: one
 // eth_getTransactionReceipt per transaction, sent in batches.
-func (e *Ethereum) txReceipts(ctx context.Context, data *chain.BlockData) error {
+func (e *Ethereum) txReceipts(ctx context.Context, data *chaindata.BlockData) error {
 	const method = "eth_getTransactionReceipt"
 	height := data.Block.Number
 	receipts := make([]json.RawMessage, 0, len(data.Transactions))

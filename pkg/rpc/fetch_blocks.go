@@ -11,7 +11,7 @@ import (
 
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"github.com/tideline-dev/tideline/internal/wait"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"go.uber.org/zap"
 )
 
@@ -26,7 +26,7 @@ import (
 // errors.Is/As).
 type BlockResult struct {
 	Height uint64
-	Data   *chain.BlockData
+	Data   *chaindata.BlockData
 	Err    error
 }
 
@@ -295,7 +295,7 @@ func (e *Ethereum) fetchOnce(ctx context.Context, rs []*BlockResult, budget int,
 // block or the error BlockByHeight would give; again is set when the call
 // failed transiently and should be asked again. known is what the walk
 // that checked the answer recorded (nil: the decoder checks it all).
-func (e *Ethereum) blockResult(ctx context.Context, height uint64, raw json.RawMessage, callErr error, known *spans) (*chain.BlockData, *failure, error) {
+func (e *Ethereum) blockResult(ctx context.Context, height uint64, raw json.RawMessage, callErr error, known *spans) (*chaindata.BlockData, *failure, error) {
 	const method = "eth_getBlockByNumber"
 	if callErr != nil {
 		again, err := e.callFailure(ctx, method, height, callErr)
@@ -316,7 +316,7 @@ func (e *Ethereum) blockResult(ctx context.Context, height uint64, raw json.RawM
 // by number in the same request as the block; decodeReceipts checks that
 // they belong to this block's hash, so a reorg between the two calls shows
 // as a *MalformedError, never as receipts of another block.
-func (e *Ethereum) receiptsResult(ctx context.Context, data *chain.BlockData, raw json.RawMessage, callErr error, known *spans) (*failure, error) {
+func (e *Ethereum) receiptsResult(ctx context.Context, data *chaindata.BlockData, raw json.RawMessage, callErr error, known *spans) (*failure, error) {
 	const method = "eth_getBlockReceipts"
 	height := data.Block.Number
 	if callErr != nil {

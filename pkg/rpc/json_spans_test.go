@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // batchOf renders a batch answer to eth_getBlockByNumber (id 0) and
@@ -123,7 +123,7 @@ func TestTracesDecodeWithSpansAsWithout(t *testing.T) {
 		require.NoError(t, err)
 		raw := results[1] // the fixtures are answers to id 1
 		require.NotNil(t, scannerIn(known, raw).known)
-		decode := func(known *spans) ([]chain.Trace, error) {
+		decode := func(known *spans) ([]chaindata.Trace, error) {
 			d := decoder{method: "trace", endpoint: "test", height: height, known: known}
 			if c.tracer == "parity" {
 				return d.decodeParityTraces(data, raw)

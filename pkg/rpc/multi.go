@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // NamedClient is one endpoint of a Multi: a single-endpoint client (usually
@@ -196,8 +196,8 @@ func (m *Multi) Healthy() []string {
 // BlockByHeight asks the preferred endpoint, then the others in turn if it
 // fails (a lagging node answers ErrBlockNotFound, another may have the
 // block; a malformed answer may be one node's fault).
-func (m *Multi) BlockByHeight(ctx context.Context, height uint64) (*chain.BlockData, error) {
-	var data *chain.BlockData
+func (m *Multi) BlockByHeight(ctx context.Context, height uint64) (*chaindata.BlockData, error) {
+	var data *chaindata.BlockData
 	ep, err := m.failover(ctx, "BlockByHeight", height, -1, func(c Client) error {
 		d, err := c.BlockByHeight(ctx, height)
 		data = d
@@ -216,7 +216,7 @@ func (m *Multi) BlockByHeight(ctx context.Context, height uint64) (*chain.BlockD
 // Receipts are asked by block hash and checked against data.Block.Hash by
 // the endpoint's client, so an endpoint on another fork answers
 // ErrBlockNotFound or a *MalformedError, never receipts of another block.
-func (m *Multi) Receipts(ctx context.Context, data *chain.BlockData) error {
+func (m *Multi) Receipts(ctx context.Context, data *chaindata.BlockData) error {
 	_, err := m.failover(ctx, "Receipts", data.Block.Number, m.sourceOf(data.Block.Hash), func(c Client) error {
 		return c.Receipts(ctx, data)
 	})

@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
 
@@ -51,8 +51,8 @@ type memClient struct {
 
 	mu       sync.Mutex
 	head     func(ctx context.Context) (uint64, error)
-	block    func(ctx context.Context, h uint64) (*chain.BlockData, error)
-	receipts func(ctx context.Context, data *chain.BlockData) error
+	block    func(ctx context.Context, h uint64) (*chaindata.BlockData, error)
+	receipts func(ctx context.Context, data *chaindata.BlockData) error
 	calls    map[string]int
 	closed   int
 }
@@ -81,7 +81,7 @@ func (c *memClient) setHead(f func(ctx context.Context) (uint64, error)) {
 	c.head = f
 }
 
-func (c *memClient) setBlock(f func(ctx context.Context, h uint64) (*chain.BlockData, error)) {
+func (c *memClient) setBlock(f func(ctx context.Context, h uint64) (*chaindata.BlockData, error)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.block = f
@@ -98,7 +98,7 @@ func (c *memClient) HeadHeight(ctx context.Context) (uint64, error) {
 	return f(ctx)
 }
 
-func (c *memClient) BlockByHeight(ctx context.Context, h uint64) (*chain.BlockData, error) {
+func (c *memClient) BlockByHeight(ctx context.Context, h uint64) (*chaindata.BlockData, error) {
 	c.enter("BlockByHeight")
 	c.mu.Lock()
 	f := c.block
@@ -107,13 +107,13 @@ func (c *memClient) BlockByHeight(ctx context.Context, h uint64) (*chain.BlockDa
 		return f(ctx, h)
 	}
 	hash := memHash(h, c.fork)
-	return &chain.BlockData{
-		Block:        chain.Block{Number: h, Hash: hash},
-		Transactions: []chain.Transaction{{Hash: memHash(h+1000, c.fork), BlockHash: hash}},
+	return &chaindata.BlockData{
+		Block:        chaindata.Block{Number: h, Hash: hash},
+		Transactions: []chaindata.Transaction{{Hash: memHash(h+1000, c.fork), BlockHash: hash}},
 	}, nil
 }
 
-func (c *memClient) Receipts(ctx context.Context, data *chain.BlockData) error {
+func (c *memClient) Receipts(ctx context.Context, data *chaindata.BlockData) error {
 	c.enter("Receipts")
 	c.mu.Lock()
 	f := c.receipts
@@ -124,7 +124,7 @@ func (c *memClient) Receipts(ctx context.Context, data *chain.BlockData) error {
 	if data.Block.Hash != memHash(data.Block.Number, c.fork) {
 		return fmt.Errorf("rpc endpoint %q: receipts of block %s: %w", c.name, data.Block.Hash, rpc.ErrBlockNotFound)
 	}
-	data.Logs = []chain.Log{{BlockHash: data.Block.Hash, TxHash: data.Transactions[0].Hash}}
+	data.Logs = []chaindata.Log{{BlockHash: data.Block.Hash, TxHash: data.Transactions[0].Hash}}
 	return nil
 }
 
@@ -270,11 +270,11 @@ func TestMultiCooldownIsExponentialAndEnds(t *testing.T) {
 	a, b := newMem("a"), newMem("b")
 	var aFails atomic.Bool
 	aFails.Store(true)
-	a.setBlock(func(_ context.Context, h uint64) (*chain.BlockData, error) {
+	a.setBlock(func(_ context.Context, h uint64) (*chaindata.BlockData, error) {
 		if aFails.Load() {
 			return nil, unavailable("a", "eth_getBlockByNumber")
 		}
-		return &chain.BlockData{Block: chain.Block{Number: h, Hash: memHash(h, 0)}}, nil
+		return &chaindata.BlockData{Block: chaindata.Block{Number: h, Hash: memHash(h, 0)}}, nil
 	})
 	env := newMultiEnv(t, rpc.MultiOptions{Cooldown: time.Second, MaxCooldown: 4 * time.Second}, named(a, b)...)
 	fetch := func() {
@@ -330,10 +330,10 @@ func TestMultiCooldownIsExponentialAndEnds(t *testing.T) {
 
 func TestMultiAuthRejectionCoolsDown(t *testing.T) {
 	a, b := newMem("a"), newMem("b")
-	a.setBlock(func(context.Context, uint64) (*chain.BlockData, error) {
+	a.setBlock(func(context.Context, uint64) (*chaindata.BlockData, error) {
 		return nil, &rpc.RequestError{Method: "eth_getBlockByNumber", Endpoint: "a", HTTPStatus: http.StatusUnauthorized, Err: errors.New("401 Unauthorized")}
 	})
-	b.setBlock(func(context.Context, uint64) (*chain.BlockData, error) {
+	b.setBlock(func(context.Context, uint64) (*chaindata.BlockData, error) {
 		return nil, &rpc.RequestError{Method: "eth_getBlockByNumber", Endpoint: "b", Code: -32602, Err: errors.New("invalid argument")}
 	})
 	env := newMultiEnv(t, rpc.MultiOptions{}, named(a, b)...)
@@ -347,7 +347,7 @@ func TestMultiAuthRejectionCoolsDown(t *testing.T) {
 func TestMultiAllEndpointsDown(t *testing.T) {
 	a, b := newMem("a"), newMem("b")
 	for _, c := range []*memClient{a, b} {
-		c.setBlock(func(context.Context, uint64) (*chain.BlockData, error) {
+		c.setBlock(func(context.Context, uint64) (*chaindata.BlockData, error) {
 			return nil, unavailable(c.name, "eth_getBlockByNumber")
 		})
 		c.setHead(func(context.Context) (uint64, error) { return 0, unavailable(c.name, "eth_blockNumber") })
@@ -383,7 +383,7 @@ func TestMultiAllEndpointsDown(t *testing.T) {
 
 func TestMultiBlockNotFoundFailsOver(t *testing.T) {
 	a, b := newMem("a"), newMem("b")
-	a.setBlock(func(_ context.Context, h uint64) (*chain.BlockData, error) { return nil, notFound("a", h) })
+	a.setBlock(func(_ context.Context, h uint64) (*chaindata.BlockData, error) { return nil, notFound("a", h) })
 	env := newMultiEnv(t, rpc.MultiOptions{}, named(a, b)...)
 
 	data, err := rpc.FetchBlock(t.Context(), env.m, 42)
@@ -395,7 +395,7 @@ func TestMultiBlockNotFoundFailsOver(t *testing.T) {
 	assert.Equal(t, 1, b.count("Receipts"))
 	assert.Equal(t, []string{"a", "b"}, env.m.Healthy(), "a lagging node is not unhealthy")
 
-	b.setBlock(func(_ context.Context, h uint64) (*chain.BlockData, error) { return nil, notFound("b", h) })
+	b.setBlock(func(_ context.Context, h uint64) (*chaindata.BlockData, error) { return nil, notFound("b", h) })
 	_, err = env.m.BlockByHeight(t.Context(), 43)
 	assert.ErrorIs(t, err, rpc.ErrBlockNotFound)
 	assert.False(t, rpc.IsTransient(err))
@@ -676,7 +676,7 @@ func TestMultiHeadDoesNotWaitForStragglers(t *testing.T) {
 func TestMultiCallerCancelIsNotFailover(t *testing.T) {
 	a, b := newMem("a"), newMem("b")
 	ctx, cancel := context.WithCancel(t.Context())
-	a.setBlock(func(ctx context.Context, _ uint64) (*chain.BlockData, error) {
+	a.setBlock(func(ctx context.Context, _ uint64) (*chaindata.BlockData, error) {
 		cancel()
 		return nil, &rpc.TransientError{Method: "eth_getBlockByNumber", Endpoint: "a", Attempts: 1, Err: ctx.Err()}
 	})
@@ -739,7 +739,7 @@ func TestMultiConcurrentUse(t *testing.T) {
 	for i := range 4 {
 		c := newMem(fmt.Sprintf("e%d", i))
 		var n atomic.Int64
-		c.setBlock(func(_ context.Context, h uint64) (*chain.BlockData, error) {
+		c.setBlock(func(_ context.Context, h uint64) (*chaindata.BlockData, error) {
 			switch k := n.Add(1); {
 			case k%3 == 0:
 				return nil, unavailable(c.name, "eth_getBlockByNumber")
@@ -747,9 +747,9 @@ func TestMultiConcurrentUse(t *testing.T) {
 				return nil, notFound(c.name, h)
 			}
 			hash := memHash(h, 0)
-			return &chain.BlockData{
-				Block:        chain.Block{Number: h, Hash: hash},
-				Transactions: []chain.Transaction{{Hash: memHash(h+1000, 0), BlockHash: hash}},
+			return &chaindata.BlockData{
+				Block:        chaindata.Block{Number: h, Hash: hash},
+				Transactions: []chaindata.Transaction{{Hash: memHash(h+1000, 0), BlockHash: hash}},
 			}, nil
 		})
 		c.setHead(func(context.Context) (uint64, error) {

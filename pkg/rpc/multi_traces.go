@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // Traces across endpoints (traces.go): the endpoints that cannot trace
@@ -58,7 +58,7 @@ func (m *Multi) fetchOrder(prefer int) []*endpoint {
 
 // Traces asks the endpoints that can trace, the one that served the block
 // first, as Receipts does: each checks the answer against the block.
-func (m *Multi) Traces(ctx context.Context, data *chain.BlockData) error {
+func (m *Multi) Traces(ctx context.Context, data *chaindata.BlockData) error {
 	if m.TraceMode() == TracesOff {
 		return fmt.Errorf("rpc chain %q: traces asked, but tracing is off", m.chainID)
 	}
@@ -98,13 +98,13 @@ func (m *Multi) SetTraceMode(mode TraceMode) {
 // FetchTraces asks the endpoints that can trace for the traces of blocks
 // already known (Ethereum.FetchTraces), each block's failures on one
 // endpoint asked again of the next, as FetchBlocks does.
-func (m *Multi) FetchTraces(ctx context.Context, blocks []*chain.BlockData) []error {
+func (m *Multi) FetchTraces(ctx context.Context, blocks []*chaindata.BlockData) []error {
 	out := make([]BlockResult, len(blocks))
 	for i, d := range blocks {
 		out[i].Height = d.Block.Number
 	}
 	m.fetchEach(ctx, "FetchTraces", out, func(c Client, pending []int) []BlockResult {
-		bs := make([]*chain.BlockData, len(pending))
+		bs := make([]*chaindata.BlockData, len(pending))
 		for k, i := range pending {
 			bs[k] = blocks[i]
 		}
@@ -128,7 +128,7 @@ func (m *Multi) FetchTraces(ctx context.Context, blocks []*chain.BlockData) []er
 // TraceFetcher is a client that reads the traces of known blocks in
 // batches.
 type TraceFetcher interface {
-	FetchTraces(ctx context.Context, blocks []*chain.BlockData) []error
+	FetchTraces(ctx context.Context, blocks []*chaindata.BlockData) []error
 }
 
 var (
@@ -139,7 +139,7 @@ var (
 // FetchTraces reads the traces of blocks already known (their hash and
 // transactions set) with c's batch method if it has one, else one block
 // at a time with Traces. The error of each block is at its index.
-func FetchTraces(ctx context.Context, c Client, blocks []*chain.BlockData) []error {
+func FetchTraces(ctx context.Context, c Client, blocks []*chaindata.BlockData) []error {
 	if f, ok := c.(TraceFetcher); ok {
 		return f.FetchTraces(ctx, blocks)
 	}

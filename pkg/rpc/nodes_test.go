@@ -20,7 +20,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/rpc"
@@ -72,7 +72,7 @@ func TestFetchBlockOnAnvil(t *testing.T) {
 	proxyReg := prometheus.NewRegistry()
 	fallback := newNodeClient(t, ctx, "anvil-proxy", proxy, proxyReg)
 	var wg sync.WaitGroup
-	got := make([]*chain.BlockData, stats.head+1)
+	got := make([]*chaindata.BlockData, stats.head+1)
 	errs := make([]error, stats.head+1)
 	for h := range got {
 		wg.Go(func() { got[h], errs[h] = rpc.FetchBlock(ctx, fallback, uint64(h)) })
@@ -166,10 +166,10 @@ func checkChain(t *testing.T, ctx context.Context, c *rpc.Ethereum, raw *gethrpc
 	head, err := c.HeadHeight(ctx)
 	require.NoError(t, err)
 	require.Less(t, head, uint64(500), "test chains stay small")
-	found := map[string]chain.Transaction{}
+	found := map[string]chaindata.Transaction{}
 	var st chainStats
 	st.head = head
-	var prev *chain.BlockData
+	var prev *chaindata.BlockData
 	for h := uint64(0); h <= head; h++ {
 		data, err := rpc.FetchBlock(ctx, c, h)
 		require.NoError(t, err, "height %d", h)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // A receipt with a state root instead of a status (before Byzantium) is
@@ -21,10 +21,10 @@ func TestPreByzantiumReceiptStatusIsUnknown(t *testing.T) {
 		require.NoError(t, err)
 		for _, tx := range got.Transactions {
 			if bytes.Contains(tx.ReceiptRaw, []byte(`"root"`)) {
-				require.Equal(t, chain.StatusUnknown, tx.Status, tx.Hash)
+				require.Equal(t, chaindata.StatusUnknown, tx.Status, tx.Hash)
 				unknown++
 			} else {
-				require.Contains(t, []uint8{chain.StatusFailure, chain.StatusSuccess}, tx.Status, tx.Hash)
+				require.Contains(t, []uint8{chaindata.StatusFailure, chaindata.StatusSuccess}, tx.Status, tx.Hash)
 				known++
 			}
 		}

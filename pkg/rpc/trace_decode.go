@@ -9,10 +9,10 @@ import (
 
 	"github.com/buger/jsonparser"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
-// Decoding the two tracers' answers into chain.Trace, checked against the
+// Decoding the two tracers' answers into chaindata.Trace, checked against the
 // block they were asked for, as strictly as blocks and receipts are.
 //
 // debug_traceBlockByNumber(h, {"tracer": "callTracer"}) answers one
@@ -52,7 +52,7 @@ const traceStep = 1100
 // decodeCallTraces decodes a debug_traceBlockByNumber callTracer answer
 // for data's block. failed is set (and the error nil) when the node said
 // it could not trace one of the transactions: asking again may succeed.
-func (d decoder) decodeCallTraces(data *chain.BlockData, raw json.RawMessage) (traces []chain.Trace, failed string, err error) {
+func (d decoder) decodeCallTraces(data *chaindata.BlockData, raw json.RawMessage) (traces []chaindata.Trace, failed string, err error) {
 	elems, err := d.elements(raw, nil)
 	if err != nil {
 		return nil, "", d.malformed("result", "expected an array of transaction traces, got %s", snippet(raw))
@@ -95,8 +95,8 @@ func (d decoder) decodeCallTraces(data *chain.BlockData, raw json.RawMessage) (t
 type callWalker struct {
 	d     decoder
 	a     *arena
-	block *chain.Block
-	tx    *chain.Transaction
+	block *chaindata.Block
+	tx    *chaindata.Transaction
 	next  uint32 // the next frame's index in the transaction
 	buf   []member
 	path  []uint32
@@ -104,7 +104,7 @@ type callWalker struct {
 
 // frame appends the frame raw (at trace address addr) and its children,
 // depth first.
-func (w *callWalker) frame(out []chain.Trace, raw []byte, addr []uint32, parentReverted bool, txPos int) ([]chain.Trace, error) {
+func (w *callWalker) frame(out []chaindata.Trace, raw []byte, addr []uint32, parentReverted bool, txPos int) ([]chaindata.Trace, error) {
 	if len(addr) > traceStep {
 		return nil, w.d.malformed(where{list: "result", i: txPos}.String(), "calls nested deeper than %d", traceStep)
 	}
@@ -113,7 +113,7 @@ func (w *callWalker) frame(out []chain.Trace, raw []byte, addr []uint32, parentR
 	if err != nil {
 		return nil, err
 	}
-	t := chain.Trace{
+	t := chaindata.Trace{
 		BlockNumber: w.block.Number, BlockHash: w.block.Hash, TxIndex: w.tx.Index, TxHash: w.tx.Hash,
 		Index: w.next, Address: append([]uint32(nil), addr...),
 	}
@@ -123,10 +123,10 @@ func (w *callWalker) frame(out []chain.Trace, raw []byte, addr []uint32, parentR
 		return nil, err
 	}
 	lowerType := strings.ToLower(string(typ))
-	if !chain.KnownTraceType(lowerType) {
+	if !chaindata.KnownTraceType(lowerType) {
 		return nil, o.malformed("type", "%s is not a frame type this indexer knows (CALL, CALLCODE, DELEGATECALL, STATICCALL, CREATE, CREATE2, SELFDESTRUCT)", clip(typ))
 	}
-	t.Type = chain.TraceType(lowerType)
+	t.Type = chaindata.TraceType(lowerType)
 	if t.From, err = o.hexBytes("from", addressLen); err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func (w *callWalker) frame(out []chain.Trace, raw []byte, addr []uint32, parentR
 
 // normalise gives a decoded frame the model's empty values and its
 // Reverted mark.
-func normalise(t *chain.Trace, parentReverted bool) {
+func normalise(t *chaindata.Trace, parentReverted bool) {
 	if t.Value == "" {
 		t.Value = "0"
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 	"github.com/tideline-dev/tideline/pkg/simchain"
 )
@@ -151,7 +151,7 @@ func TestFetchTracesOfKnownBlocks(t *testing.T) {
 	heights := []uint64{20, 21, 22, 23, 24, 25, 26}
 	want := traced.FetchBlocks(context.Background(), heights)
 	known := plain.FetchBlocks(context.Background(), heights)
-	blocks := make([]*chain.BlockData, len(known))
+	blocks := make([]*chaindata.BlockData, len(known))
 	for i, r := range known {
 		require.NoError(t, r.Err)
 		require.False(t, r.Data.Traced)

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
 
@@ -155,7 +155,7 @@ func fixtureClient(t *testing.T, url string, mode rpc.TraceMode) *rpc.Ethereum {
 
 // expectedTraces reads a fixture's trace answer with testkit's separate
 // reader.
-func expectedTraces(t *testing.T, node, tracer string) []chain.Trace {
+func expectedTraces(t *testing.T, node, tracer string) []chaindata.Trace {
 	t.Helper()
 	var b struct {
 		Number       string
@@ -214,7 +214,7 @@ func TestCallTreeFramesOnAnvil(t *testing.T) {
 			require.NoError(t, rs[0].Err)
 			fs := rs[0].Data.Traces
 			require.Len(t, fs, 10)
-			types := make([]chain.TraceType, len(fs))
+			types := make([]chaindata.TraceType, len(fs))
 			for i, f := range fs {
 				types[i] = f.Type
 				want := uint32(i)
@@ -223,7 +223,7 @@ func TestCallTreeFramesOnAnvil(t *testing.T) {
 				}
 				assert.Equal(t, want, f.Index, "frames depth first, numbered per transaction")
 			}
-			assert.Equal(t, []chain.TraceType{"call", "create", "create2", "call", "delegatecall", "staticcall",
+			assert.Equal(t, []chaindata.TraceType{"call", "create", "create2", "call", "delegatecall", "staticcall",
 				"staticcall", "call", "selfdestruct", "call"}, types)
 			run, boom, destruct, fail := fs[0], fs[6], fs[8], fs[9]
 			assert.Equal(t, "4000", run.Value)

@@ -7,12 +7,12 @@ import (
 
 	"github.com/buger/jsonparser"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // decodeParityTraces decodes a trace_block answer for data's block (see
 // trace_decode.go for the mapping and the checks).
-func (d decoder) decodeParityTraces(data *chain.BlockData, raw json.RawMessage) ([]chain.Trace, error) {
+func (d decoder) decodeParityTraces(data *chaindata.BlockData, raw json.RawMessage) ([]chaindata.Trace, error) {
 	elems, err := d.elements(raw, nil)
 	if err != nil {
 		return nil, d.malformed("result", "expected an array of traces, got %s", snippet(raw))
@@ -47,7 +47,7 @@ func (d decoder) decodeParityTraces(data *chain.BlockData, raw json.RawMessage) 
 		}
 		return slices.Compare(x.t.Address, y.t.Address)
 	})
-	out := make([]chain.Trace, 0, len(frames))
+	out := make([]chaindata.Trace, 0, len(frames))
 	for start := 0; start < len(frames); {
 		end := start + 1
 		for end < len(frames) && frames[end].t.TxIndex == frames[start].t.TxIndex {
@@ -75,13 +75,13 @@ func (d decoder) decodeParityTraces(data *chain.BlockData, raw json.RawMessage) 
 // parityFrame is one decoded trace_block element, its position not yet
 // checked against its transaction's other frames.
 type parityFrame struct {
-	t         chain.Trace
+	t         chaindata.Trace
 	subtraces int64
 	path      string // for errors
 }
 
 // parityFrame decodes one element of type typ.
-func (d decoder) parityFrame(o object, typ string, b *chain.Block, txs []chain.Transaction, a *arena) (parityFrame, error) {
+func (d decoder) parityFrame(o object, typ string, b *chaindata.Block, txs []chaindata.Transaction, a *arena) (parityFrame, error) {
 	f := parityFrame{path: o.path.String()}
 	t := &f.t
 	t.BlockNumber, t.BlockHash = b.Number, b.Hash
@@ -172,14 +172,14 @@ func fieldOf(o object, key string) []byte {
 	return []byte("null")
 }
 
-func parityCall(t *chain.Trace, act, res object, hasResult bool) error {
+func parityCall(t *chaindata.Trace, act, res object, hasResult bool) error {
 	ct, err := act.requiredStr("callType")
 	if err != nil {
 		return err
 	}
-	switch chain.TraceType(ct) {
-	case chain.TraceCall, chain.TraceCallCode, chain.TraceDelegateCall, chain.TraceStaticCall:
-		t.Type = chain.TraceType(ct)
+	switch chaindata.TraceType(ct) {
+	case chaindata.TraceCall, chaindata.TraceCallCode, chaindata.TraceDelegateCall, chaindata.TraceStaticCall:
+		t.Type = chaindata.TraceType(ct)
 	default:
 		return act.malformed("callType", "%s is not call, callcode, delegatecall or staticcall", clip(ct))
 	}
@@ -209,15 +209,15 @@ func parityCall(t *chain.Trace, act, res object, hasResult bool) error {
 	return nil
 }
 
-func parityCreate(t *chain.Trace, act, res object, hasResult bool) error {
-	t.Type = chain.TraceCreate
+func parityCreate(t *chaindata.Trace, act, res object, hasResult bool) error {
+	t.Type = chaindata.TraceCreate
 	method, ok, err := act.str("creationMethod")
 	switch {
 	case err != nil:
 		return err
 	case !ok, string(method) == "create":
 	case string(method) == "create2":
-		t.Type = chain.TraceCreate2
+		t.Type = chaindata.TraceCreate2
 	default:
 		return act.malformed("creationMethod", "%s is not create or create2", clip(method))
 	}
@@ -247,8 +247,8 @@ func parityCreate(t *chain.Trace, act, res object, hasResult bool) error {
 	return nil
 }
 
-func paritySelfDestruct(t *chain.Trace, act object) error {
-	t.Type = chain.TraceSelfDestruct
+func paritySelfDestruct(t *chaindata.Trace, act object) error {
+	t.Type = chaindata.TraceSelfDestruct
 	var err error
 	if t.From, err = act.hexBytes("address", addressLen); err != nil {
 		return err
@@ -264,7 +264,7 @@ func paritySelfDestruct(t *chain.Trace, act object) error {
 // address, as one tree (one top-level frame; each frame's parent present,
 // children numbered 0, 1, … as many as its subtraces) and appends them
 // with their index and Reverted mark.
-func (d decoder) parityTree(out []chain.Trace, frames []parityFrame) ([]chain.Trace, error) {
+func (d decoder) parityTree(out []chaindata.Trace, frames []parityFrame) ([]chaindata.Trace, error) {
 	if len(frames[0].t.Address) != 0 {
 		return nil, d.malformed(frames[0].path, "transaction %s has no top-level frame (trace address [])", frames[0].t.TxHash)
 	}

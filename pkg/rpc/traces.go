@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/internal/wait"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // Call traces: every call frame of every transaction, from the node's
@@ -108,7 +108,7 @@ type Tracer interface {
 	TraceMode() TraceMode
 	// Traces fills data.Traces and sets data.Traced for the block in
 	// data (whose transactions are set), checked against it.
-	Traces(ctx context.Context, data *chain.BlockData) error
+	Traces(ctx context.Context, data *chaindata.BlockData) error
 }
 
 var (
@@ -242,7 +242,7 @@ func (e *Ethereum) traceResults(ctx context.Context, mode TraceMode, rs []*Block
 // requests of traces only with the traces' limits, checked against each
 // block as FetchBlocks checks them. The error of each block is at its
 // index (nil: its Traces are set, and Traced).
-func (e *Ethereum) FetchTraces(ctx context.Context, blocks []*chain.BlockData) []error {
+func (e *Ethereum) FetchTraces(ctx context.Context, blocks []*chaindata.BlockData) []error {
 	out := make([]BlockResult, len(blocks))
 	for i, d := range blocks {
 		d.Traced = false
@@ -263,7 +263,7 @@ func (e *Ethereum) FetchTraces(ctx context.Context, blocks []*chain.BlockData) [
 // returns the error Traces would give; again is set when the trace failed
 // transiently and should be asked again. Its frames, nested objects, are
 // each walked once when known records the answer's checking walk.
-func (e *Ethereum) traceResult(ctx context.Context, mode TraceMode, data *chain.BlockData, raw json.RawMessage, callErr error, known *spans) (*failure, error) {
+func (e *Ethereum) traceResult(ctx context.Context, mode TraceMode, data *chaindata.BlockData, raw json.RawMessage, callErr error, known *spans) (*failure, error) {
 	method := traceMethodOf(mode)
 	height := data.Block.Number
 	if len(data.Transactions) == 0 {
@@ -286,7 +286,7 @@ func (e *Ethereum) traceResult(ctx context.Context, mode TraceMode, data *chain.
 			e.cfg.EndpointName, height, data.Block.Hash, ErrBlockNotFound))
 	}
 	d := decoder{method: method, endpoint: e.cfg.EndpointName, height: height, known: known}
-	var traces []chain.Trace
+	var traces []chaindata.Trace
 	var err error
 	if mode == TracesParity {
 		traces, err = d.decodeParityTraces(data, raw)
@@ -311,7 +311,7 @@ func (e *Ethereum) traceResult(ctx context.Context, mode TraceMode, data *chain.
 // Traces reads the traces of data's block (its transactions set) with one
 // request, checked against the block like the batch's, within one budget
 // of MaxAttempts attempts.
-func (e *Ethereum) Traces(ctx context.Context, data *chain.BlockData) error {
+func (e *Ethereum) Traces(ctx context.Context, data *chaindata.BlockData) error {
 	mode := e.tracing()
 	if mode == TracesOff {
 		return fmt.Errorf("rpc endpoint %q: traces asked, but tracing is off", e.cfg.EndpointName)

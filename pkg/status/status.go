@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -40,7 +40,7 @@ type Report struct {
 
 // Scheduler is a running catch-up's progress.
 type Scheduler struct {
-	Owned chain.HeightRange `json:"owned"`
+	Owned chaindata.HeightRange `json:"owned"`
 	// Total is every height it was given (less those dropped above the
 	// head); Scheduled of them were started, Remaining are not yet.
 	Total     uint64 `json:"total"`

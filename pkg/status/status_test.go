@@ -10,7 +10,7 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/status"
 	"github.com/tideline-dev/tideline/pkg/temporal"
@@ -18,7 +18,7 @@ import (
 
 func sample() []status.Report {
 	s := status.FromProgress(temporal.SchedulerProgress{
-		Owned: chain.HeightRange{From: 1, To: 10_000}, Scheduled: 4_000, Remaining: 6_000, InFlight: 800, Rate: 100,
+		Owned: chaindata.HeightRange{From: 1, To: 10_000}, Scheduled: 4_000, Remaining: 6_000, InFlight: 800, Rate: 100,
 		Elapsed: time.Minute,
 		Buckets: []temporal.BucketProgress{
 			{Level: int(types.High), Name: "high", Total: 4_320, Done: 4_000},

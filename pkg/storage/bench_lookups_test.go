@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // lookupViewsDDL is design (b) of the look-up tables, kept here only to
@@ -74,20 +74,20 @@ func BenchmarkLookupDesigns(b *testing.B) {
 	type variant struct {
 		name  string
 		c     *ClickHouse
-		write func(c *ClickHouse, blocks []*chain.BlockData) error
+		write func(c *ClickHouse, blocks []*chaindata.BlockData) error
 		next  uint64
 		wall  time.Duration
 		srv   float64
 		cli   float64
 		n     int
 	}
-	mainOnly := func(c *ClickHouse, blocks []*chain.BlockData) error {
+	mainOnly := func(c *ClickHouse, blocks []*chaindata.BlockData) error {
 		heights := make([]uint64, len(blocks))
 		for i, d := range blocks {
 			heights[i] = d.Block.Number
 		}
 		slices.Sort(heights)
-		stale, err := c.stalePositions(ctx, "bench", chain.ToRanges(heights))
+		stale, err := c.stalePositions(ctx, "bench", chaindata.ToRanges(heights))
 		if err != nil {
 			return err
 		}
@@ -101,7 +101,7 @@ func BenchmarkLookupDesigns(b *testing.B) {
 	}
 	vs := []*variant{
 		{name: "main-only", write: mainOnly},
-		{name: "client", write: func(c *ClickHouse, blocks []*chain.BlockData) error { return c.WriteBlocks(ctx, "bench", blocks) }},
+		{name: "client", write: func(c *ClickHouse, blocks []*chaindata.BlockData) error { return c.WriteBlocks(ctx, "bench", blocks) }},
 		{name: "views", write: mainOnly},
 	}
 	for _, v := range vs {

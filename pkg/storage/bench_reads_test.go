@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 )
 
@@ -75,10 +75,10 @@ func BenchmarkReadsAtScale(b *testing.B) {
 			fillIndexed(b, c, "bench", n, holes)
 			fillIndexed(b, c, "other", n, nil)
 
-			window := make([]chain.HeightRange, 10)
+			window := make([]chaindata.HeightRange, 10)
 			for i := range window {
 				from := n - 10_000 + uint64(i)*1000
-				window[i] = chain.HeightRange{From: from, To: from + 999}
+				window[i] = chaindata.HeightRange{From: from, To: from + 999}
 			}
 			ops := []struct {
 				name  string
@@ -96,7 +96,7 @@ func BenchmarkReadsAtScale(b *testing.B) {
 				{"MissingHeights/all", func() (any, error) { return c.MissingHeights(ctx, "bench", 0, n-1, 1000) },
 					func(v any) { require.Equal(b, holes, v) }},
 				{"MissingRanges/all", func() (any, error) { return c.MissingRanges(ctx, "bench", 0, n-1, 1000) },
-					func(v any) { require.Equal(b, chain.ToRanges(holes), v) }},
+					func(v any) { require.Equal(b, chaindata.ToRanges(holes), v) }},
 				{"CountIndexed/window10x1000", func() (any, error) { return c.CountIndexed(ctx, "bench", window) },
 					func(v any) {
 						got := v.([]uint64)
@@ -104,7 +104,7 @@ func BenchmarkReadsAtScale(b *testing.B) {
 						require.Equal(b, uint64(1000), got[0])
 					}},
 				{"CountIndexed/all", func() (any, error) {
-					return c.CountIndexed(ctx, "bench", []chain.HeightRange{{From: 0, To: n - 1}})
+					return c.CountIndexed(ctx, "bench", []chaindata.HeightRange{{From: 0, To: n - 1}})
 				}, func(v any) { require.Equal(b, []uint64{n - uint64(len(holes))}, v) }},
 			}
 			// Scans first without the chunk cache (emptied before every

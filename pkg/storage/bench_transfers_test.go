@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/tokens"
 )
 
@@ -16,7 +16,7 @@ import (
 // ERC-20 Transfer of an amount that depends on the height (about half the
 // logs, near what Ethereum mainnet holds) and every tenth transaction's
 // second an ERC-1155 TransferBatch of three ids.
-func tokenMixBlock(n uint64) *chain.BlockData {
+func tokenMixBlock(n uint64) *chaindata.BlockData {
 	d := mixBlock(n, benchTxs, benchLogsPerTx)
 	for i := range d.Logs {
 		l := &d.Logs[i]
@@ -41,7 +41,7 @@ func BenchmarkBackfillTransfers(b *testing.B) {
 	ctx := context.Background()
 	c := benchOpen(b)
 	c.cfg.SkipTokenTransfers = true
-	template := make([]*chain.BlockData, benchBlocks)
+	template := make([]*chaindata.BlockData, benchBlocks)
 	for i := range template {
 		template[i] = tokenMixBlock(uint64(i))
 	}

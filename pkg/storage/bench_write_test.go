@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // The default mix of issue 8: 20 transactions per block, 2 logs each,
@@ -20,7 +20,7 @@ const (
 	benchBlocks    = 1000
 )
 
-func rowsOf(blocks []*chain.BlockData) int {
+func rowsOf(blocks []*chaindata.BlockData) int {
 	n := 0
 	for _, d := range blocks {
 		n += 2 + len(d.Transactions) + len(d.Logs) // block row and mark
@@ -38,7 +38,7 @@ func reportRates(b *testing.B, blocks, rows int) {
 // Row-by-row building, the way the code before WriteBlocks did it: one
 // []any per row, appended with batch.Append. Kept here only to measure
 // against the column-wise rows.go.
-func rowwise(chainID string, blocks []*chain.BlockData, version uint64) (txs, logs, bs, marks [][]any) {
+func rowwise(chainID string, blocks []*chaindata.BlockData, version uint64) (txs, logs, bs, marks [][]any) {
 	now := time.Now().UTC().Truncate(time.Second)
 	for _, d := range blocks {
 		b := &d.Block
@@ -145,7 +145,7 @@ func BenchmarkWriteBlocks(b *testing.B) {
 	ctx := context.Background()
 	template := mixBlocks(0, benchBlocks, benchTxs, benchLogsPerTx)
 	rows := rowsOf(template)
-	at := func(from uint64, count int) []*chain.BlockData { return shifted(template, from, count) }
+	at := func(from uint64, count int) []*chaindata.BlockData { return shifted(template, from, count) }
 
 	next := uint64(0)
 	b.Run(fmt.Sprintf("fresh/%d", benchBlocks), func(b *testing.B) {
@@ -193,14 +193,14 @@ func BenchmarkWriteBlocks(b *testing.B) {
 // shifted copies the first count blocks of template to the heights from,
 // from+1, … without rebuilding the raw JSON (which is not what the write
 // benchmarks measure).
-func shifted(template []*chain.BlockData, from uint64, count int) []*chain.BlockData {
-	out := make([]*chain.BlockData, count)
+func shifted(template []*chaindata.BlockData, from uint64, count int) []*chaindata.BlockData {
+	out := make([]*chaindata.BlockData, count)
 	for i, d := range template[:count] {
 		n := from + uint64(i)
 		cp := *d
 		cp.Block.Number = n
-		cp.Transactions = append([]chain.Transaction(nil), d.Transactions...)
-		cp.Logs = append([]chain.Log(nil), d.Logs...)
+		cp.Transactions = append([]chaindata.Transaction(nil), d.Transactions...)
+		cp.Logs = append([]chaindata.Log(nil), d.Logs...)
 		for j := range cp.Transactions {
 			cp.Transactions[j].BlockNumber = n
 		}
@@ -231,7 +231,7 @@ func BenchmarkStalePositions(b *testing.B) {
 		{"stored/1000", 0, 1000, 1000},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			rs := []chain.HeightRange{{From: tc.from, To: tc.from + tc.n - 1}}
+			rs := []chaindata.HeightRange{{From: tc.from, To: tc.from + tc.n - 1}}
 			for b.Loop() {
 				got, err := c.stalePositions(ctx, "bench", rs)
 				require.NoError(b, err)

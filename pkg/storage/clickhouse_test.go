@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // A rejected login must say who could not log in where, without the
@@ -46,7 +46,7 @@ func TestOpenCreatesDatabaseOnce(t *testing.T) {
 const bigWei = "123456789012345678901234567890" // > 2^64
 
 // blocksOf is the argument of WriteBlocks.
-func blocksOf(ds ...*chain.BlockData) []*chain.BlockData { return ds }
+func blocksOf(ds ...*chaindata.BlockData) []*chaindata.BlockData { return ds }
 
 func hash(prefix byte, n uint64) string {
 	return fmt.Sprintf("0x%c%063x", prefix, n)
@@ -54,17 +54,17 @@ func hash(prefix byte, n uint64) string {
 
 // sampleBlock is a block with 2 transactions and 3 logs whose every field
 // differs from its neighbours, so a column written in the wrong slot shows.
-func sampleBlock(n uint64) *chain.BlockData {
+func sampleBlock(n uint64) *chaindata.BlockData {
 	bh := hash('b', n)
 	tx0, tx1 := hash('a', n*10), hash('a', n*10+1)
-	return &chain.BlockData{
-		Block: chain.Block{
+	return &chaindata.BlockData{
+		Block: chaindata.Block{
 			Number: n, Hash: bh, ParentHash: hash('b', n-1), Timestamp: 1_700_000_000 + n*12,
 			Miner: "0x00000000000000000000000000000000000000c0", GasUsed: 21_000 + n, GasLimit: 30_000_000,
 			BaseFeePerGas: "7000000001", Size: 1234, TxCount: 2, LogCount: 3,
 			Raw: []byte(fmt.Sprintf(`{"number":"0x%x","transactions":["%s","%s"]}`, n, tx0, tx1)),
 		},
-		Transactions: []chain.Transaction{
+		Transactions: []chaindata.Transaction{
 			{
 				BlockNumber: n, BlockHash: bh, Index: 0, Hash: tx0, Type: 2,
 				From: "0x00000000000000000000000000000000000000f0", To: "0x00000000000000000000000000000000000000f1",
@@ -80,7 +80,7 @@ func sampleBlock(n uint64) *chain.BlockData {
 				Raw: []byte(`{"hash":"` + tx1 + `"}`), ReceiptRaw: []byte(`{"status":"0x0"}`),
 			},
 		},
-		Logs: []chain.Log{
+		Logs: []chaindata.Log{
 			{
 				BlockNumber: n, BlockHash: bh, TxHash: tx0, TxIndex: 0, LogIndex: 0,
 				Address: "0x00000000000000000000000000000000000000e0",
@@ -105,10 +105,10 @@ func sampleBlock(n uint64) *chain.BlockData {
 
 // readBlockData reads one height back with FINAL, column by column, into
 // the types it was written from.
-func readBlockData(t *testing.T, c *ClickHouse, chainID string, n uint64) *chain.BlockData {
+func readBlockData(t *testing.T, c *ClickHouse, chainID string, n uint64) *chaindata.BlockData {
 	t.Helper()
 	ctx := testContext(t)
-	out := &chain.BlockData{}
+	out := &chaindata.BlockData{}
 
 	b := &out.Block
 	var ts time.Time
@@ -127,7 +127,7 @@ func readBlockData(t *testing.T, c *ClickHouse, chainID string, n uint64) *chain
 		FROM transactions FINAL WHERE chain_id = ? AND block_number = ? ORDER BY tx_index`, chainID, n)
 	require.NoError(t, err)
 	for rows.Next() {
-		var tx chain.Transaction
+		var tx chaindata.Transaction
 		var raw, receipt string
 		require.NoError(t, rows.Scan(&tx.BlockNumber, &tx.BlockHash, &tx.Index, &tx.Hash, &tx.Type, &tx.From,
 			&tx.To, &tx.Value, &tx.Nonce, &tx.Gas, &tx.GasPrice, &tx.Status, &tx.GasUsed, &tx.EffectiveGasPrice,
@@ -143,7 +143,7 @@ func readBlockData(t *testing.T, c *ClickHouse, chainID string, n uint64) *chain
 		FROM logs FINAL WHERE chain_id = ? AND block_number = ? ORDER BY log_index`, chainID, n)
 	require.NoError(t, err)
 	for rows.Next() {
-		var l chain.Log
+		var l chaindata.Log
 		var topics [4]string
 		var count uint8
 		var raw string
@@ -399,7 +399,7 @@ func checkHolesPattern(t *testing.T, c *ClickHouse, chainID string) {
 		require.Equal(t, want, wm{h, found}, "Watermark(from=%d)", from)
 	}
 
-	counts, err := c.CountIndexed(ctx, chainID, []chain.HeightRange{
+	counts, err := c.CountIndexed(ctx, chainID, []chaindata.HeightRange{
 		{From: 0, To: 10}, {From: 3, To: 3}, {From: 0, To: 2}, {From: 4, To: 9}, {From: 5, To: 12}, {From: 7, To: 6},
 		{From: 0, To: 100},
 	})

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 )
@@ -223,7 +223,7 @@ func TestMigrateOnAReplicatedCluster(t *testing.T) {
 	}
 	got, err = second.StoredBlocks(ctx, chainID, 0, 2_000_000)
 	require.NoError(t, err)
-	require.Equal(t, []chain.StoredBlock{{Number: 1_000_001, Hash: hash('b', 1_000_001), ParentHash: hash('b', 1_000_000), Canonical: true}}, got)
+	require.Equal(t, []chaindata.StoredBlock{{Number: 1_000_001, Hash: hash('b', 1_000_001), ParentHash: hash('b', 1_000_000), Canonical: true}}, got)
 	got, err = second.StoredBlocks(ctx, "other", 0, 2_000_000)
 	require.NoError(t, err)
 	require.Len(t, got, 1, "the other chain's row stays on both replicas")

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // The documents whose SQL operators and data teams copy.
@@ -89,13 +89,13 @@ func TestDocsSQLRuns(t *testing.T) {
 	ctx := testContext(t)
 	c := openTest(t)
 	const docChain = "mainnet"
-	var blocks []*chain.BlockData
+	var blocks []*chaindata.BlockData
 	for n := uint64(99); n <= 121; n++ {
 		blocks = append(blocks, withTraces(transferBlock(n)))
 	}
 	require.NoError(t, c.WriteBlocks(ctx, docChain, blocks))
 	// 110 replaced by a block of another hash: 111's parent is orphaned.
-	require.NoError(t, c.WriteBlocks(ctx, docChain, blocksOf(forkWith(110, 2, 1, func(*chain.BlockData) {}))))
+	require.NoError(t, c.WriteBlocks(ctx, docChain, blocksOf(forkWith(110, 2, 1, func(*chaindata.BlockData) {}))))
 	require.NoError(t, c.SaveState(ctx, docChain, StateWatermark, 121))
 
 	stmts := docStatements(t)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 )
@@ -34,7 +34,7 @@ func writeBulk(tb testing.TB, ch *localstack.ClickHouse, database string, height
 	c.clock.last.Store(1 << 62) // above any wall clock: the same versions on every engine
 	var took time.Duration
 	for from := 1; from <= heights; from += bulkChunk {
-		blocks := make([]*chain.BlockData, 0, bulkChunk)
+		blocks := make([]*chaindata.BlockData, 0, bulkChunk)
 		for n := from; n < from+bulkChunk && n <= heights; n++ {
 			blocks = append(blocks, withTraces(transferBlock(uint64(n))))
 		}

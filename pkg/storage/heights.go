@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // IsIndexed reports whether the height is marked indexed.
@@ -127,7 +127,7 @@ func (c *ClickHouse) MissingHeights(ctx context.Context, chainID string, from, t
 // CountIndexed returns, per range, how many of its heights are indexed: the
 // scheduler's in-flight window asks it about the batches it started. The
 // ranges go to the server countRangesPerQuery at a time, one query each.
-func (c *ClickHouse) CountIndexed(ctx context.Context, chainID string, ranges []chain.HeightRange) ([]uint64, error) {
+func (c *ClickHouse) CountIndexed(ctx context.Context, chainID string, ranges []chaindata.HeightRange) ([]uint64, error) {
 	out := make([]uint64, len(ranges))
 	// Only non-empty ranges are asked about.
 	var idx []int
@@ -153,7 +153,7 @@ func (c *ClickHouse) CountIndexed(ctx context.Context, chainID string, ranges []
 	}
 	for lo := 0; lo < len(small); lo += countRangesPerQuery {
 		hi := min(lo+countRangesPerQuery, len(small))
-		batch := make([]chain.HeightRange, hi-lo)
+		batch := make([]chaindata.HeightRange, hi-lo)
 		for j, i := range small[lo:hi] {
 			batch[j] = ranges[i]
 		}
@@ -163,7 +163,7 @@ func (c *ClickHouse) CountIndexed(ctx context.Context, chainID string, ranges []
 			dest[i] = &counts[i]
 		}
 		if err := c.queryRow(ctx, rangeCountsQuery{chainID, batch}, dest...); err != nil {
-			span := chain.Span(batch)
+			span := chaindata.Span(batch)
 			return nil, fmt.Errorf("storage: counting %s for chain %q in %d ranges within [%d, %d]: %w",
 				tableIndexedHeights, chainID, len(batch), span.From, span.To, err)
 		}
@@ -184,12 +184,12 @@ const (
 
 // MissingRanges lists the holes of [from, to] as ascending ranges, covering
 // at most maxHeights heights (the lowest ones).
-func (c *ClickHouse) MissingRanges(ctx context.Context, chainID string, from, to uint64, maxHeights int) ([]chain.HeightRange, error) {
+func (c *ClickHouse) MissingRanges(ctx context.Context, chainID string, from, to uint64, maxHeights int) ([]chaindata.HeightRange, error) {
 	hs, err := c.MissingHeights(ctx, chainID, from, to, maxHeights)
 	if err != nil {
 		return nil, err
 	}
-	return chain.ToRanges(hs), nil
+	return chaindata.ToRanges(hs), nil
 }
 
 // satMul multiplies without wrapping past MaxUint64.

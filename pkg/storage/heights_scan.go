@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // The scan behind MissingHeights, Watermark, CountIndexed and
@@ -124,18 +124,18 @@ func (c *ClickHouse) scanChunks(ctx context.Context, chainID string, from, to ui
 // unknownRuns lists, ascending and clipped to [lo, hi], the runs of
 // consecutive chunks of [lo, hi] that are not recorded complete: what a
 // window must count. A window holds at most scanWindow/scanChunk chunks.
-func unknownRuns(lo, hi, chunk uint64, full map[uint64]bool) []chain.HeightRange {
+func unknownRuns(lo, hi, chunk uint64, full map[uint64]bool) []chaindata.HeightRange {
 	if len(full) == 0 {
-		return []chain.HeightRange{{From: lo, To: hi}}
+		return []chaindata.HeightRange{{From: lo, To: hi}}
 	}
-	var runs []chain.HeightRange
+	var runs []chaindata.HeightRange
 	for k, last := lo/chunk, hi/chunk; ; k++ {
 		if !full[k] {
 			a, b := max(lo, k*chunk), min(hi, satAdd(k*chunk, chunk-1))
 			if n := len(runs); n > 0 && runs[n-1].To+1 == a {
 				runs[n-1].To = b
 			} else {
-				runs = append(runs, chain.HeightRange{From: a, To: b})
+				runs = append(runs, chaindata.HeightRange{From: a, To: b})
 			}
 		}
 		if k == last {
@@ -190,10 +190,10 @@ func (c *ClickHouse) recordFullChunks(ctx context.Context, chainID string, ks []
 	return nil
 }
 
-func (c *ClickHouse) chunkCounts(ctx context.Context, chainID string, runs []chain.HeightRange) (map[uint64]uint64, error) {
+func (c *ClickHouse) chunkCounts(ctx context.Context, chainID string, runs []chaindata.HeightRange) (map[uint64]uint64, error) {
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
-	span := chain.Span(runs)
+	span := chaindata.Span(runs)
 	fail := func(err error) (map[uint64]uint64, error) {
 		return nil, fmt.Errorf("counting %s in %d runs within [%d, %d]: %w", tableIndexedHeights, len(runs), span.From, span.To, err)
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 func TestUnknownRuns(t *testing.T) {
@@ -16,7 +16,7 @@ func TestUnknownRuns(t *testing.T) {
 		}
 		return m
 	}
-	type r = chain.HeightRange
+	type r = chaindata.HeightRange
 	cases := []struct {
 		lo, hi, chunk uint64
 		full          map[uint64]bool

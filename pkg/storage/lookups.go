@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // Look-up tables (migrations 0010-0014): what a reader searches by (a hash,
@@ -80,7 +80,7 @@ func (l *lookupRows) grow(blocks, txs, logs int) {
 
 // addBlock adds the canonical look-up rows of one block: its hash and
 // time, every transaction's hash and addresses, every log's address.
-func (l *lookupRows) addBlock(chainID string, d *chain.BlockData, version uint64) {
+func (l *lookupRows) addBlock(chainID string, d *chaindata.BlockData, version uint64) {
 	b := &d.Block
 	l.blockByHash.add(chainID, b.Hash, b.Number, version, canonical)
 	l.blockByTime.add(chainID, int64(b.Timestamp), b.Number, version, canonical) // checkBlockData: fits 32 bits
@@ -108,7 +108,7 @@ func (l *lookupRows) addBlock(chainID string, d *chain.BlockData, version uint64
 // changed, and per stored transaction and log position the old hash and
 // addresses the new row at that position lacks. The tombstone of an
 // address row keeps the old transaction's hash and flags, for operators.
-func (l *lookupRows) addTombstones(chainID string, height uint64, p storedPositions, d *chain.BlockData, version uint64) {
+func (l *lookupRows) addTombstones(chainID string, height uint64, p storedPositions, d *chaindata.BlockData, version uint64) {
 	if p.block != nil {
 		if d == nil || d.Block.Hash != p.block.hash {
 			l.blockByHash.add(chainID, p.block.hash, height, version, tombstone)
@@ -117,13 +117,13 @@ func (l *lookupRows) addTombstones(chainID string, height uint64, p storedPositi
 			l.blockByTime.add(chainID, int64(p.block.timestamp), height, version, tombstone)
 		}
 	}
-	var newTxs map[uint32]*chain.Transaction
-	var newLogs map[uint32]*chain.Log
+	var newTxs map[uint32]*chaindata.Transaction
+	var newLogs map[uint32]*chaindata.Log
 	if d != nil && len(p.txs) > 0 {
-		newTxs = byPosition(d.Transactions, func(t *chain.Transaction) uint32 { return t.Index })
+		newTxs = byPosition(d.Transactions, func(t *chaindata.Transaction) uint32 { return t.Index })
 	}
 	if d != nil && len(p.logs) > 0 {
-		newLogs = byPosition(d.Logs, func(l *chain.Log) uint32 { return l.LogIndex })
+		newLogs = byPosition(d.Logs, func(l *chaindata.Log) uint32 { return l.LogIndex })
 	}
 	for _, pos := range sortedPositions(p.txs) {
 		old := p.txs[pos]

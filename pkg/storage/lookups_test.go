@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // lookupTables are the tables WriteBlocks fills besides the main ones.
@@ -65,7 +65,7 @@ func readLookups(t *testing.T, c *ClickHouse, chainID string) lookupView {
 
 // wantLookups is the look-up view the blocks must give, from the rules of
 // migrations 0010-0014 (written out here again, not taken from lookups.go).
-func wantLookups(blocks ...*chain.BlockData) lookupView {
+func wantLookups(blocks ...*chaindata.BlockData) lookupView {
 	var v lookupView
 	b01 := func(b bool) int {
 		if b {
@@ -119,7 +119,7 @@ func tombstones(t *testing.T, c *ClickHouse, chainID string) map[string]uint64 {
 
 // selfTransferBlock is sampleBlock whose first transaction is sent to its
 // own sender.
-func selfTransferBlock(n uint64) *chain.BlockData {
+func selfTransferBlock(n uint64) *chaindata.BlockData {
 	d := sampleBlock(n)
 	d.Transactions[0].To = d.Transactions[0].From
 	return d
@@ -137,7 +137,7 @@ func TestLookupsMatchTheMainTables(t *testing.T) {
 	require.NoError(t, c.WriteBlocks(ctx, "1", blocks))
 
 	// What the main tables say, read back through the documented read.
-	var stored []*chain.BlockData
+	var stored []*chaindata.BlockData
 	for _, d := range blocks {
 		stored = append(stored, readBlockData(t, c, "1", d.Block.Number))
 	}
@@ -174,7 +174,7 @@ func TestLookupsMatchTheMainTables(t *testing.T) {
 
 // forkWith is forkOf with the changes a reorg makes besides the count:
 // hashes moved between positions, other addresses, another time.
-func forkWith(n uint64, txs, logs int, change func(d *chain.BlockData)) *chain.BlockData {
+func forkWith(n uint64, txs, logs int, change func(d *chaindata.BlockData)) *chaindata.BlockData {
 	d := forkOf(n, txs, logs)
 	change(d)
 	return d
@@ -191,12 +191,12 @@ func TestLookupsFollowReorgsAndRemoveBlock(t *testing.T) {
 	require.NoError(t, c.Migrate(testContext(t)))
 	stopMerges(t, c)
 	ctx := testContext(t)
-	old := []*chain.BlockData{sampleBlock(30), selfTransferBlock(31), sampleBlock(32), sampleBlock(33), sampleBlock(34)}
+	old := []*chaindata.BlockData{sampleBlock(30), selfTransferBlock(31), sampleBlock(32), sampleBlock(33), sampleBlock(34)}
 	require.NoError(t, c.WriteBlocks(ctx, "1", old))
 	require.Equal(t, wantLookups(old...), readLookups(t, c, "1"))
 
-	fork31 := forkWith(31, 1, 1, func(d *chain.BlockData) { d.Block.Timestamp += 5 }) // 2 txs, 3 logs → 1, 1; another time
-	fork32 := forkWith(32, 2, 3, func(d *chain.BlockData) {
+	fork31 := forkWith(31, 1, 1, func(d *chaindata.BlockData) { d.Block.Timestamp += 5 }) // 2 txs, 3 logs → 1, 1; another time
+	fork32 := forkWith(32, 2, 3, func(d *chaindata.BlockData) {
 		d.Transactions[0].From = "0x00000000000000000000000000000000000000f9" // another sender at position 0
 		d.Transactions[1].Hash = old[2].Transactions[0].Hash                  // the old position 0 mined again at 1
 		d.Logs[1].Address = "0x00000000000000000000000000000000000000e9"
@@ -263,7 +263,7 @@ func TestLookupsFollowReorgsAndRemoveBlock(t *testing.T) {
 // writeMainOnly writes blocks (and removes heights) the way the code before
 // the look-up tables did: the same rows and tombstones in the main tables,
 // nothing in the look-ups.
-func writeMainOnly(t *testing.T, c *ClickHouse, chainID string, blocks []*chain.BlockData, remove ...uint64) {
+func writeMainOnly(t *testing.T, c *ClickHouse, chainID string, blocks []*chaindata.BlockData, remove ...uint64) {
 	t.Helper()
 	ctx := testContext(t)
 	var heights []uint64
@@ -272,7 +272,7 @@ func writeMainOnly(t *testing.T, c *ClickHouse, chainID string, blocks []*chain.
 	}
 	heights = append(heights, remove...)
 	slices.Sort(heights)
-	stale, err := c.stalePositions(ctx, chainID, chain.ToRanges(heights))
+	stale, err := c.stalePositions(ctx, chainID, chaindata.ToRanges(heights))
 	require.NoError(t, err)
 	sets := []*rowSet{}
 	if len(blocks) > 0 {
@@ -320,8 +320,8 @@ func TestBackfillMigrationsMatchTheWritePath(t *testing.T) {
 	// The same history on two chains: "old" through the main tables only,
 	// "new" through WriteBlocks and RemoveBlock.
 	old := append(mixBlocks(60, 5, 3, 2), sampleBlock(65), selfTransferBlock(66), sampleBlock(67))
-	fork61 := forkWith(61, 1, 1, func(d *chain.BlockData) { d.Block.Timestamp++ })
-	fork65 := forkWith(65, 2, 2, func(d *chain.BlockData) { d.Transactions[1].Hash = hash('a', 650) })
+	fork61 := forkWith(61, 1, 1, func(d *chaindata.BlockData) { d.Block.Timestamp++ })
+	fork65 := forkWith(65, 2, 2, func(d *chaindata.BlockData) { d.Transactions[1].Hash = hash('a', 650) })
 	writeMainOnly(t, c, "old", old)
 	writeMainOnly(t, c, "old", blocksOf(fork61, fork65), 67)
 	require.NoError(t, c.WriteBlocks(ctx, "new", old))
@@ -338,7 +338,7 @@ func TestBackfillMigrationsMatchTheWritePath(t *testing.T) {
 		"0017_backfill_tx_by_hash.sql", "0018_backfill_block_by_hash.sql", "0019_backfill_block_by_time.sql",
 		"0020_backfill_address_txs.sql", "0021_backfill_address_logs.sql",
 	}, applied)
-	canonical := []*chain.BlockData{old[0], fork61, old[2], old[3], old[4], fork65, old[6]}
+	canonical := []*chaindata.BlockData{old[0], fork61, old[2], old[3], old[4], fork65, old[6]}
 	want := wantLookups(canonical...)
 	require.Equal(t, want, readLookups(t, c, "old"))
 	require.Equal(t, readLookups(t, c, "new"), readLookups(t, c, "old"), "backfill equals the write path")
@@ -363,7 +363,7 @@ func TestBackfillMigrationsMatchTheWritePath(t *testing.T) {
 	require.Equal(t, want, readLookups(t, c, "old"))
 
 	// A later reorg of a backfilled height supersedes the backfilled rows.
-	fork62 := forkWith(62, 1, 0, func(d *chain.BlockData) { d.Transactions[0].From = fmt.Sprintf("0x%040x", 0xabc) })
+	fork62 := forkWith(62, 1, 0, func(d *chaindata.BlockData) { d.Transactions[0].From = fmt.Sprintf("0x%040x", 0xabc) })
 	require.NoError(t, c.WriteBlocks(ctx, "old", blocksOf(fork62)))
 	canonical[2] = fork62
 	require.Equal(t, wantLookups(canonical...), readLookups(t, c, "old"))

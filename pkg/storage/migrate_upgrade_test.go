@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // firstText0048 is migration 0048 as it was first written (ANY INNER JOIN
@@ -60,15 +60,15 @@ func TestEveryUpgradePathEndsInTheSameSchemaAndRows(t *testing.T) {
 	first, err := os.ReadFile(firstText0048)
 	require.NoError(t, err)
 
-	before := make([]*chain.BlockData, 0, 12)
+	before := make([]*chaindata.BlockData, 0, 12)
 	for n := uint64(100); n < 112; n++ {
 		before = append(before, transferBlock(n))
 	}
-	var after []*chain.BlockData
+	var after []*chaindata.BlockData
 	for n := uint64(112); n < 118; n++ {
 		after = append(after, withTraces(transferBlock(n)))
 	}
-	fork := withTraces(forkWith(113, 2, 1, func(*chain.BlockData) {}))
+	fork := withTraces(forkWith(113, 2, 1, func(*chaindata.BlockData) {}))
 
 	var want *upgradeResult
 	for _, p := range upgradePaths {

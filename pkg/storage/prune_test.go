@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // waitMutations waits until the database has no unfinished mutation.
@@ -110,7 +110,7 @@ func TestPruneRowsDropsWhatItCanAndDeletesTheRest(t *testing.T) {
 	require.Equal(t, aboveBefore, chainRowsAbove(t, c, "a", height), "rows above the height untouched")
 	stored, err := c.StoredBlocks(ctx, "a", 0, 3_000_000)
 	require.NoError(t, err)
-	require.Equal(t, []chain.StoredBlock{
+	require.Equal(t, []chaindata.StoredBlock{
 		{Number: 2_000_001, Hash: hash('b', 2_000_001), ParentHash: hash('b', 2_000_000), Canonical: true},
 		{Number: 2_000_002, Hash: hash('b', 2_000_002), ParentHash: hash('b', 2_000_001), Canonical: true},
 	}, stored)

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // Every statement is a value with toSQL, so the text and its arguments can
@@ -117,7 +117,7 @@ func (q partitionsQuery) toSQL() (string, []any) {
 // every height into a uniqExact set (BenchmarkReadsAtScale).
 type chunkCountsQuery struct {
 	chainID string
-	runs    []chain.HeightRange // the heights to count, ascending
+	runs    []chaindata.HeightRange // the heights to count, ascending
 	chunk   uint64
 }
 
@@ -245,7 +245,7 @@ func (appliedMigrationsQuery) toSQL() (string, []any) {
 // the WHERE keeps the read to the ranges' granules.
 type rangeCountsQuery struct {
 	chainID string
-	ranges  []chain.HeightRange
+	ranges  []chaindata.HeightRange
 }
 
 func (q rangeCountsQuery) toSQL() (string, []any) {

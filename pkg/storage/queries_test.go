@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // The statements are checked as text: these tests need no server and pin
@@ -50,14 +50,14 @@ func TestStatementsToSQL(t *testing.T) {
 		},
 		{
 			name: "chunk counts",
-			stmt: chunkCountsQuery{chainID: "1", runs: []chain.HeightRange{{From: 5, To: 19_999}, {From: 40_000, To: 49_999}}, chunk: 10_000},
+			stmt: chunkCountsQuery{chainID: "1", runs: []chaindata.HeightRange{{From: 5, To: 19_999}, {From: 40_000, To: 49_999}}, chunk: 10_000},
 			sql: "SELECT intDiv(number, ?) AS c, count() FROM indexed_heights FINAL" +
 				" WHERE chain_id = ? AND (number BETWEEN ? AND ? OR number BETWEEN ? AND ?) GROUP BY c",
 			args: []any{uint64(10_000), "1", uint64(5), uint64(19_999), uint64(40_000), uint64(49_999)},
 		},
 		{
 			name: "range counts in one query",
-			stmt: rangeCountsQuery{"1", []chain.HeightRange{{From: 1, To: 10}, {From: 20, To: 20}}},
+			stmt: rangeCountsQuery{"1", []chaindata.HeightRange{{From: 1, To: 10}, {From: 20, To: 20}}},
 			sql: "SELECT countIf(number BETWEEN ? AND ?), countIf(number BETWEEN ? AND ?) FROM indexed_heights FINAL" +
 				" WHERE chain_id = ? AND (number BETWEEN ? AND ? OR number BETWEEN ? AND ?)",
 			args: []any{uint64(1), uint64(10), uint64(20), uint64(20), "1", uint64(1), uint64(10), uint64(20), uint64(20)},
@@ -198,9 +198,9 @@ func TestNoFeaturesMissingFrom1816(t *testing.T) {
 	}
 	for _, s := range []statement{
 		insertStmt{tableBlocks, blockColumns}, indexedCountQuery{}, lastIndexedQuery{},
-		chunkCountsQuery{runs: []chain.HeightRange{{}}}, indexedNumbersQuery{},
+		chunkCountsQuery{runs: []chaindata.HeightRange{{}}}, indexedNumbersQuery{},
 		loadStateQuery{}, databaseExistsQuery{}, createSchemaMigrationsStmt{}, appliedMigrationsQuery{},
-		storedBlocksQuery{}, canonicalPositionsQuery{}, columnExistsQuery{}, serverVersionQuery{}, partitionsQuery{}, rangeCountsQuery{ranges: []chain.HeightRange{{}}},
+		storedBlocksQuery{}, canonicalPositionsQuery{}, columnExistsQuery{}, serverVersionQuery{}, partitionsQuery{}, rangeCountsQuery{ranges: []chaindata.HeightRange{{}}},
 		insertStmt{tableLogs, logRewriteColumns}, insertStmt{tableAddressTxs, addressTxColumns},
 		databaseTablesQuery{},
 	} {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // Reads for the query API (pkg/api). Nothing here writes: the API may run
@@ -130,8 +130,8 @@ func (c *Reader) ReadWatermark(ctx context.Context, chainID string, start uint64
 	return wm, found, nil
 }
 
-func scanBlock(r driver.Rows) (chain.Block, error) {
-	var b chain.Block
+func scanBlock(r driver.Rows) (chaindata.Block, error) {
+	var b chaindata.Block
 	var ts uint32
 	var raw string
 	err := r.Scan(&b.Number, &b.Hash, &b.ParentHash, &ts, &b.Miner, &b.GasUsed, &b.GasLimit,
@@ -140,8 +140,8 @@ func scanBlock(r driver.Rows) (chain.Block, error) {
 	return b, err
 }
 
-func scanTransaction(r driver.Rows) (chain.Transaction, error) {
-	var tx chain.Transaction
+func scanTransaction(r driver.Rows) (chaindata.Transaction, error) {
+	var tx chaindata.Transaction
 	var raw, receipt string
 	err := r.Scan(&tx.BlockNumber, &tx.BlockHash, &tx.Index, &tx.Hash, &tx.Type, &tx.From, &tx.To, &tx.Value,
 		&tx.Nonce, &tx.Gas, &tx.GasPrice, &tx.Status, &tx.GasUsed, &tx.EffectiveGasPrice, &tx.ContractAddress,
@@ -150,8 +150,8 @@ func scanTransaction(r driver.Rows) (chain.Transaction, error) {
 	return tx, err
 }
 
-func scanLog(r driver.Rows) (chain.Log, error) {
-	var l chain.Log
+func scanLog(r driver.Rows) (chaindata.Log, error) {
+	var l chaindata.Log
 	var topics [4]string
 	var count uint8
 	var raw string
@@ -162,8 +162,8 @@ func scanLog(r driver.Rows) (chain.Log, error) {
 	return l, err
 }
 
-func (c *Reader) blocks(ctx context.Context, what string, s statement) ([]chain.Block, error) {
-	var out []chain.Block
+func (c *Reader) blocks(ctx context.Context, what string, s statement) ([]chaindata.Block, error) {
+	var out []chaindata.Block
 	err := c.query(ctx, what, s, func(r driver.Rows) error {
 		b, err := scanBlock(r)
 		out = append(out, b)
@@ -172,8 +172,8 @@ func (c *Reader) blocks(ctx context.Context, what string, s statement) ([]chain.
 	return out, err
 }
 
-func (c *Reader) transactions(ctx context.Context, what string, s statement) ([]chain.Transaction, error) {
-	var out []chain.Transaction
+func (c *Reader) transactions(ctx context.Context, what string, s statement) ([]chaindata.Transaction, error) {
+	var out []chaindata.Transaction
 	err := c.query(ctx, what, s, func(r driver.Rows) error {
 		tx, err := scanTransaction(r)
 		out = append(out, tx)
@@ -182,8 +182,8 @@ func (c *Reader) transactions(ctx context.Context, what string, s statement) ([]
 	return out, err
 }
 
-func (c *Reader) logs(ctx context.Context, what string, s statement) ([]chain.Log, error) {
-	var out []chain.Log
+func (c *Reader) logs(ctx context.Context, what string, s statement) ([]chaindata.Log, error) {
+	var out []chaindata.Log
 	err := c.query(ctx, what, s, func(r driver.Rows) error {
 		l, err := scanLog(r)
 		out = append(out, l)

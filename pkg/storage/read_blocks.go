@@ -7,7 +7,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // The query API's reads of blocks: by height, range, hash and time, and
@@ -15,14 +15,14 @@ import (
 
 // BlocksInRange returns the canonical blocks of [from, to], ascending.
 // Keep the range short (a page): FINAL reads all of it.
-func (c *Reader) BlocksInRange(ctx context.Context, chainID string, from, to uint64) ([]chain.Block, error) {
+func (c *Reader) BlocksInRange(ctx context.Context, chainID string, from, to uint64) ([]chaindata.Block, error) {
 	return c.blocks(ctx, fmt.Sprintf("reading %s of chain %q in [%d, %d]", tableBlocks, chainID, from, to),
 		blocksRangeQuery{chainID, from, to})
 }
 
 // BlocksAt returns the canonical blocks of the given heights, ascending;
 // a height without one is left out.
-func (c *Reader) BlocksAt(ctx context.Context, chainID string, heights []uint64) ([]chain.Block, error) {
+func (c *Reader) BlocksAt(ctx context.Context, chainID string, heights []uint64) ([]chaindata.Block, error) {
 	if len(heights) == 0 {
 		return nil, nil
 	}

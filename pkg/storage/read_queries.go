@@ -26,7 +26,7 @@ import (
 // address_logs) only say where a row is; the row itself is read from the
 // main table at that position, where its own version and tombstone decide.
 
-// Columns read into chain.Block, chain.Transaction and chain.Log, in the
+// Columns read into chaindata.Block, chaindata.Transaction and chaindata.Log, in the
 // order of the Scan calls in read.go. Timestamps are read as numbers:
 // scanning a DateTime into time.Time would depend on the server's zone.
 const (

@@ -9,7 +9,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 func insertRows(t *testing.T, c *ClickHouse, table string, cols []string, rows ...[]any) {
@@ -21,25 +21,25 @@ func TestReadMainTables(t *testing.T) {
 	c := openTest(t)
 	ctx := testContext(t)
 	const chainID = "r1"
-	in := []*chain.BlockData{sampleBlock(10), sampleBlock(11), sampleBlock(12)}
+	in := []*chaindata.BlockData{sampleBlock(10), sampleBlock(11), sampleBlock(12)}
 	require.NoError(t, c.WriteBlocks(ctx, chainID, in))
 	require.NoError(t, c.WriteBlocks(ctx, "other", blocksOf(sampleBlock(11))))
 
 	blocks, err := c.Reader().BlocksInRange(ctx, chainID, 10, 12)
 	require.NoError(t, err)
-	require.Equal(t, []chain.Block{in[0].Block, in[1].Block, in[2].Block}, blocks, "every column read back")
+	require.Equal(t, []chaindata.Block{in[0].Block, in[1].Block, in[2].Block}, blocks, "every column read back")
 
 	blocks, err = c.Reader().BlocksAt(ctx, chainID, []uint64{12, 10, 99})
 	require.NoError(t, err)
-	require.Equal(t, []chain.Block{in[0].Block, in[2].Block}, blocks)
+	require.Equal(t, []chaindata.Block{in[0].Block, in[2].Block}, blocks)
 
 	txs, err := c.Reader().BlockTransactions(ctx, chainID, 11, 1, 10)
 	require.NoError(t, err)
-	require.Equal(t, []chain.Transaction{in[1].Transactions[1]}, txs)
+	require.Equal(t, []chaindata.Transaction{in[1].Transactions[1]}, txs)
 
 	txs, err = c.Reader().TransactionsAt(ctx, chainID, []Position{{12, 0}, {10, 1}, {13, 0}, {11, 7}})
 	require.NoError(t, err)
-	require.Equal(t, []chain.Transaction{in[0].Transactions[1], in[2].Transactions[0]}, txs)
+	require.Equal(t, []chaindata.Transaction{in[0].Transactions[1], in[2].Transactions[0]}, txs)
 
 	logs, err := c.Reader().TxLogs(ctx, chainID, Position{11, 1})
 	require.NoError(t, err)
@@ -60,9 +60,9 @@ func TestReadMainTables(t *testing.T) {
 
 	all, err := c.Reader().Logs(ctx, chainID, LogQuery{From: 10, To: 12, Limit: 100})
 	require.NoError(t, err)
-	require.Equal(t, append(append(append([]chain.Log{}, in[0].Logs...), in[1].Logs...), in[2].Logs...), all)
+	require.Equal(t, append(append(append([]chaindata.Log{}, in[0].Logs...), in[1].Logs...), in[2].Logs...), all)
 
-	positions := func(ls []chain.Log) []Position {
+	positions := func(ls []chaindata.Log) []Position {
 		out := []Position{}
 		for _, l := range ls {
 			out = append(out, Position{l.BlockNumber, l.LogIndex})

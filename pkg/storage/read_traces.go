@@ -6,7 +6,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // The query API's reads of call traces (migrations 0051-0053), by the
@@ -22,7 +22,7 @@ type TracePosition struct {
 	Index uint32
 }
 
-// traceReadColumns are read into chain.Trace, in scanTrace's order.
+// traceReadColumns are read into chaindata.Trace, in scanTrace's order.
 const traceReadColumns = "block_number, block_hash, tx_index, trace_index, tx_hash, trace_address, type," +
 	" from_address, to_address, value, gas, gas_used, input, output, error, revert_reason, reverted, subtraces"
 
@@ -30,21 +30,21 @@ const traceReadColumns = "block_number, block_hash, tx_index, trace_index, tx_ha
 // itself: what Etherscan's txlistinternal lists.
 const transfersSQL = "(type IN ('create', 'create2', 'selfdestruct') OR (type = 'call' AND value != '0'))"
 
-func scanTrace(r driver.Rows) (chain.Trace, error) {
-	var t chain.Trace
+func scanTrace(r driver.Rows) (chaindata.Trace, error) {
+	var t chaindata.Trace
 	var typ string
 	var reverted uint8
 	err := r.Scan(&t.BlockNumber, &t.BlockHash, &t.TxIndex, &t.Index, &t.TxHash, &t.Address, &typ,
 		&t.From, &t.To, &t.Value, &t.Gas, &t.GasUsed, &t.Input, &t.Output, &t.Error, &t.RevertReason, &reverted, &t.Subtraces)
-	t.Type, t.Reverted = chain.TraceType(typ), reverted == 1
+	t.Type, t.Reverted = chaindata.TraceType(typ), reverted == 1
 	if len(t.Address) == 0 {
 		t.Address = nil
 	}
 	return t, err
 }
 
-func (c *db) traces(ctx context.Context, what string, s statement) ([]chain.Trace, error) {
-	var out []chain.Trace
+func (c *db) traces(ctx context.Context, what string, s statement) ([]chaindata.Trace, error) {
+	var out []chaindata.Trace
 	err := c.query(ctx, what, s, func(r driver.Rows) error {
 		t, err := scanTrace(r)
 		out = append(out, t)
@@ -56,7 +56,7 @@ func (c *db) traces(ctx context.Context, what string, s statement) ([]chain.Trac
 // TxTraces returns the canonical frames of the transaction at a position,
 // in order (index 0, the top-level call, first); none when its height was
 // not traced.
-func (c *Reader) TxTraces(ctx context.Context, chainID string, p Position) ([]chain.Trace, error) {
+func (c *Reader) TxTraces(ctx context.Context, chainID string, p Position) ([]chaindata.Trace, error) {
 	return c.traces(ctx, fmt.Sprintf("reading %s of chain %q at %d/%d", tableTraces, chainID, p.Block, p.Index),
 		txTracesQuery{chainID, p.Block, p.Index})
 }
@@ -111,7 +111,7 @@ func (c *Reader) AddressTracePositions(ctx context.Context, chainID string, q Ad
 
 // TracesAt returns the canonical frames at the positions, ascending; a
 // position without one is left out.
-func (c *Reader) TracesAt(ctx context.Context, chainID string, ps []TracePosition) ([]chain.Trace, error) {
+func (c *Reader) TracesAt(ctx context.Context, chainID string, ps []TracePosition) ([]chaindata.Trace, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
@@ -130,7 +130,7 @@ type TraceRangeQuery struct {
 
 // TracesInRange returns the canonical inner frames of a height range, in
 // order (or newest first).
-func (c *Reader) TracesInRange(ctx context.Context, chainID string, q TraceRangeQuery) ([]chain.Trace, error) {
+func (c *Reader) TracesInRange(ctx context.Context, chainID string, q TraceRangeQuery) ([]chaindata.Trace, error) {
 	return c.traces(ctx, fmt.Sprintf("reading %s of chain %q in [%d, %d]", tableTraces, chainID, q.From, q.To),
 		tracesInRangeQuery{chainID, q})
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // The query API's reads of transactions and logs: by hash, position,
@@ -21,7 +21,7 @@ func (c *Reader) TxPositionsByHash(ctx context.Context, chainID, hash string, lo
 
 // TransactionsAt returns the canonical transactions at the positions,
 // ascending; a position without one is left out.
-func (c *Reader) TransactionsAt(ctx context.Context, chainID string, ps []Position) ([]chain.Transaction, error) {
+func (c *Reader) TransactionsAt(ctx context.Context, chainID string, ps []Position) ([]chaindata.Transaction, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
@@ -60,7 +60,7 @@ func (c *Reader) TransactionFees(ctx context.Context, chainID string, ps []Posit
 
 // BlockTransactions returns up to limit canonical transactions of a
 // block from index `from` on, in order.
-func (c *Reader) BlockTransactions(ctx context.Context, chainID string, height uint64, from uint32, limit int) ([]chain.Transaction, error) {
+func (c *Reader) BlockTransactions(ctx context.Context, chainID string, height uint64, from uint32, limit int) ([]chaindata.Transaction, error) {
 	return c.transactions(ctx, fmt.Sprintf("reading %s of chain %q at height %d", tableTransactions, chainID, height),
 		blockTransactionsQuery{chainID, height, from, limit})
 }
@@ -92,13 +92,13 @@ type LogQuery struct {
 }
 
 // Logs returns the canonical logs that q selects, in order.
-func (c *Reader) Logs(ctx context.Context, chainID string, q LogQuery) ([]chain.Log, error) {
+func (c *Reader) Logs(ctx context.Context, chainID string, q LogQuery) ([]chaindata.Log, error) {
 	return c.logs(ctx, fmt.Sprintf("reading %s of chain %q in [%d, %d]", tableLogs, chainID, q.From, q.To),
 		logsQuery{chainID, q.From, q.To, q.Filter, q.After, q.Limit, q.Offset})
 }
 
 // TxLogs returns the canonical logs of the transaction at a position.
-func (c *Reader) TxLogs(ctx context.Context, chainID string, p Position) ([]chain.Log, error) {
+func (c *Reader) TxLogs(ctx context.Context, chainID string, p Position) ([]chaindata.Log, error) {
 	return c.logs(ctx, fmt.Sprintf("reading %s of chain %q at %d/%d", tableLogs, chainID, p.Block, p.Index),
 		txLogsQuery{chainID, p.Block, p.Index})
 }

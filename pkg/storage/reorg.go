@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // Reorganisations. Rows are never deleted (no mutations): a row of a block
@@ -49,7 +49,7 @@ func (q storedBlocksQuery) toSQL() (string, []any) {
 // StoredBlocks returns the newest block row of every height in [from, to]
 // that has one, ascending: hash, parent hash and whether it is canonical.
 // It is what the indexer compares with the node near the head.
-func (c *ClickHouse) StoredBlocks(ctx context.Context, chainID string, from, to uint64) ([]chain.StoredBlock, error) {
+func (c *ClickHouse) StoredBlocks(ctx context.Context, chainID string, from, to uint64) ([]chaindata.StoredBlock, error) {
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
 	query, args := storedBlocksQuery{chainID, from, to}.toSQL()
@@ -61,10 +61,10 @@ func (c *ClickHouse) StoredBlocks(ctx context.Context, chainID string, from, to 
 		return nil, fail(err)
 	}
 	defer rows.Close()
-	var out []chain.StoredBlock
+	var out []chaindata.StoredBlock
 	for rows.Next() {
 		var (
-			b     chain.StoredBlock
+			b     chaindata.StoredBlock
 			canon uint8
 		)
 		if err := rows.Scan(&b.Number, &b.Hash, &b.ParentHash, &canon); err != nil {
@@ -92,7 +92,7 @@ func (c *ClickHouse) RemoveBlock(ctx context.Context, chainID string, height uin
 		return errors.New("storage: RemoveBlock: empty chain id")
 	}
 	where := heightsText([]uint64{height})
-	span := []chain.HeightRange{{From: height, To: height}}
+	span := []chaindata.HeightRange{{From: height, To: height}}
 	stale, err := c.stalePositions(ctx, chainID, span)
 	if err != nil {
 		return fmt.Errorf("storage: reading stored positions for chain %q %s: %w", chainID, where, err)
@@ -125,7 +125,7 @@ func removalRows(chainID string, height uint64, p storedPositions, version uint6
 	if p.block != nil {
 		// The tombstone keeps the removed block's hashes, for operators.
 		r.blocks.grow(1)
-		r.blocks.add(chainID, &chain.Block{Number: height, Hash: p.block.hash, ParentHash: p.block.parentHash}, version, tombstone)
+		r.blocks.add(chainID, &chaindata.Block{Number: height, Hash: p.block.hash, ParentHash: p.block.parentHash}, version, tombstone)
 	}
 	r.lookups.sort()
 	return r

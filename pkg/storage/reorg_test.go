@@ -9,7 +9,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // openFresh is openTest on a database new to this run, so the tests also
@@ -61,7 +61,7 @@ func readCanonical(t *testing.T, c *ClickHouse, chainID string, n uint64) canoni
 }
 
 // viewOf is what readCanonical must return for data.
-func viewOf(d *chain.BlockData) canonicalView {
+func viewOf(d *chaindata.BlockData) canonicalView {
 	v := canonicalView{Blocks: []string{d.Block.Hash}}
 	for _, tx := range d.Transactions {
 		v.Txs = append(v.Txs, fmt.Sprintf("%d:%s@%s", tx.Index, tx.Hash, tx.BlockHash))
@@ -74,7 +74,7 @@ func viewOf(d *chain.BlockData) canonicalView {
 
 // forkOf is sampleBlock(n) on another branch, keeping its first txs
 // transactions and first logs logs (renumbered from 0).
-func forkOf(n uint64, txs, logs int) *chain.BlockData {
+func forkOf(n uint64, txs, logs int) *chaindata.BlockData {
 	d := sampleBlock(n)
 	d.Block.Hash = hash('f', n)
 	d.Transactions = d.Transactions[:txs]
@@ -127,7 +127,7 @@ func TestWriteBlocksWithFewerRowsShowsOnlyTheNewBlock(t *testing.T) {
 	require.Equal(t, fork.Block.Hash, markHash)
 	stored, err := c.StoredBlocks(ctx, "1", 0, 10)
 	require.NoError(t, err)
-	require.Equal(t, []chain.StoredBlock{
+	require.Equal(t, []chaindata.StoredBlock{
 		{Number: 4, Hash: hash('b', 4), ParentHash: hash('b', 3), Canonical: true},
 		{Number: 5, Hash: fork.Block.Hash, ParentHash: hash('b', 4), Canonical: true},
 		{Number: 6, Hash: hash('b', 6), ParentHash: hash('b', 5), Canonical: true},
@@ -179,7 +179,7 @@ func TestRemoveBlockHidesEveryRowAndKeepsTheMark(t *testing.T) {
 	require.Equal(t, viewOf(sampleBlock(9)), readCanonical(t, c, "1", 9))
 	stored, err := c.StoredBlocks(ctx, "1", 10, 10)
 	require.NoError(t, err)
-	require.Equal(t, []chain.StoredBlock{{Number: 10, Hash: hash('b', 10), ParentHash: hash('b', 9), Canonical: false}}, stored)
+	require.Equal(t, []chaindata.StoredBlock{{Number: 10, Hash: hash('b', 10), ParentHash: hash('b', 9), Canonical: false}}, stored)
 	hashes := testkit.BlockHashes(t, testCH.Addr, c.cfg.Database, "1", 0, 20)
 	require.Equal(t, map[uint64]string{9: hash('b', 9)}, hashes)
 	ok, err := c.IsIndexed(ctx, "1", 10)
@@ -199,7 +199,7 @@ func TestRemoveBlockHidesEveryRowAndKeepsTheMark(t *testing.T) {
 
 // writeWithoutCanonical writes a block the way the code before migrations
 // 0006-0008 did: the same rows without the is_canonical column.
-func writeWithoutCanonical(t *testing.T, c *ClickHouse, chainID string, d *chain.BlockData) {
+func writeWithoutCanonical(t *testing.T, c *ClickHouse, chainID string, d *chaindata.BlockData) {
 	t.Helper()
 	r := buildRows(chainID, blocksOf(d), nil, c.clock.next(), time.Now())
 	for _, ins := range []struct {

@@ -6,7 +6,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // Rows are built column by column: one typed slice per column, sized once,
@@ -99,7 +99,7 @@ func (r *rowSet) inserts() []tableRows {
 // transaction and log and their look-up rows, a tombstone for every stale
 // position (stored canonical, absent from the new block) and for every
 // stored look-up key the new block lacks, and one mark per height.
-func buildRows(chainID string, blocks []*chain.BlockData, stale map[uint64]storedPositions, version uint64, now time.Time) *rowSet {
+func buildRows(chainID string, blocks []*chaindata.BlockData, stale map[uint64]storedPositions, version uint64, now time.Time) *rowSet {
 	nTx, nLog := 0, 0
 	for _, d := range blocks {
 		nTx += len(d.Transactions)
@@ -139,8 +139,8 @@ func buildRows(chainID string, blocks []*chain.BlockData, stale map[uint64]store
 		r.lookups.addBlock(chainID, d, version)
 		if p, ok := stale[b.Number]; ok {
 			r.addTombstones(chainID, b.Number, p,
-				superseded(p.txs, d.Transactions, func(t *chain.Transaction) uint32 { return t.Index }),
-				superseded(p.logs, d.Logs, func(l *chain.Log) uint32 { return l.LogIndex }),
+				superseded(p.txs, d.Transactions, func(t *chaindata.Transaction) uint32 { return t.Index }),
+				superseded(p.logs, d.Logs, func(l *chaindata.Log) uint32 { return l.LogIndex }),
 				version)
 			r.lookups.addTombstones(chainID, b.Number, p, d, version)
 		}
@@ -151,7 +151,7 @@ func buildRows(chainID string, blocks []*chain.BlockData, stale map[uint64]store
 	return r
 }
 
-func byHeight(a, b *chain.BlockData) int { return cmp.Compare(a.Block.Number, b.Block.Number) }
+func byHeight(a, b *chaindata.BlockData) int { return cmp.Compare(a.Block.Number, b.Block.Number) }
 
 // addTombstones supersedes the given transaction and log positions of one
 // height with tombstones: the key, the superseded row's block hash (for
@@ -159,10 +159,10 @@ func byHeight(a, b *chain.BlockData) int { return cmp.Compare(a.Block.Number, b.
 // RemoveBlock both make them here.
 func (r *rowSet) addTombstones(chainID string, height uint64, p storedPositions, txs, logs []uint32, version uint64) {
 	for _, pos := range txs {
-		r.txs.add(chainID, &chain.Transaction{BlockNumber: height, BlockHash: p.txs[pos].blockHash, Index: pos}, version, tombstone)
+		r.txs.add(chainID, &chaindata.Transaction{BlockNumber: height, BlockHash: p.txs[pos].blockHash, Index: pos}, version, tombstone)
 	}
 	for _, pos := range logs {
-		r.logs.add(chainID, &chain.Log{BlockNumber: height, BlockHash: p.logs[pos].blockHash, LogIndex: pos}, version, tombstone)
+		r.logs.add(chainID, &chaindata.Log{BlockNumber: height, BlockHash: p.logs[pos].blockHash, LogIndex: pos}, version, tombstone)
 	}
 }
 
@@ -218,7 +218,7 @@ func (c *blockRows) grow(n int) {
 	c.raw, c.version, c.canonical = make([]string, 0, n), make([]uint64, 0, n), make([]uint8, 0, n)
 }
 
-func (c *blockRows) add(chainID string, b *chain.Block, version uint64, canon uint8) {
+func (c *blockRows) add(chainID string, b *chaindata.Block, version uint64, canon uint8) {
 	c.chainID = append(c.chainID, chainID)
 	c.number = append(c.number, b.Number)
 	c.hash = append(c.hash, b.Hash)
@@ -267,7 +267,7 @@ func (c *txRows) grow(n int) {
 	c.canonical = make([]uint8, 0, n)
 }
 
-func (c *txRows) add(chainID string, t *chain.Transaction, version uint64, canon uint8) {
+func (c *txRows) add(chainID string, t *chaindata.Transaction, version uint64, canon uint8) {
 	c.chainID = append(c.chainID, chainID)
 	c.blockNumber = append(c.blockNumber, t.BlockNumber)
 	c.blockHash = append(c.blockHash, t.BlockHash)
@@ -320,7 +320,7 @@ func (c *logRows) grow(n int) {
 	c.data, c.raw, c.version, c.canonical = make([]string, 0, n), make([]string, 0, n), make([]uint64, 0, n), make([]uint8, 0, n)
 }
 
-func (c *logRows) add(chainID string, l *chain.Log, version uint64, canon uint8) {
+func (c *logRows) add(chainID string, l *chaindata.Log, version uint64, canon uint8) {
 	var topics [4]string
 	copy(topics[:], l.Topics) // checkBlockData: at most 4
 	c.chainID = append(c.chainID, chainID)

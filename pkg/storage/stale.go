@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // What a write supersedes. Every WriteBlocks (and RemoveBlock) first reads
@@ -59,8 +59,8 @@ const (
 // what their look-up rows are keyed by. It asks for the span of the ranges
 // (one query with bound arguments however scattered the heights); rows of
 // heights between the ranges are dropped here.
-func (c *ClickHouse) stalePositions(ctx context.Context, chainID string, ranges []chain.HeightRange) (map[uint64]storedPositions, error) {
-	span := chain.Span(ranges)
+func (c *ClickHouse) stalePositions(ctx context.Context, chainID string, ranges []chaindata.HeightRange) (map[uint64]storedPositions, error) {
+	span := chaindata.Span(ranges)
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
 	query, args := canonicalPositionsQuery{chainID, span.From, span.To}.toSQL()
@@ -101,8 +101,8 @@ func (c *ClickHouse) stalePositions(ctx context.Context, chainID string, ranges 
 }
 
 // inRanges reports whether h is in one of the ascending, disjoint ranges.
-func inRanges(rs []chain.HeightRange, h uint64) bool {
-	i, _ := slices.BinarySearchFunc(rs, h, func(r chain.HeightRange, h uint64) int {
+func inRanges(rs []chaindata.HeightRange, h uint64) bool {
+	i, _ := slices.BinarySearchFunc(rs, h, func(r chaindata.HeightRange, h uint64) int {
 		switch {
 		case r.To < h:
 			return -1

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // The traces backfill's reads and its write (the side job
@@ -62,14 +62,14 @@ func (q untracedHeightsQuery) toSQL() (string, []any) {
 // TraceTargets returns, for each height that has a canonical block, what
 // tracing it needs: the block's number and hash, and its transactions'
 // index and hash, in order (BlockData with those fields only).
-func (c *ClickHouse) TraceTargets(ctx context.Context, chainID string, heights []uint64) (map[uint64]*chain.BlockData, error) {
-	out := map[uint64]*chain.BlockData{}
+func (c *ClickHouse) TraceTargets(ctx context.Context, chainID string, heights []uint64) (map[uint64]*chaindata.BlockData, error) {
+	out := map[uint64]*chaindata.BlockData{}
 	if len(heights) == 0 {
 		return out, nil
 	}
 	what := fmt.Sprintf("reading the blocks to trace of chain %q at %d heights", chainID, len(heights))
 	err := c.query(ctx, what, traceTargetsQuery{chainID, heights, false}, func(r driver.Rows) error {
-		var d chain.BlockData
+		var d chaindata.BlockData
 		if err := r.Scan(&d.Block.Number, &d.Block.Hash); err != nil {
 			return err
 		}
@@ -80,7 +80,7 @@ func (c *ClickHouse) TraceTargets(ctx context.Context, chainID string, heights [
 		return nil, err
 	}
 	err = c.query(ctx, what, traceTargetsQuery{chainID, heights, true}, func(r driver.Rows) error {
-		var tx chain.Transaction
+		var tx chaindata.Transaction
 		if err := r.Scan(&tx.BlockNumber, &tx.Index, &tx.Hash, &tx.BlockHash); err != nil {
 			return err
 		}
@@ -133,7 +133,7 @@ func (q traceTargetsQuery) toSQL() (string, []any) {
 // whose stored block is no longer the one traced (a reorganisation
 // rewrote it meanwhile) is left out and returned in skipped: its next
 // write brings its traces.
-func (c *ClickHouse) WriteTraces(ctx context.Context, chainID string, blocks []*chain.BlockData) (skipped []uint64, err error) {
+func (c *ClickHouse) WriteTraces(ctx context.Context, chainID string, blocks []*chaindata.BlockData) (skipped []uint64, err error) {
 	if chainID == "" {
 		return nil, errors.New("storage: WriteTraces: empty chain id")
 	}
@@ -151,7 +151,7 @@ func (c *ClickHouse) WriteTraces(ctx context.Context, chainID string, blocks []*
 	if len(slices.Compact(slices.Clone(heights))) != len(heights) {
 		return nil, fmt.Errorf("storage: WriteTraces chain %q: a height appears twice", chainID)
 	}
-	ranges := chain.ToRanges(heights)
+	ranges := chaindata.ToRanges(heights)
 	where := heightsText(heights)
 	stored, err := c.StoredBlocks(ctx, chainID, heights[0], heights[len(heights)-1])
 	if err != nil {
@@ -163,7 +163,7 @@ func (c *ClickHouse) WriteTraces(ctx context.Context, chainID string, blocks []*
 			current[s.Number] = s.Hash
 		}
 	}
-	keep := make([]*chain.BlockData, 0, len(blocks))
+	keep := make([]*chaindata.BlockData, 0, len(blocks))
 	for _, d := range blocks {
 		if current[d.Block.Number] != d.Block.Hash {
 			skipped = append(skipped, d.Block.Number)

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // Call traces in the one write path (migrations 0051-0053): the frames of
@@ -54,7 +54,7 @@ type framePos struct{ tx, index uint32 }
 // block it belongs to and what its look-up rows are keyed by.
 type storedFrame struct {
 	blockHash, txHash, from, to string
-	typ                         chain.TraceType
+	typ                         chaindata.TraceType
 	depth                       uint16
 }
 
@@ -62,10 +62,10 @@ type storedFrame struct {
 // and the tombstones of the stored frames and look-up keys it supersedes
 // (stored: what the height holds; nil when nothing). d nil is a removed
 // height: everything stored is superseded.
-func (s *traceSet) addBlockTraces(chainID string, height uint64, d *chain.BlockData, stored map[framePos]storedFrame, version uint64) {
-	var fresh map[framePos]*chain.Trace
+func (s *traceSet) addBlockTraces(chainID string, height uint64, d *chaindata.BlockData, stored map[framePos]storedFrame, version uint64) {
+	var fresh map[framePos]*chaindata.Trace
 	if d != nil && d.Traced {
-		fresh = make(map[framePos]*chain.Trace, len(d.Traces))
+		fresh = make(map[framePos]*chaindata.Trace, len(d.Traces))
 		for i := range d.Traces {
 			t := &d.Traces[i]
 			s.frames.add(chainID, t, version, canonical)
@@ -97,7 +97,7 @@ func (s *traceSet) addBlockTraces(chainID string, height uint64, d *chain.BlockD
 		}
 		nt := fresh[p]
 		if nt == nil {
-			s.frames.add(chainID, &chain.Trace{BlockNumber: height, BlockHash: old.blockHash, TxIndex: p.tx, Index: p.index}, version, tombstone)
+			s.frames.add(chainID, &chaindata.Trace{BlockNumber: height, BlockHash: old.blockHash, TxIndex: p.tx, Index: p.index}, version, tombstone)
 		}
 		if old.depth == 0 {
 			continue // top-level frames have no look-up rows
@@ -106,7 +106,7 @@ func (s *traceSet) addBlockTraces(chainID string, height uint64, d *chain.BlockD
 		if nt != nil && nt.Depth() > 0 {
 			keep = frameAddresses(nt.From, nt.To)
 		}
-		oldFrame := chain.Trace{BlockNumber: height, TxIndex: p.tx, Index: p.index, TxHash: old.txHash, From: old.from, To: old.to, Type: old.typ}
+		oldFrame := chaindata.Trace{BlockNumber: height, TxIndex: p.tx, Index: p.index, TxHash: old.txHash, From: old.from, To: old.to, Type: old.typ}
 		addrs := frameAddresses(old.from, old.to)
 		for _, a := range addrs.list[:addrs.n] {
 			if !keep.has(a) {
@@ -160,9 +160,9 @@ func (a *frameAddrs) has(s string) bool {
 
 // Transfers tells whether Etherscan's txlistinternal lists the frame: it
 // moves value, or creates or destroys a contract.
-func Transfers(t *chain.Trace) bool {
+func Transfers(t *chaindata.Trace) bool {
 	switch {
-	case t.Type.IsCreation(), t.Type == chain.TraceSelfDestruct:
+	case t.Type.IsCreation(), t.Type == chaindata.TraceSelfDestruct:
 		return true
 	case t.Type.MovesValue():
 		return t.Value != "0" && t.Value != ""
@@ -181,7 +181,7 @@ type traceRows struct {
 	reverted, canonical                              []uint8
 }
 
-func (c *traceRows) add(chainID string, t *chain.Trace, version uint64, canon uint8) {
+func (c *traceRows) add(chainID string, t *chaindata.Trace, version uint64, canon uint8) {
 	c.chainID = append(c.chainID, chainID)
 	c.blockNumber = append(c.blockNumber, t.BlockNumber)
 	c.blockHash = append(c.blockHash, t.BlockHash)
@@ -229,14 +229,14 @@ type addressTraceRows struct {
 }
 
 // addFrame lists an inner frame under each of its addresses.
-func (c *addressTraceRows) addFrame(chainID string, t *chain.Trace, version uint64, canon uint8) {
+func (c *addressTraceRows) addFrame(chainID string, t *chaindata.Trace, version uint64, canon uint8) {
 	addrs := frameAddresses(t.From, t.To)
 	for _, a := range addrs.list[:addrs.n] {
 		c.add(chainID, a, t, version, canon)
 	}
 }
 
-func (c *addressTraceRows) add(chainID, address string, t *chain.Trace, version uint64, canon uint8) {
+func (c *addressTraceRows) add(chainID, address string, t *chaindata.Trace, version uint64, canon uint8) {
 	c.chainID = append(c.chainID, chainID)
 	c.address = append(c.address, address)
 	c.blockNumber = append(c.blockNumber, t.BlockNumber)
@@ -263,7 +263,7 @@ func (c *addressTraceRows) columns() []any {
 // addTraces adds to r the traces rows of a write of blocks (nil: the
 // removal of the heights in ranges): each traced block's frames, and
 // tombstones of the stored frames they supersede, read first.
-func (c *ClickHouse) addTraces(ctx context.Context, chainID, where string, ranges []chain.HeightRange, blocks []*chain.BlockData, r *rowSet, version uint64) error {
+func (c *ClickHouse) addTraces(ctx context.Context, chainID, where string, ranges []chaindata.HeightRange, blocks []*chaindata.BlockData, r *rowSet, version uint64) error {
 	if c.beforeTraces {
 		r.marks.legacy = true
 		return nil

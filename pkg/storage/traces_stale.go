@@ -3,7 +3,7 @@ package storage
 import (
 	"context"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // storedTracesQuery lists the frame positions stored canonical in [from,
@@ -27,8 +27,8 @@ func (q storedTracesQuery) toSQL() (string, []any) {
 // storedTraces reads the frames stored canonical at the heights in ranges,
 // by height (one query over the ranges' span; heights between them are
 // dropped).
-func (c *ClickHouse) storedTraces(ctx context.Context, chainID string, ranges []chain.HeightRange) (map[uint64]map[framePos]storedFrame, error) {
-	span := chain.Span(ranges)
+func (c *ClickHouse) storedTraces(ctx context.Context, chainID string, ranges []chaindata.HeightRange) (map[uint64]map[framePos]storedFrame, error) {
+	span := chaindata.Span(ranges)
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
 	query, args := storedTracesQuery{chainID, span.From, span.To}.toSQL()
@@ -51,7 +51,7 @@ func (c *ClickHouse) storedTraces(ctx context.Context, chainID string, ranges []
 		if len(ranges) > 1 && !inRanges(ranges, height) {
 			continue
 		}
-		f.typ = chain.TraceType(typ)
+		f.typ = chaindata.TraceType(typ)
 		if out[height] == nil {
 			out[height] = map[framePos]storedFrame{}
 		}

@@ -8,14 +8,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // tracedBlock is mixBlock with a call tree per transaction: the call, a
 // call with value to a contract unique to (height, variant, transaction),
 // which creates a contract in turn, and a reverted staticcall. variant
 // changes the addresses, as another block at the height would.
-func tracedBlock(n uint64, txs int, variant byte) *chain.BlockData {
+func tracedBlock(n uint64, txs int, variant byte) *chaindata.BlockData {
 	d := mixBlock(n, txs, 1)
 	if variant != 0 {
 		d.Block.Hash = hash(variant, n)
@@ -32,12 +32,12 @@ func tracedBlock(n uint64, txs int, variant byte) *chain.BlockData {
 	for i, tx := range d.Transactions {
 		callee := fmt.Sprintf("0x%038x%02x", n*1000+uint64(i), variant)
 		created := fmt.Sprintf("0x%038x%02x", n*1000+uint64(i), variant+0x80)
-		base := chain.Trace{BlockNumber: n, BlockHash: d.Block.Hash, TxIndex: uint32(i), TxHash: tx.Hash, Input: "0x", Output: "0x"}
-		frames := []chain.Trace{
-			{Index: 0, Type: chain.TraceCall, From: tx.From, To: tx.To, Value: tx.Value, Gas: 90_000, GasUsed: 60_000, Subtraces: 2},
-			{Index: 1, Address: []uint32{0}, Type: chain.TraceCall, From: tx.To, To: callee, Value: "5", Gas: 50_000, GasUsed: 30_000, Subtraces: 1},
-			{Index: 2, Address: []uint32{0, 0}, Type: chain.TraceCreate2, From: callee, To: created, Value: "0", Gas: 20_000, GasUsed: 10_000, Input: "0x6080"},
-			{Index: 3, Address: []uint32{1}, Type: chain.TraceStaticCall, From: tx.To, To: callee, Value: "0", Gas: 9_000, GasUsed: 900,
+		base := chaindata.Trace{BlockNumber: n, BlockHash: d.Block.Hash, TxIndex: uint32(i), TxHash: tx.Hash, Input: "0x", Output: "0x"}
+		frames := []chaindata.Trace{
+			{Index: 0, Type: chaindata.TraceCall, From: tx.From, To: tx.To, Value: tx.Value, Gas: 90_000, GasUsed: 60_000, Subtraces: 2},
+			{Index: 1, Address: []uint32{0}, Type: chaindata.TraceCall, From: tx.To, To: callee, Value: "5", Gas: 50_000, GasUsed: 30_000, Subtraces: 1},
+			{Index: 2, Address: []uint32{0, 0}, Type: chaindata.TraceCreate2, From: callee, To: created, Value: "0", Gas: 20_000, GasUsed: 10_000, Input: "0x6080"},
+			{Index: 3, Address: []uint32{1}, Type: chaindata.TraceStaticCall, From: tx.To, To: callee, Value: "0", Gas: 9_000, GasUsed: 900,
 				Error: "execution reverted", RevertReason: "no", Reverted: true},
 		}
 		for _, f := range frames {
@@ -54,9 +54,9 @@ func tracedBlock(n uint64, txs int, variant byte) *chain.BlockData {
 }
 
 // framesOf reads what the Reader serves of the transactions of a height.
-func framesOf(t *testing.T, c *ClickHouse, n uint64, txs int) []chain.Trace {
+func framesOf(t *testing.T, c *ClickHouse, n uint64, txs int) []chaindata.Trace {
 	t.Helper()
-	var out []chain.Trace
+	var out []chaindata.Trace
 	for i := range txs {
 		fs, err := c.Reader().TxTraces(testContext(t), "c", Position{Block: n, Index: uint32(i)})
 		require.NoError(t, err)
@@ -75,7 +75,7 @@ func addressFrames(t *testing.T, c *ClickHouse, addr string, all bool) []TracePo
 func TestWriteBlocksWritesTraces(t *testing.T) {
 	c := openTest(t)
 	ctx := testContext(t)
-	blocks := []*chain.BlockData{tracedBlock(10, 3, 0), tracedBlock(11, 3, 0), mixBlock(12, 2, 1)}
+	blocks := []*chaindata.BlockData{tracedBlock(10, 3, 0), tracedBlock(11, 3, 0), mixBlock(12, 2, 1)}
 	require.NoError(t, c.WriteBlocks(ctx, "c", blocks))
 	assert.Equal(t, blocks[0].Traces, framesOf(t, c, 10, 3), "stored as written")
 	assert.Equal(t, blocks[1].Traces, framesOf(t, c, 11, 3))
@@ -91,7 +91,7 @@ func TestWriteBlocksWritesTraces(t *testing.T) {
 	assert.Equal(t, []TracePosition{{10, 0, 2}}, addressFrames(t, c, created, false), "the created contract")
 	fs, err := c.Reader().TracesAt(ctx, "c", []TracePosition{{10, 0, 2}, {11, 2, 3}, {12, 0, 0}})
 	require.NoError(t, err)
-	assert.Equal(t, []chain.Trace{blocks[0].Traces[2], blocks[1].Traces[11]}, fs)
+	assert.Equal(t, []chaindata.Trace{blocks[0].Traces[2], blocks[1].Traces[11]}, fs)
 	inner, err := c.Reader().TracesInRange(ctx, "c", TraceRangeQuery{From: 10, To: 12, Limit: 100})
 	require.NoError(t, err)
 	assert.Len(t, inner, 12, "two listed frames per transaction, six transactions")
@@ -108,19 +108,19 @@ func TestRewriteSupersedesTraces(t *testing.T) {
 	c := openTest(t)
 	ctx := testContext(t)
 	old := tracedBlock(20, 3, 0)
-	require.NoError(t, c.WriteBlocks(ctx, "c", []*chain.BlockData{old}))
+	require.NoError(t, c.WriteBlocks(ctx, "c", []*chaindata.BlockData{old}))
 	oldCallee := old.Traces[1].To
 
 	// The same block written without its trace keeps the stored frames.
 	bare := mixBlock(20, 3, 1)
-	require.NoError(t, c.WriteBlocks(ctx, "c", []*chain.BlockData{bare}))
+	require.NoError(t, c.WriteBlocks(ctx, "c", []*chaindata.BlockData{bare}))
 	assert.Equal(t, old.Traces, framesOf(t, c, 20, 3))
 
 	replacement := tracedBlock(20, 2, 7)
-	replacement.Traces = slices.DeleteFunc(replacement.Traces, func(f chain.Trace) bool { return f.Index == 3 })
+	replacement.Traces = slices.DeleteFunc(replacement.Traces, func(f chaindata.Trace) bool { return f.Index == 3 })
 	replacement.Traces[0].Subtraces = 1
 	replacement.Traces[3].Subtraces = 1
-	require.NoError(t, c.WriteBlocks(ctx, "c", []*chain.BlockData{replacement}))
+	require.NoError(t, c.WriteBlocks(ctx, "c", []*chaindata.BlockData{replacement}))
 	assert.Equal(t, replacement.Traces, framesOf(t, c, 20, 3), "only the new block's frames")
 	assert.Empty(t, addressFrames(t, c, oldCallee, true), "the old callee's rows are tombstones")
 	assert.Equal(t, []TracePosition{{20, 1, 2}, {20, 1, 1}}, addressFrames(t, c, replacement.Traces[4].To, true))
@@ -128,10 +128,10 @@ func TestRewriteSupersedesTraces(t *testing.T) {
 	// Another block without a trace: nothing of the old trace is left.
 	other := mixBlock(20, 1, 1)
 	other.Block.Hash = hash('z', 20)
-	require.NoError(t, c.WriteBlocks(ctx, "c", []*chain.BlockData{other}))
+	require.NoError(t, c.WriteBlocks(ctx, "c", []*chaindata.BlockData{other}))
 	assert.Empty(t, framesOf(t, c, 20, 3))
 
-	require.NoError(t, c.WriteBlocks(ctx, "c", []*chain.BlockData{tracedBlock(21, 2, 0)}))
+	require.NoError(t, c.WriteBlocks(ctx, "c", []*chaindata.BlockData{tracedBlock(21, 2, 0)}))
 	require.NoError(t, c.RemoveBlock(ctx, "c", 21))
 	assert.Empty(t, framesOf(t, c, 21, 2))
 	assert.Empty(t, addressFrames(t, c, tracedBlock(21, 2, 0).Traces[1].To, true))
@@ -139,11 +139,11 @@ func TestRewriteSupersedesTraces(t *testing.T) {
 
 // withTraces gives a test block a call tree per transaction: the call and
 // one inner call with value, so that every traces table has rows.
-func withTraces(d *chain.BlockData) *chain.BlockData {
+func withTraces(d *chaindata.BlockData) *chaindata.BlockData {
 	d.Traced = true
 	for i, tx := range d.Transactions {
-		base := chain.Trace{BlockNumber: d.Block.Number, BlockHash: d.Block.Hash, TxIndex: tx.Index, TxHash: tx.Hash,
-			Type: chain.TraceCall, Input: "0x", Output: "0x", Value: "1"}
+		base := chaindata.Trace{BlockNumber: d.Block.Number, BlockHash: d.Block.Hash, TxIndex: tx.Index, TxHash: tx.Hash,
+			Type: chaindata.TraceCall, Input: "0x", Output: "0x", Value: "1"}
 		top, inner := base, base
 		top.From, top.To, top.Subtraces = tx.From, tx.To, 1
 		inner.Index, inner.Address = 1, []uint32{0}
@@ -160,9 +160,9 @@ func withTraces(d *chain.BlockData) *chain.BlockData {
 func TestWriteTracesFillsIndexedHeights(t *testing.T) {
 	c := openTest(t)
 	ctx := testContext(t)
-	plain := []*chain.BlockData{mixBlock(30, 3, 1), mixBlock(31, 2, 1), mixBlock(32, 0, 0), mixBlock(33, 2, 1)}
+	plain := []*chaindata.BlockData{mixBlock(30, 3, 1), mixBlock(31, 2, 1), mixBlock(32, 0, 0), mixBlock(33, 2, 1)}
 	require.NoError(t, c.WriteBlocks(ctx, "c", plain))
-	require.NoError(t, c.WriteBlocks(ctx, "c", []*chain.BlockData{tracedBlock(34, 2, 0)}))
+	require.NoError(t, c.WriteBlocks(ctx, "c", []*chaindata.BlockData{tracedBlock(34, 2, 0)}))
 	untraced, err := c.UntracedHeights(ctx, "c", 0, 100, 10)
 	require.NoError(t, err)
 	assert.Equal(t, []uint64{33, 32, 31, 30}, untraced)
@@ -185,8 +185,8 @@ func TestWriteTracesFillsIndexedHeights(t *testing.T) {
 	targets[32].Traced = true
 	other := mixBlock(31, 1, 1)
 	other.Block.Hash = hash('q', 31)
-	require.NoError(t, c.WriteBlocks(ctx, "c", []*chain.BlockData{other}))
-	skipped, err := c.WriteTraces(ctx, "c", []*chain.BlockData{targets[30], targets[31], targets[32]})
+	require.NoError(t, c.WriteBlocks(ctx, "c", []*chaindata.BlockData{other}))
+	skipped, err := c.WriteTraces(ctx, "c", []*chaindata.BlockData{targets[30], targets[31], targets[32]})
 	require.NoError(t, err)
 	assert.Equal(t, []uint64{31}, skipped)
 	assert.Equal(t, full30.Traces, framesOf(t, c, 30, 3))

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/tokens"
 )
 
@@ -41,15 +41,15 @@ var maxWord = "0x" + strings.Repeat("f", 64)
 // huge amount, an ERC-721 mint, an ERC-1155 single and batch, a malformed
 // transfer, and an ERC-20 transfer to its own sender; every party and
 // amount depends on n.
-func transferBlock(n uint64) *chain.BlockData {
+func transferBlock(n uint64) *chaindata.BlockData {
 	d := sampleBlock(n)
 	tx := d.Transactions[1]
-	l := func(token string, topics []string, data string) chain.Log {
-		return chain.Log{BlockNumber: n, BlockHash: d.Block.Hash, TxHash: tx.Hash, TxIndex: tx.Index,
+	l := func(token string, topics []string, data string) chaindata.Log {
+		return chaindata.Log{BlockNumber: n, BlockHash: d.Block.Hash, TxHash: tx.Hash, TxIndex: tx.Index,
 			LogIndex: uint32(len(d.Logs)), Address: token, Topics: topics, Data: data, Raw: []byte(`{"removed":false}`)}
 	}
 	x, y, z := topicOf(n*10+1), topicOf(n*10+2), topicOf(n*10+3)
-	for _, lg := range []chain.Log{
+	for _, lg := range []chaindata.Log{
 		l(tokenA, []string{tokens.TopicTransfer, x, y}, maxWord),
 		l(tokenB, []string{tokens.TopicTransfer, topicOf(0), y, topicOf(n)}, "0x"),
 		l(tokenC, []string{tokens.TopicTransferSingle, z, y, x}, "0x"+wordOf(n)+wordOf(3)),
@@ -106,7 +106,7 @@ func readTransferView(t *testing.T, c *ClickHouse, chainID string) transferView 
 
 // wantTransferView is the view the canonical blocks must give, written
 // out from the tables' rules (decoding is pkg/tokens' and tested there).
-func wantTransferView(blocks ...*chain.BlockData) transferView {
+func wantTransferView(blocks ...*chaindata.BlockData) transferView {
 	var v transferView
 	b01 := func(b bool) int {
 		if b {
@@ -138,7 +138,7 @@ func wantTransferView(blocks ...*chain.BlockData) transferView {
 
 // wantBalances sums the canonical blocks' transfers per holder, token,
 // standard and (ERC-1155) id: received minus sent.
-func wantBalances(blocks ...*chain.BlockData) map[string]*big.Int {
+func wantBalances(blocks ...*chaindata.BlockData) map[string]*big.Int {
 	out := map[string]*big.Int{}
 	add := func(k string, v *big.Int) {
 		if out[k] == nil {
@@ -170,7 +170,7 @@ func TestTransfersFollowTheLogs(t *testing.T) {
 		require.Equal(t, "1", chainID)
 		seen = append(seen, st)
 	})
-	blocks := []*chain.BlockData{transferBlock(10), transferBlock(11), sampleBlock(12)}
+	blocks := []*chaindata.BlockData{transferBlock(10), transferBlock(11), sampleBlock(12)}
 	require.NoError(t, c.WriteBlocks(ctx, "1", blocks))
 	want := wantTransferView(blocks...)
 	require.Len(t, want.Main, 2*6)
@@ -195,7 +195,7 @@ func TestTransfersFollowReorgsAndRemoveBlock(t *testing.T) {
 	c := openTest(t)
 	stopTransferMerges(t, c)
 	ctx := testContext(t)
-	old := []*chain.BlockData{transferBlock(20), transferBlock(21), transferBlock(22), transferBlock(23)}
+	old := []*chaindata.BlockData{transferBlock(20), transferBlock(21), transferBlock(22), transferBlock(23)}
 	require.NoError(t, c.WriteBlocks(ctx, "1", old))
 
 	fork20 := transferBlock(20)
@@ -207,14 +207,14 @@ func TestTransfersFollowReorgsAndRemoveBlock(t *testing.T) {
 	fork22 := transferBlock(22)                                                    // the same transfers, one more party
 	fork22.Logs[7].Topics = []string{tokens.TopicTransfer, topicOf(5), topicOf(6)} // the malformed one now valid
 	fork22.Logs[7].Data = "0x" + wordOf(1)
-	for _, d := range []*chain.BlockData{fork20, fork21, fork22} {
+	for _, d := range []*chaindata.BlockData{fork20, fork21, fork22} {
 		for i := range d.Logs {
 			d.Logs[i].BlockHash = d.Block.Hash
 		}
 	}
 	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(fork20, fork21, fork22)))
 	require.NoError(t, c.RemoveBlock(ctx, "1", 23))
-	canon := []*chain.BlockData{fork20, fork21, fork22}
+	canon := []*chaindata.BlockData{fork20, fork21, fork22}
 	want := wantTransferView(canon...)
 	require.Equal(t, want, readTransferView(t, c, "1"))
 	checkBalances(t, c, "1", 0, 100, canon...)
@@ -239,7 +239,7 @@ func TestTransfersFollowReorgsAndRemoveBlock(t *testing.T) {
 // checkBalances compares every holder's balances (AddressBalances) and
 // every token's holders (TokenHolders) with the sums of the blocks'
 // transfers.
-func checkBalances(t *testing.T, c *ClickHouse, chainID string, from, to uint64, blocks ...*chain.BlockData) {
+func checkBalances(t *testing.T, c *ClickHouse, chainID string, from, to uint64, blocks ...*chaindata.BlockData) {
 	t.Helper()
 	ctx := testContext(t)
 	r := c.Reader()
@@ -287,7 +287,7 @@ func checkBalances(t *testing.T, c *ClickHouse, chainID string, from, to uint64,
 // randomTransferBlock is sampleBlock with count transfer logs of random
 // shapes and values (every standard, batches of 0-4, 256-bit amounts and
 // ids of every size, and malformed ones), deterministic in n.
-func randomTransferBlock(n uint64, count int, r *rand.Rand) *chain.BlockData {
+func randomTransferBlock(n uint64, count int, r *rand.Rand) *chaindata.BlockData {
 	d := sampleBlock(n)
 	tx := d.Transactions[0]
 	w := func() string { // a 256-bit word of a random size: 0 to 256 bits
@@ -334,7 +334,7 @@ func randomTransferBlock(n uint64, count int, r *rand.Rand) *chain.BlockData {
 		default:
 			topics, data = []string{tokens.TopicTransferSingle, party(), party(), party()}, "0x"+w()
 		}
-		d.Logs = append(d.Logs, chain.Log{BlockNumber: n, BlockHash: d.Block.Hash, TxHash: tx.Hash, TxIndex: tx.Index,
+		d.Logs = append(d.Logs, chaindata.Log{BlockNumber: n, BlockHash: d.Block.Hash, TxHash: tx.Hash, TxIndex: tx.Index,
 			LogIndex: uint32(len(d.Logs)), Address: []string{tokenA, tokenB, tokenC}[r.IntN(3)], Topics: topics, Data: data,
 			Raw: []byte(`{"removed":false}`)})
 	}
@@ -352,12 +352,12 @@ func TestBackfillTransfersMatchesTheWritePath(t *testing.T) {
 	stopMerges(t, c)
 	stopTransferMerges(t, c)
 	r := rand.New(rand.NewPCG(19, 20))
-	var old []*chain.BlockData
+	var old []*chaindata.BlockData
 	for n := uint64(100); n < 110; n++ {
 		old = append(old, randomTransferBlock(n, 40, r))
 	}
 	old = append(old, transferBlock(110), transferBlock(111))
-	fork := []*chain.BlockData{randomTransferBlock(103, 5, r), sampleBlock(104), transferBlock(111)}
+	fork := []*chaindata.BlockData{randomTransferBlock(103, 5, r), sampleBlock(104), transferBlock(111)}
 	fork[0].Block.Hash = hash('f', 103)
 	for i := range fork[0].Logs {
 		fork[0].Logs[i].BlockHash = fork[0].Block.Hash
@@ -391,7 +391,7 @@ func TestBackfillTransfersMatchesTheWritePath(t *testing.T) {
 		}
 		require.Equal(t, want, readTransferView(t, c, "old"))
 	}
-	canon := []*chain.BlockData{old[0], old[1], old[2], fork[0], fork[1], old[5], old[6], old[7], old[8], old[9], fork[2]}
+	canon := []*chaindata.BlockData{old[0], old[1], old[2], fork[0], fork[1], old[5], old[6], old[7], old[8], old[9], fork[2]}
 	checkBalances(t, c, "old", 0, 1000, canon...)
 
 	// A later reorg of a backfilled height supersedes the backfilled rows.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/tokens"
 )
 
@@ -49,8 +49,8 @@ func (q storedTransfersQuery) toSQL() (string, []any) {
 
 // storedTransfers reads storedTransfersQuery over the span of ranges,
 // keeping the heights in ranges.
-func (c *ClickHouse) storedTransfers(ctx context.Context, chainID string, ranges []chain.HeightRange) (map[uint64]map[transferPos]storedTransfer, error) {
-	span := chain.Span(ranges)
+func (c *ClickHouse) storedTransfers(ctx context.Context, chainID string, ranges []chaindata.HeightRange) (map[uint64]map[transferPos]storedTransfer, error) {
+	span := chaindata.Span(ranges)
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
 	query, args := storedTransfersQuery{chainID, span.From, span.To}.toSQL()
@@ -108,7 +108,7 @@ func (s *transferSet) lookupInserts() []tableRows {
 
 // transferRows reads what is stored at the call's heights and builds the
 // transfer rows of blocks (nil when transfers are turned off).
-func (c *ClickHouse) transferRows(ctx context.Context, chainID string, ranges []chain.HeightRange, blocks []*chain.BlockData, version uint64) (*transferSet, error) {
+func (c *ClickHouse) transferRows(ctx context.Context, chainID string, ranges []chaindata.HeightRange, blocks []*chaindata.BlockData, version uint64) (*transferSet, error) {
 	if c.cfg.SkipTokenTransfers {
 		return nil, nil
 	}
@@ -123,7 +123,7 @@ func (c *ClickHouse) transferRows(ctx context.Context, chainID string, ranges []
 // with a tombstone for every stored transfer position (stale) the new logs
 // do not give, and for every look-up key of a stored transfer the new
 // transfer at its position lacks.
-func buildTransferRows(chainID string, blocks []*chain.BlockData, stale map[uint64]map[transferPos]storedTransfer, version uint64) *transferSet {
+func buildTransferRows(chainID string, blocks []*chaindata.BlockData, stale map[uint64]map[transferPos]storedTransfer, version uint64) *transferSet {
 	if !slices.IsSortedFunc(blocks, byHeight) {
 		blocks = slices.SortedFunc(slices.Values(blocks), byHeight)
 	}

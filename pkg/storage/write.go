@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // WriteBlocks writes N >= 1 heights as one unit; it is the one write path
@@ -51,7 +51,7 @@ import (
 // block: the failed call's look-up rows point at rows that were never
 // stored, so a reader checks a look-up row against the main row it points
 // at (hash or address equal) before trusting it.
-func (c *ClickHouse) WriteBlocks(ctx context.Context, chainID string, blocks []*chain.BlockData) error {
+func (c *ClickHouse) WriteBlocks(ctx context.Context, chainID string, blocks []*chaindata.BlockData) error {
 	if chainID == "" {
 		return errors.New("storage: WriteBlocks: empty chain id")
 	}
@@ -74,7 +74,7 @@ func (c *ClickHouse) WriteBlocks(ctx context.Context, chainID string, blocks []*
 			return fmt.Errorf("storage: WriteBlocks chain %q: height %d appears twice", chainID, heights[i])
 		}
 	}
-	ranges := chain.ToRanges(heights)
+	ranges := chaindata.ToRanges(heights)
 	where := heightsText(heights)
 
 	stale, err := c.stalePositions(ctx, chainID, ranges)
@@ -112,7 +112,7 @@ func (c *ClickHouse) insertRows(ctx context.Context, chainID, where string, r *r
 
 // checkBlockData refuses data that would be stored under the wrong key or
 // lose information in a column.
-func checkBlockData(d *chain.BlockData) error {
+func checkBlockData(d *chaindata.BlockData) error {
 	if d.Block.Timestamp > math.MaxUint32 {
 		return fmt.Errorf("block timestamp %d does not fit a DateTime", d.Block.Timestamp)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // mixBlock is a deterministic block of the default mix of issue 8: txs
@@ -17,23 +17,23 @@ import (
 // the decoder makes them (pkg/rpc/columns.go): what no column holds, such as
 // calldata and signatures; a bloom the logs make is left out. Every field
 // depends on n, so a row written under the wrong height shows.
-func mixBlock(n uint64, txs, logsPerTx int) *chain.BlockData {
+func mixBlock(n uint64, txs, logsPerTx int) *chaindata.BlockData {
 	bh := hash('b', n)
-	d := &chain.BlockData{
-		Block: chain.Block{
+	d := &chaindata.BlockData{
+		Block: chaindata.Block{
 			Number: n, Hash: bh, ParentHash: hash('b', n-1), Timestamp: 1_700_000_000 + n*2,
 			Miner: "0x00000000000000000000000000000000000000c0", GasUsed: 21_000 * uint64(txs), GasLimit: 30_000_000,
 			BaseFeePerGas: "7000000001", Size: 60_000, TxCount: uint32(txs), LogCount: uint32(txs * logsPerTx),
 		},
-		Transactions: make([]chain.Transaction, 0, txs),
-		Logs:         make([]chain.Log, 0, txs*logsPerTx),
+		Transactions: make([]chaindata.Transaction, 0, txs),
+		Logs:         make([]chaindata.Log, 0, txs*logsPerTx),
 	}
 	d.Block.Raw = []byte(fmt.Sprintf(`{"extraData":"0x","logsBloom":"0x%0512x","mixHash":"%s","receiptsRoot":"%s","stateRoot":"%s","transactionsRoot":"%s"}`,
 		n, hash('d', n), hash('e', n), hash('f', n), hash('7', n)))
 	for i := range txs {
 		th := hash('a', n*1000+uint64(i))
 		input := strings.Repeat(fmt.Sprintf("%08x", n+uint64(i)), 110) // 880 bytes of calldata
-		d.Transactions = append(d.Transactions, chain.Transaction{
+		d.Transactions = append(d.Transactions, chaindata.Transaction{
 			BlockNumber: n, BlockHash: bh, Index: uint32(i), Hash: th, Type: uint64(i % 3),
 			From: fmt.Sprintf("0x%040x", n*7+uint64(i)), To: fmt.Sprintf("0x%040x", uint64(i)),
 			Value: "1000000000000000000", Nonce: n + uint64(i), Gas: 90_000, GasPrice: "7000000002",
@@ -44,7 +44,7 @@ func mixBlock(n uint64, txs, logsPerTx int) *chain.BlockData {
 		for j := range logsPerTx {
 			li := uint32(i*logsPerTx + j)
 			data := fmt.Sprintf("0x%0128x", n*100+uint64(li))
-			d.Logs = append(d.Logs, chain.Log{
+			d.Logs = append(d.Logs, chaindata.Log{
 				BlockNumber: n, BlockHash: bh, TxHash: th, TxIndex: uint32(i), LogIndex: li,
 				Address: fmt.Sprintf("0x%040x", 0xe0+uint64(j)),
 				Topics:  []string{hash('c', uint64(j)), hash('c', n), hash('c', uint64(li))},
@@ -56,8 +56,8 @@ func mixBlock(n uint64, txs, logsPerTx int) *chain.BlockData {
 	return d
 }
 
-func mixBlocks(from uint64, n, txs, logsPerTx int) []*chain.BlockData {
-	out := make([]*chain.BlockData, n)
+func mixBlocks(from uint64, n, txs, logsPerTx int) []*chaindata.BlockData {
+	out := make([]*chaindata.BlockData, n)
 	for i := range out {
 		out[i] = mixBlock(from+uint64(i), txs, logsPerTx)
 	}
@@ -105,7 +105,7 @@ func TestWriteBlocksBatchEqualsSingleWrites(t *testing.T) {
 	for _, chainID := range []string{"batch", "single"} {
 		blocksN, txs, logs := testkit.CountRows(t, testCH.Addr, c.cfg.Database, chainID)
 		require.Equal(t, [3]uint64{12, 10*3 + 2, 10*6 + 3}, [3]uint64{blocksN, txs, logs}, chainID)
-		counts, err := c.CountIndexed(ctx, chainID, []chain.HeightRange{{From: 0, To: 3_000_000}})
+		counts, err := c.CountIndexed(ctx, chainID, []chaindata.HeightRange{{From: 0, To: 3_000_000}})
 		require.NoError(t, err)
 		require.Equal(t, []uint64{12}, counts, chainID)
 	}
@@ -132,7 +132,7 @@ func TestWriteBlocksRewriteRangeTombstonesExactlyTheStalePositions(t *testing.T)
 	ctx := testContext(t)
 
 	// Heights 10-17 hold sampleBlock: 2 txs, 3 logs each.
-	var first []*chain.BlockData
+	var first []*chaindata.BlockData
 	for n := uint64(10); n <= 17; n++ {
 		first = append(first, sampleBlock(n))
 	}
@@ -140,7 +140,7 @@ func TestWriteBlocksRewriteRangeTombstonesExactlyTheStalePositions(t *testing.T)
 
 	// The rewrite covers 10-18 (18 is new): some heights lose rows, some
 	// keep the same block, one goes empty.
-	second := []*chain.BlockData{
+	second := []*chaindata.BlockData{
 		sampleBlock(10),  // same block: no tombstone
 		forkOf(11, 1, 1), // -1 tx, -2 logs
 		forkOf(12, 2, 3), // other block, same positions: no tombstone
@@ -223,7 +223,7 @@ func TestWriteBlocksFailingInTheMiddleMarksNothing(t *testing.T) {
 	require.Equal(t, uint64(2000), rawCount(t, c, tableLogs, "1"))
 	require.Equal(t, uint64(2000), rawCount(t, c, tableTxByHash, "1"), "and after the look-ups")
 	require.Equal(t, uint64(1000), rawCount(t, c, tableBlockByHash, "1"))
-	counts, err := c.CountIndexed(ctx, "1", []chain.HeightRange{{From: 0, To: 10_000}})
+	counts, err := c.CountIndexed(ctx, "1", []chaindata.HeightRange{{From: 0, To: 10_000}})
 	require.NoError(t, err)
 	require.Equal(t, []uint64{0}, counts, "no height is marked")
 
@@ -235,7 +235,7 @@ func TestWriteBlocksFailingInTheMiddleMarksNothing(t *testing.T) {
 	require.NoError(t, c.execSQL(ctx, ms[0].stmt))
 	require.NoError(t, c.execSQL(ctx, ms[5].stmt))
 	require.NoError(t, c.WriteBlocks(ctx, "1", blocks))
-	counts, err = c.CountIndexed(ctx, "1", []chain.HeightRange{{From: 0, To: 10_000}})
+	counts, err = c.CountIndexed(ctx, "1", []chaindata.HeightRange{{From: 0, To: 10_000}})
 	require.NoError(t, err)
 	require.Equal(t, []uint64{1000}, counts)
 }

@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/storage"
@@ -43,14 +43,14 @@ func hashOf(fork byte, n uint64) string { return fmt.Sprintf("0x%c%063x", fork, 
 
 // blocks returns the blocks [from, to] of a branch whose parent at from is
 // parentFork's block below.
-func blocks(fork, parentFork byte, from, to uint64) []*chain.BlockData {
-	var out []*chain.BlockData
+func blocks(fork, parentFork byte, from, to uint64) []*chaindata.BlockData {
+	var out []*chaindata.BlockData
 	for n := from; n <= to; n++ {
 		p := fork
 		if n == from {
 			p = parentFork
 		}
-		out = append(out, &chain.BlockData{Block: chain.Block{
+		out = append(out, &chaindata.BlockData{Block: chaindata.Block{
 			Number: n, Hash: hashOf(fork, n), ParentHash: hashOf(p, n-1), Timestamp: 1_700_000_000 + 12*n,
 			Miner: "0x0000000000000000000000000000000000000000", Raw: []byte(`{}`),
 		}})

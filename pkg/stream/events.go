@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
@@ -85,10 +85,10 @@ type Source interface {
 	StreamTail(ctx context.Context, chainID string, n int) ([]storage.StreamEvent, error)
 	StreamSeqOfHeight(ctx context.Context, chainID string, height uint64) (uint64, bool, error)
 	BlockTimes(ctx context.Context, chainID string, heights []uint64) (map[uint64]storage.BlockTime, error)
-	TransactionsInRange(ctx context.Context, chainID string, from, to uint64) ([]chain.Transaction, error)
-	LogsInRange(ctx context.Context, chainID string, from, to uint64) ([]chain.Log, error)
+	TransactionsInRange(ctx context.Context, chainID string, from, to uint64) ([]chaindata.Transaction, error)
+	LogsInRange(ctx context.Context, chainID string, from, to uint64) ([]chaindata.Log, error)
 	TransfersInRange(ctx context.Context, chainID string, from, to uint64) ([]storage.TokenTransfer, error)
-	FramesInRange(ctx context.Context, chainID string, from, to uint64) ([]chain.Trace, error)
+	FramesInRange(ctx context.Context, chainID string, from, to uint64) ([]chaindata.Trace, error)
 }
 
 var _ Source = (*storage.Reader)(nil)

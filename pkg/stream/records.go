@@ -3,7 +3,7 @@ package stream
 import (
 	"encoding/json"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
@@ -115,7 +115,7 @@ func Optional(s string) *string {
 }
 
 // TransactionOf is the record of a stored transaction.
-func TransactionOf(tx chain.Transaction) Transaction {
+func TransactionOf(tx chaindata.Transaction) Transaction {
 	return Transaction{
 		BlockNumber: tx.BlockNumber, BlockHash: tx.BlockHash, TxIndex: tx.Index, Hash: tx.Hash, Type: tx.Type,
 		From: tx.From, To: Optional(tx.To), Value: tx.Value, Nonce: tx.Nonce, Gas: tx.Gas,
@@ -126,11 +126,11 @@ func TransactionOf(tx chain.Transaction) Transaction {
 }
 
 // ReceiptStatus is a transaction's receipt status, nil when the receipt
-// has none (before Byzantium): stored as chain.StatusUnknown, or, in rows
+// has none (before Byzantium): stored as chaindata.StatusUnknown, or, in rows
 // written before that value existed, as 1 with the receipt's state root
 // kept in receipt_raw.
-func ReceiptStatus(tx chain.Transaction) *uint8 {
-	if tx.Status == chain.StatusUnknown {
+func ReceiptStatus(tx chaindata.Transaction) *uint8 {
+	if tx.Status == chaindata.StatusUnknown {
 		return nil
 	}
 	var o map[string]json.RawMessage
@@ -144,7 +144,7 @@ func ReceiptStatus(tx chain.Transaction) *uint8 {
 }
 
 // LogOf is the record of a stored log.
-func LogOf(l chain.Log) Log {
+func LogOf(l chaindata.Log) Log {
 	topics := l.Topics
 	if topics == nil {
 		topics = []string{}
@@ -165,7 +165,7 @@ func TransferOf(t storage.TokenTransfer) TokenTransfer {
 }
 
 // FrameOf is the record of a stored call frame.
-func FrameOf(t chain.Trace) Frame {
+func FrameOf(t chaindata.Trace) Frame {
 	addr := t.Address
 	if addr == nil {
 		addr = []uint32{}
@@ -178,6 +178,6 @@ func FrameOf(t chain.Trace) Frame {
 }
 
 // InternalTxOf is the record of a stored inner frame with its transaction.
-func InternalTxOf(t chain.Trace) InternalTx {
+func InternalTxOf(t chaindata.Trace) InternalTx {
 	return InternalTx{BlockNumber: t.BlockNumber, BlockHash: t.BlockHash, TxHash: t.TxHash, TxIndex: t.TxIndex, Frame: FrameOf(t)}
 }

@@ -22,7 +22,7 @@ const (
 const SchedulerProgressQuery = "progress"
 
 // SchedulerOwnedMemo is the memo key of the heights a SchedulerWorkflow
-// owns (a chain.HeightRange): set at its start, updated when it shrinks,
+// owns (a chaindata.HeightRange): set at its start, updated when it shrinks,
 // carried over by ContinueAsNew.
 const SchedulerOwnedMemo = "owned"
 

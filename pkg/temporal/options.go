@@ -9,7 +9,7 @@ import (
 	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 )
 
@@ -76,7 +76,7 @@ type visibility struct {
 // describe builds the visibility of a workflow of this chain. heights is
 // nil for a workflow without heights (the scans), priorityKey 0 for one
 // running at the default priority.
-func (o Options) describe(mode string, heights *chain.HeightRange, priorityKey int, summary string) visibility {
+func (o Options) describe(mode string, heights *chaindata.HeightRange, priorityKey int, summary string) visibility {
 	v := visibility{memo: map[string]any{SummaryMemo: summary}, summary: summary}
 	if !o.SearchAttributes {
 		return v
@@ -154,7 +154,7 @@ func (o Options) IndexBlockFirstStart(height uint64, priorityKey int, mode strin
 }
 
 func (o Options) indexBlockStart(height uint64, priorityKey int, mode string, reuse enumspb.WorkflowIdReusePolicy) client.StartWorkflowOptions {
-	v := o.describe(mode, &chain.HeightRange{From: height, To: height}, priorityKey,
+	v := o.describe(mode, &chaindata.HeightRange{From: height, To: height}, priorityKey,
 		fmt.Sprintf("height %d of chain %s, %s, priority %d", height, o.ChainID, mode, priorityKey))
 	return client.StartWorkflowOptions{
 		ID:                                       IndexBlockID(o.ChainID, height),
@@ -189,7 +189,7 @@ func (o Options) RangeActivity(timeout, heartbeat time.Duration) workflow.Activi
 // running workflow, and a finished range may be started again (its
 // activity then finds it indexed).
 func (o Options) IndexRangeStart(from, to uint64, priorityKey int, mode string) client.StartWorkflowOptions {
-	v := o.describe(mode, &chain.HeightRange{From: from, To: to}, priorityKey,
+	v := o.describe(mode, &chaindata.HeightRange{From: from, To: to}, priorityKey,
 		fmt.Sprintf("heights %d-%d of chain %s, %s, priority %d", from, to, o.ChainID, mode, priorityKey))
 	return client.StartWorkflowOptions{
 		ID:                       IndexRangeID(o.ChainID, from, to),
@@ -211,7 +211,7 @@ func (o Options) IndexRangeStart(from, to uint64, priorityKey int, mode string) 
 // (SchedulerOwnedMemo), where a describe call reads it without waiting for
 // the workflow, and in HeightFrom/HeightTo. Memo and search attributes
 // carry over when it continues as new.
-func (o Options) SchedulerStart(owned chain.HeightRange, mode string) client.StartWorkflowOptions {
+func (o Options) SchedulerStart(owned chaindata.HeightRange, mode string) client.StartWorkflowOptions {
 	v := o.describe(mode, &owned, 0,
 		fmt.Sprintf("catch-up of heights %d-%d of chain %s", owned.From, owned.To, o.ChainID))
 	v.memo[SchedulerOwnedMemo] = owned

@@ -8,7 +8,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	sdktemporal "go.temporal.io/sdk/temporal"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -66,7 +66,7 @@ func TestStartsWithoutSearchAttributes(t *testing.T) {
 	}{
 		{o.IndexBlockStart(1, 1, "direct").TypedSearchAttributes, o.IndexBlockStart(1, 1, "direct").Memo},
 		{o.IndexRangeStart(1, 9, 3, "range").TypedSearchAttributes, o.IndexRangeStart(1, 9, 3, "range").Memo},
-		{o.SchedulerStart(chain.HeightRange{From: 1, To: 9}, "scheduler").TypedSearchAttributes, o.SchedulerStart(chain.HeightRange{From: 1, To: 9}, "scheduler").Memo},
+		{o.SchedulerStart(chaindata.HeightRange{From: 1, To: 9}, "scheduler").TypedSearchAttributes, o.SchedulerStart(chaindata.HeightRange{From: 1, To: 9}, "scheduler").Memo},
 		{o.HeadScanSchedule(time.Second, "direct", nil).SearchAttributes, o.HeadScanSchedule(time.Second, "direct", nil).Memo},
 	} {
 		require.Zero(t, so.sa.Size())
@@ -87,10 +87,10 @@ func TestIndexRangeStart(t *testing.T) {
 }
 
 func TestSchedulerStartRefusesSecond(t *testing.T) {
-	so := temporal.NewOptions("eth", time.Minute).SchedulerStart(chain.HeightRange{From: 3, To: 9}, "scheduler")
+	so := temporal.NewOptions("eth", time.Minute).SchedulerStart(chaindata.HeightRange{From: 3, To: 9}, "scheduler")
 	require.Equal(t, "eth:scheduler", so.ID)
 	require.Equal(t, map[string]any{
-		temporal.SchedulerOwnedMemo: chain.HeightRange{From: 3, To: 9},
+		temporal.SchedulerOwnedMemo: chaindata.HeightRange{From: 3, To: 9},
 		temporal.SummaryMemo:        "catch-up of heights 3-9 of chain eth",
 	}, so.Memo)
 	require.Equal(t, "admin:eth", so.TaskQueue)

@@ -3,7 +3,7 @@ package temporal
 import (
 	"time"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // The answer of a Scheduler's progress query (SchedulerProgressQuery): a
@@ -21,12 +21,12 @@ type BucketProgress struct {
 
 // SchedulerProgress answers the scheduler's `progress` query.
 type SchedulerProgress struct {
-	ChainID   string            `json:"chain_id"`
-	Head      uint64            `json:"head"`
-	Owned     chain.HeightRange `json:"owned"`
-	Remaining uint64            `json:"remaining"` // heights not yet scheduled
-	Scheduled uint64            `json:"scheduled"` // over all runs
-	Buckets   []BucketProgress  `json:"buckets"`
+	ChainID   string                `json:"chain_id"`
+	Head      uint64                `json:"head"`
+	Owned     chaindata.HeightRange `json:"owned"`
+	Remaining uint64                `json:"remaining"` // heights not yet scheduled
+	Scheduled uint64                `json:"scheduled"` // over all runs
+	Buckets   []BucketProgress      `json:"buckets"`
 	// Rate is heights scheduled per second of workflow time in this run.
 	Rate float64 `json:"rate"`
 	// Runs counts this run too.

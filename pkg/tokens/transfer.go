@@ -10,7 +10,7 @@ import (
 	"math/big"
 	"strconv"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // The events' topic0, keccak-256 of their signatures, as stored (0x and
@@ -122,7 +122,7 @@ func (s *Stats) Add(o Stats) {
 
 // Decode appends the transfers of logs to out, in log order (and batch
 // order within a log), and counts them and the malformed ones in st.
-func Decode(out []Transfer, logs []chain.Log, st *Stats) []Transfer {
+func Decode(out []Transfer, logs []chaindata.Log, st *Stats) []Transfer {
 	for i := range logs {
 		l := &logs[i]
 		if len(l.Topics) == 0 {
@@ -161,21 +161,21 @@ func Decode(out []Transfer, logs []chain.Log, st *Stats) []Transfer {
 
 // dataHex is the log's data without "0x" (the decoder stores lower-case
 // hex with the prefix).
-func dataHex(l *chain.Log) string {
+func dataHex(l *chaindata.Log) string {
 	if len(l.Data) >= 2 && l.Data[:2] == "0x" {
 		return l.Data[2:]
 	}
 	return l.Data
 }
 
-func base(l *chain.Log, standard string) Transfer {
+func base(l *chaindata.Log, standard string) Transfer {
 	return Transfer{
 		BlockNumber: l.BlockNumber, BlockHash: l.BlockHash, TxHash: l.TxHash, TxIndex: l.TxIndex,
 		LogIndex: l.LogIndex, Token: l.Address, Standard: standard,
 	}
 }
 
-func decodeTransfer(out []Transfer, l *chain.Log) ([]Transfer, Reason, bool) {
+func decodeTransfer(out []Transfer, l *chaindata.Log) ([]Transfer, Reason, bool) {
 	data := dataHex(l)
 	var t Transfer
 	switch len(l.Topics) {
@@ -216,7 +216,7 @@ func decodeTransfer(out []Transfer, l *chain.Log) ([]Transfer, Reason, bool) {
 
 // parties1155 reads the operator, sender and recipient topics of an
 // ERC-1155 event.
-func parties1155(l *chain.Log) (t Transfer, r Reason, ok bool) {
+func parties1155(l *chaindata.Log) (t Transfer, r Reason, ok bool) {
 	if len(l.Topics) != 4 {
 		return t, ReasonTopics, false
 	}
@@ -233,7 +233,7 @@ func parties1155(l *chain.Log) (t Transfer, r Reason, ok bool) {
 	return t, 0, true
 }
 
-func decodeSingle(out []Transfer, l *chain.Log) ([]Transfer, Reason, bool) {
+func decodeSingle(out []Transfer, l *chaindata.Log) ([]Transfer, Reason, bool) {
 	t, r, ok := parties1155(l)
 	if !ok {
 		return out, r, false
@@ -256,7 +256,7 @@ func decodeSingle(out []Transfer, l *chain.Log) ([]Transfer, Reason, bool) {
 // ABI's standard encoding, as every Solidity compiler emits it: the ids'
 // offset 64, the values' right after the ids, nothing after the values.
 // Checked this strictly, the backfill's SQL can apply the same rule.
-func decodeBatch(out []Transfer, l *chain.Log) ([]Transfer, Reason, bool) {
+func decodeBatch(out []Transfer, l *chaindata.Log) ([]Transfer, Reason, bool) {
 	t, r, ok := parties1155(l)
 	if !ok {
 		return out, r, false

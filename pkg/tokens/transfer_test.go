@@ -8,15 +8,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 func addrTopic(a uint64) string { return fmt.Sprintf("0x%064x", a) }
 func addr(a uint64) string      { return fmt.Sprintf("0x%040x", a) }
 func word(v uint64) string      { return fmt.Sprintf("%064x", v) }
 
-func logOf(idx uint32, topics []string, data string) chain.Log {
-	return chain.Log{BlockNumber: 9, BlockHash: "0xbh", TxHash: "0xth", TxIndex: 2, LogIndex: idx,
+func logOf(idx uint32, topics []string, data string) chaindata.Log {
+	return chaindata.Log{BlockNumber: 9, BlockHash: "0xbh", TxHash: "0xth", TxIndex: 2, LogIndex: idx,
 		Address: addr(0xc0), Topics: topics, Data: data}
 }
 
@@ -42,7 +42,7 @@ func batchData(ids, values []uint64) string {
 // with its batch index; the operator is ERC-1155's or the sender.
 func TestDecodeEveryStandard(t *testing.T) {
 	big256 := "0x" + strings.Repeat("f", 64)
-	logs := []chain.Log{
+	logs := []chaindata.Log{
 		logOf(0, []string{TopicTransfer, addrTopic(1), addrTopic(2)}, "0x"+word(1000)),
 		logOf(1, []string{TopicTransfer, addrTopic(0), addrTopic(3), addrTopic(77)}, "0x"),
 		logOf(2, []string{TopicTransferSingle, addrTopic(9), addrTopic(3), addrTopic(4)}, "0x"+word(5)+word(6)),
@@ -87,7 +87,7 @@ func TestDecodeMalformedTransfers(t *testing.T) {
 	high := "0x" + strings.Repeat("0", 23) + "1" + strings.Repeat("0", 39) + "2" // an "address" with upper bytes
 	cases := []struct {
 		name   string
-		log    chain.Log
+		log    chaindata.Log
 		reason Reason
 	}{
 		{"transfer with 2 topics", logOf(1, []string{TopicTransfer, addrTopic(1)}, "0x"+word(1)), ReasonTopics},
@@ -118,7 +118,7 @@ func TestDecodeMalformedTransfers(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			good := logOf(2, []string{TopicTransfer, addrTopic(1), addrTopic(2)}, "0x"+word(5))
 			var st Stats
-			got := Decode(nil, []chain.Log{c.log, good}, &st)
+			got := Decode(nil, []chaindata.Log{c.log, good}, &st)
 			require.Len(t, got, 1)
 			require.Equal(t, uint32(2), got[0].LogIndex)
 			var want [numReasons]int
@@ -129,7 +129,7 @@ func TestDecodeMalformedTransfers(t *testing.T) {
 	}
 	// An empty batch is a transfer of nothing: no row, not malformed.
 	var st Stats
-	require.Empty(t, Decode(nil, []chain.Log{logOf(1, []string{TopicTransferBatch, addrTopic(1), addrTopic(2), addrTopic(3)},
+	require.Empty(t, Decode(nil, []chaindata.Log{logOf(1, []string{TopicTransferBatch, addrTopic(1), addrTopic(2), addrTopic(3)},
 		batchData(nil, nil))}, &st))
 	require.Equal(t, [numReasons]int{}, st.Malformed)
 }

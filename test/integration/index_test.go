@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/localstack"
@@ -78,7 +78,7 @@ func TestIndexesAnvilChainExactly(t *testing.T) {
 	}
 	data := fetch(t, node.HTTPURL, chainID, head/2)
 	for i := 0; i < 2; i++ {
-		require.NoError(t, store.WriteBlocks(context.Background(), chainID, []*chain.BlockData{data}))
+		require.NoError(t, store.WriteBlocks(context.Background(), chainID, []*chaindata.BlockData{data}))
 	}
 	blocks2, txs2, logs2 := testkit.CountRows(t, stack.ch.Addr, database, chainID)
 	require.Equal(t, [3]uint64{blocks, txs, logs}, [3]uint64{blocks2, txs2, logs2})

@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/localstack"
 	"github.com/tideline-dev/tideline/pkg/temporal"
@@ -103,8 +103,8 @@ func TestPhantomSchedulerShrinksToTheChain(t *testing.T) {
 	tc := temporalClient(t)
 	opts := temporal.NewOptions(chainID, ch.Index.ActivityTimeout)
 	phantom := head + 10_000_000
-	sched, err := tc.ExecuteWorkflow(ctx, opts.SchedulerStart(chain.HeightRange{From: head + 1, To: phantom}, string(types.IndexModeScheduler)), temporal.SchedulerWorkflow,
-		types.SchedulerInput{ChainID: chainID, Head: phantom, Remaining: []chain.HeightRange{{From: head + 1, To: phantom}}})
+	sched, err := tc.ExecuteWorkflow(ctx, opts.SchedulerStart(chaindata.HeightRange{From: head + 1, To: phantom}, string(types.IndexModeScheduler)), temporal.SchedulerWorkflow,
+		types.SchedulerInput{ChainID: chainID, Head: phantom, Remaining: []chaindata.HeightRange{{From: head + 1, To: phantom}}})
 	require.NoError(t, err)
 	block, err := tc.ExecuteWorkflow(ctx, opts.IndexBlockStart(phantom, types.UltraHigh.PriorityKey(), string(types.IndexModeDirect)), temporal.IndexBlockWorkflow,
 		types.IndexBlockInput{ChainID: chainID, Height: phantom})
@@ -121,7 +121,7 @@ func TestPhantomSchedulerShrinksToTheChain(t *testing.T) {
 	// Its memo, where HeadScan reads what it owns, shrank with it.
 	desc, err := tc.DescribeWorkflowExecution(ctx, sched.GetID(), sched.GetRunID())
 	require.NoError(t, err)
-	var owned chain.HeightRange
+	var owned chaindata.HeightRange
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(
 		desc.GetWorkflowExecutionInfo().GetMemo().GetFields()[temporal.SchedulerOwnedMemo], &owned))
 	require.Equal(t, head+1, owned.From)

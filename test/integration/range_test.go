@@ -16,7 +16,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
@@ -88,7 +88,7 @@ func TestRangeCatchupLandsEveryHeightOnce(t *testing.T) {
 	}
 	ranges := workflowsOf(t, tc, chainID, temporal.IndexRangeWorkflow)
 	var covered, written uint64
-	var spans []chain.HeightRange
+	var spans []chaindata.HeightRange
 	for _, r := range ranges {
 		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, r.status, r.id)
 		var from, to uint64
@@ -100,7 +100,7 @@ func TestRangeCatchupLandsEveryHeightOnce(t *testing.T) {
 		require.Empty(t, res.Failed, r.id)
 		covered += to - from + 1
 		written += res.Indexed
-		spans = append(spans, chain.HeightRange{From: from, To: to})
+		spans = append(spans, chaindata.HeightRange{From: from, To: to})
 	}
 	require.Equal(t, head+1-64, covered, "heights covered by ranges")
 	require.Equal(t, covered, written, "heights written by ranges")
@@ -169,7 +169,7 @@ func TestRangePoisonedHeightGetsItsOwnWorkflow(t *testing.T) {
 
 	// Everything but the poisoned height lands.
 	waitFor(t, 3*time.Minute, "all heights but the poisoned one indexed", func() (bool, string) {
-		n, err := store.CountIndexed(context.Background(), chainID, []chain.HeightRange{{From: 0, To: head}})
+		n, err := store.CountIndexed(context.Background(), chainID, []chaindata.HeightRange{{From: 0, To: head}})
 		if err != nil {
 			return false, err.Error()
 		}

@@ -18,7 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
@@ -183,14 +183,14 @@ func TestRecordReplayHistories(t *testing.T) {
 	// `indexer chain pause` may find it), it starts nothing until resumed,
 	// then catches up as any other.
 	mine(t, node.HTTPURL, 40)
-	owned := chain.HeightRange{From: 76, To: 115}
+	owned := chaindata.HeightRange{From: 76, To: 115}
 	start := opts.SchedulerStart(owned, string(types.IndexModeScheduler))
 	// Signal-with-start takes no FAIL policy; no other scheduler runs here.
 	start.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
 	start.WorkflowExecutionErrorWhenAlreadyStarted = false
 	pr, err := tc.SignalWithStartWorkflow(ctx, temporal.SchedulerID(chainID), temporal.SchedulerPauseSignal, true,
 		start, temporal.SchedulerWorkflow,
-		types.SchedulerInput{ChainID: chainID, Head: owned.To, Remaining: []chain.HeightRange{owned}})
+		types.SchedulerInput{ChainID: chainID, Head: owned.To, Remaining: []chaindata.HeightRange{owned}})
 	require.NoError(t, err)
 	waitFor(t, time.Minute, "the scheduler paused", func() (bool, string) {
 		v, err := tc.QueryWorkflow(ctx, pr.GetID(), pr.GetRunID(), temporal.SchedulerPausedQuery)

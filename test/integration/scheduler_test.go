@@ -18,7 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
@@ -219,7 +219,7 @@ func waitCaughtUp(t *testing.T, s *storage.ClickHouse, tc client.Client, chainID
 	lastLog, lastChange := began, began
 	var last uint64
 	waitFor(t, timeout, fmt.Sprintf("%s indexed up to %d", chainID, head), func() (bool, string) {
-		n, err := s.CountIndexed(context.Background(), chainID, []chain.HeightRange{{From: 0, To: head}})
+		n, err := s.CountIndexed(context.Background(), chainID, []chaindata.HeightRange{{From: 0, To: head}})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -306,7 +306,7 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 	})
 	t.Logf("progress mid-run: owned=%+v head=%d scheduled=%d remaining=%d runs=%d in_flight=%d rate=%.0f/s buckets=%+v",
 		mid.Owned, mid.Head, mid.Scheduled, mid.Remaining, mid.Runs, mid.InFlight, mid.Rate, mid.Buckets)
-	require.Equal(t, chain.HeightRange{From: 0, To: head}, mid.Owned, "nothing was indexed before: it owns [0, head]")
+	require.Equal(t, chaindata.HeightRange{From: 0, To: head}, mid.Owned, "nothing was indexed before: it owns [0, head]")
 	require.Equal(t, head, mid.Head)
 	require.Equal(t, head+1, mid.Scheduled+mid.Remaining)
 	require.Len(t, mid.Buckets, 2)
@@ -320,8 +320,8 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 
 	// A second start while it runs is refused by Temporal: the fixed ID and
 	// the production start options admit one scheduler per chain.
-	_, err = tc.ExecuteWorkflow(context.Background(), opts.SchedulerStart(chain.HeightRange{From: 0, To: head}, string(types.IndexModeScheduler)), temporal.SchedulerWorkflow, types.SchedulerInput{
-		ChainID: chainID, Head: head, Remaining: []chain.HeightRange{{From: 0, To: head}},
+	_, err = tc.ExecuteWorkflow(context.Background(), opts.SchedulerStart(chaindata.HeightRange{From: 0, To: head}, string(types.IndexModeScheduler)), temporal.SchedulerWorkflow, types.SchedulerInput{
+		ChainID: chainID, Head: head, Remaining: []chaindata.HeightRange{{From: 0, To: head}},
 	})
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	require.True(t, errors.As(err, &already), "second scheduler start: got %v", err)
@@ -394,7 +394,7 @@ func TestSchedulerLeavesLiveBlocksToHeadScan(t *testing.T) {
 		p, ok, state = queryProgress(tc, chainID)
 		return ok && p.Scheduled > 0, state
 	})
-	require.Equal(t, chain.HeightRange{From: 0, To: head0}, p.Owned, "the scheduler owns [0, the head it started at]")
+	require.Equal(t, chaindata.HeightRange{From: 0, To: head0}, p.Owned, "the scheduler owns [0, the head it started at]")
 
 	mineBacklog(t, node.HTTPURL, live)
 	mined := time.Now()
@@ -477,9 +477,9 @@ func TestCheckSchedulerReadsTheMemoWhenTheQueryCannotBeAnswered(t *testing.T) {
 	const chainID = "it-no-admin-worker" // no worker polls its queues
 	ctx := context.Background()
 	tc := temporalClient(t)
-	owned := chain.HeightRange{From: 10, To: 5_000}
+	owned := chaindata.HeightRange{From: 10, To: 5_000}
 	run, err := tc.ExecuteWorkflow(ctx, temporal.NewOptions(chainID, time.Minute).SchedulerStart(owned, string(types.IndexModeScheduler)), temporal.SchedulerWorkflow,
-		types.SchedulerInput{ChainID: chainID, Head: owned.To, Remaining: []chain.HeightRange{owned}})
+		types.SchedulerInput{ChainID: chainID, Head: owned.To, Remaining: []chaindata.HeightRange{owned}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tc.TerminateWorkflow(ctx, run.GetID(), run.GetRunID(), "test over") })
 

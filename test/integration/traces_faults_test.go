@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
@@ -227,7 +227,7 @@ func TestASlowTraceDoesNotHoldTheRange(t *testing.T) {
 	deleteChainSchedulesAtEnd(t, chainID)
 	head := sim.Head()
 	waitFor(t, 3*time.Minute, "every height but the slow one indexed", func() (bool, string) {
-		n, err := st.CountIndexed(context.Background(), chainID, []chain.HeightRange{{From: 0, To: head}})
+		n, err := st.CountIndexed(context.Background(), chainID, []chaindata.HeightRange{{From: 0, To: head}})
 		if err != nil {
 			return false, err.Error()
 		}

@@ -20,7 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/loadgen/contracts"
@@ -38,7 +38,7 @@ import (
 
 // storedTraces reads the canonical frames of a chain as a reader must
 // (FINAL, then is_canonical = 1), by height.
-func storedTraces(t *testing.T, conn driver.Conn, chainID string) map[uint64][]chain.Trace {
+func storedTraces(t *testing.T, conn driver.Conn, chainID string) map[uint64][]chaindata.Trace {
 	t.Helper()
 	rows, err := conn.Query(context.Background(), `SELECT block_number, block_hash, tx_index, trace_index, tx_hash,
 		trace_address, type, from_address, to_address, value, gas, gas_used, input, output, error, revert_reason,
@@ -46,14 +46,14 @@ func storedTraces(t *testing.T, conn driver.Conn, chainID string) map[uint64][]c
 		ORDER BY block_number, tx_index, trace_index`, chainID)
 	require.NoError(t, err)
 	defer rows.Close()
-	out := map[uint64][]chain.Trace{}
+	out := map[uint64][]chaindata.Trace{}
 	for rows.Next() {
-		var f chain.Trace
+		var f chaindata.Trace
 		var typ string
 		var reverted uint8
 		require.NoError(t, rows.Scan(&f.BlockNumber, &f.BlockHash, &f.TxIndex, &f.Index, &f.TxHash, &f.Address, &typ,
 			&f.From, &f.To, &f.Value, &f.Gas, &f.GasUsed, &f.Input, &f.Output, &f.Error, &f.RevertReason, &reverted, &f.Subtraces))
-		f.Type, f.Reverted = chain.TraceType(typ), reverted == 1
+		f.Type, f.Reverted = chaindata.TraceType(typ), reverted == 1
 		if len(f.Address) == 0 {
 			f.Address = nil
 		}
@@ -66,10 +66,10 @@ func storedTraces(t *testing.T, conn driver.Conn, chainID string) map[uint64][]c
 // nodeTraces asks the node's tracer (mode debug or parity) for the traces
 // of the heights with transactions in [from, to] and reads them with
 // testkit.TracesOf.
-func nodeTraces(t *testing.T, nodeURL, mode string, from, to uint64) map[uint64][]chain.Trace {
+func nodeTraces(t *testing.T, nodeURL, mode string, from, to uint64) map[uint64][]chaindata.Trace {
 	t.Helper()
 	c := nodeClient(t, nodeURL)
-	out := map[uint64][]chain.Trace{}
+	out := map[uint64][]chaindata.Trace{}
 	for h := from; h <= to; h++ {
 		var b struct {
 			Hash         string

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
 
@@ -20,7 +20,7 @@ func parseHex(s string, out *uint64) (uint64, error) {
 }
 
 // fetch reads one height through the production adapter.
-func fetch(t *testing.T, url, chainID string, h uint64) *chain.BlockData {
+func fetch(t *testing.T, url, chainID string, h uint64) *chaindata.BlockData {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

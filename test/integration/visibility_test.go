@@ -21,7 +21,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/localstack"
@@ -233,7 +233,7 @@ func TestOperatorQueries(t *testing.T) {
 	require.NoError(t, err)
 	var progress temporal.SchedulerProgress
 	require.NoError(t, p.Get(&progress))
-	require.Equal(t, chain.HeightRange{From: uint64(s.From), To: uint64(s.To)}, progress.Owned, "the search attributes say what the progress query says")
+	require.Equal(t, chaindata.HeightRange{From: uint64(s.From), To: uint64(s.To)}, progress.Owned, "the search attributes say what the progress query says")
 	t.Logf("scheduler %d..%d: lowest height in flight %d; progress: %d scheduled, %d remaining", s.From, s.To, lowest,
 		progress.Scheduled, progress.Remaining)
 	waitFor(t, 2*time.Minute, "the scheduler finished", func() (bool, string) {

@@ -13,7 +13,7 @@ import (
 	sdktemporal "go.temporal.io/sdk/temporal"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/aggregate"
 	"github.com/tideline-dev/tideline/pkg/storage"
@@ -74,7 +74,7 @@ func (f *reorgFixture) aggregateErr() (aggregate.Result, error) { return f.runAg
 // range path does (no reorg check): the fastest way to a watermark.
 func (f *reorgFixture) write(hs ...uint64) {
 	f.t.Helper()
-	blocks := make([]*chain.BlockData, len(hs))
+	blocks := make([]*chaindata.BlockData, len(hs))
 	for i, h := range hs {
 		blocks[i] = withFrames(f.node.block(h))
 	}
@@ -206,7 +206,7 @@ func TestAggregateWaitsBelowABrokenLink(t *testing.T) {
 	f.node.rollback(20)
 	f.node.grow('a', 23, func(uint64) int { return 1 })
 	orphan := fakeBlock('z', 22, "0xnot-block-21", 3)
-	require.NoError(t, f.store.WriteBlocks(context.Background(), f.chainID, []*chain.BlockData{orphan}))
+	require.NoError(t, f.store.WriteBlocks(context.Background(), f.chainID, []*chaindata.BlockData{orphan}))
 	f.write(21, 23)
 	res := f.aggregate()
 	require.Equal(t, uint64(21), res.Height)

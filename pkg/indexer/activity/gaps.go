@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
 
@@ -30,7 +30,7 @@ func (a *Activities) CountIndexed(ctx context.Context, in types.CountIndexedInpu
 }
 
 // MissingRanges lists the holes of a range as ascending ranges.
-func (a *Activities) MissingRanges(ctx context.Context, in types.MissingInput) ([]chain.HeightRange, error) {
+func (a *Activities) MissingRanges(ctx context.Context, in types.MissingInput) ([]chaindata.HeightRange, error) {
 	rs, err := a.Store.MissingRanges(ctx, a.Chain.ID, in.Range.From, in.Range.To, in.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("chain %s: missing ranges in [%d, %d]: %w", a.Chain.ID, in.Range.From, in.Range.To, err)

@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // Writes held after a reorganisation deeper than the confirmation depth.
@@ -53,7 +53,7 @@ type DeepReorgError struct {
 	// Lowest is the lowest stored height found to differ from the node;
 	// Stored is what is stored there.
 	Lowest uint64
-	Stored chain.StoredBlock
+	Stored chaindata.StoredBlock
 	// ConfirmationDepth is the window the check could reach.
 	ConfirmationDepth uint64
 }

@@ -9,7 +9,7 @@ import (
 	sdktemporal "go.temporal.io/sdk/temporal"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
@@ -40,7 +40,7 @@ func TestDeepReorgHoldsTheChainsWrites(t *testing.T) {
 	requireHeld(21) // finds it: 18..20 differ, 18 is the bottom of the window
 	requireHeld(22) // a height whose window has nothing stored is held too
 	requireHeld(3)  // and so is a height far below the head
-	_, err = f.env.ExecuteActivity(f.acts.IndexRange, types.IndexRangeInput{ChainID: f.chainID, Range: chain.HeightRange{From: 21, To: 22}})
+	_, err = f.env.ExecuteActivity(f.acts.IndexRange, types.IndexRangeInput{ChainID: f.chainID, Range: chaindata.HeightRange{From: 21, To: 22}})
 	var app *sdktemporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
 	require.Equal(t, activity.ErrTypeChainHalted, app.Type())

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tideline-dev/tideline/internal/wait"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 	"github.com/tideline-dev/tideline/pkg/temporal"
@@ -93,7 +93,7 @@ func (a *Activities) IndexRange(ctx context.Context, in types.IndexRangeInput) (
 type rangeRun struct {
 	a          *Activities
 	chainID    string
-	rg         chain.HeightRange
+	rg         chaindata.HeightRange
 	writeBatch int
 	log        *zap.Logger
 	prior      types.RangeProgress // earlier attempts, from the heartbeat
@@ -183,7 +183,7 @@ func (r *rangeRun) handOff(res types.IndexRangeResult, attempt int32, othersInde
 func (r *rangeRun) pipeline(ctx context.Context, heights []uint64) error {
 	// Unbuffered: the next chunk is fetched while one is written, and no
 	// more, so an activity holds at most two chunks of blocks.
-	fetched := make(chan []*chain.BlockData)
+	fetched := make(chan []*chaindata.BlockData)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		defer close(fetched)
@@ -224,12 +224,12 @@ func (r *rangeRun) pipeline(ctx context.Context, heights []uint64) error {
 // fetchChunk fetches a chunk's heights with one rpc.FetchBlocks call (one
 // result per height, in order, each with its own error). Heights that
 // failed are recorded; the others' blocks are returned, ascending.
-func (r *rangeRun) fetchChunk(ctx context.Context, heights []uint64) ([]*chain.BlockData, error) {
+func (r *rangeRun) fetchChunk(ctx context.Context, heights []uint64) ([]*chaindata.BlockData, error) {
 	results := rpc.FetchBlocks(ctx, r.a.Chain.RPC, heights)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	blocks := make([]*chain.BlockData, 0, len(results))
+	blocks := make([]*chaindata.BlockData, 0, len(results))
 	errs := map[uint64]error{}
 	for _, res := range results {
 		if res.Err == nil {
@@ -272,7 +272,7 @@ func (r *rangeRun) fetchChunk(ctx context.Context, heights []uint64) ([]*chain.B
 // of the chunk is written is recorded as failed (its own fault). If no
 // height of the chunk can be written, the database is down: the attempt
 // fails.
-func (r *rangeRun) writeChunk(ctx context.Context, blocks []*chain.BlockData) error {
+func (r *rangeRun) writeChunk(ctx context.Context, blocks []*chaindata.BlockData) error {
 	if len(blocks) == 0 {
 		return nil
 	}
@@ -318,7 +318,7 @@ func (r *rangeRun) writeChunk(ctx context.Context, blocks []*chain.BlockData) er
 
 // bisect writes blocks in halves until each failing write is one height;
 // it returns how many heights it wrote and records the failing ones.
-func (r *rangeRun) bisect(ctx context.Context, blocks []*chain.BlockData, bad map[uint64]error) int {
+func (r *rangeRun) bisect(ctx context.Context, blocks []*chaindata.BlockData, bad map[uint64]error) int {
 	if ctx.Err() != nil {
 		return 0
 	}
@@ -334,7 +334,7 @@ func (r *rangeRun) bisect(ctx context.Context, blocks []*chain.BlockData, bad ma
 }
 
 // written counts a written chunk.
-func (r *rangeRun) written(blocks []*chain.BlockData) {
+func (r *rangeRun) written(blocks []*chaindata.BlockData) {
 	var txs, logs uint64
 	for _, b := range blocks {
 		txs += uint64(len(b.Transactions))

@@ -4,7 +4,7 @@ import (
 	"math"
 	"sync/atomic"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // A range's chunks (range.go) hold index.write_batch heights, or fewer
@@ -30,13 +30,13 @@ type rowsEstimate struct{ bits atomic.Uint64 }
 
 // blockRows is what one height adds to a chunk: its block, transactions,
 // logs and call frames.
-func blockRows(d *chain.BlockData) int {
+func blockRows(d *chaindata.BlockData) int {
 	return 1 + len(d.Transactions) + len(d.Logs) + len(d.Traces)
 }
 
 // record keeps the rows per height of a fetched chunk (nothing for an
 // empty one: every height failed).
-func (e *rowsEstimate) record(blocks []*chain.BlockData) {
+func (e *rowsEstimate) record(blocks []*chaindata.BlockData) {
 	if len(blocks) == 0 {
 		return
 	}

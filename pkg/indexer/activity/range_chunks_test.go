@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // A chunk is write_batch heights unless the rows bound says fewer: a probe
@@ -39,8 +39,8 @@ func TestRowsEstimate(t *testing.T) {
 	var e rowsEstimate
 	_, ok := e.get()
 	require.False(t, ok)
-	heavy := &chain.BlockData{Transactions: make([]chain.Transaction, 3), Logs: make([]chain.Log, 4), Traces: make([]chain.Trace, 2)}
-	e.record([]*chain.BlockData{heavy, {}})
+	heavy := &chaindata.BlockData{Transactions: make([]chaindata.Transaction, 3), Logs: make([]chaindata.Log, 4), Traces: make([]chaindata.Trace, 2)}
+	e.record([]*chaindata.BlockData{heavy, {}})
 	got, ok := e.get()
 	require.True(t, ok)
 	require.InDelta(t, 5.5, got, 1e-9, "(10 + 1) rows over 2 heights")

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/rpc"
@@ -39,7 +39,7 @@ func TestRangeHandOffRule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &rangeRun{
 				a:       &Activities{Metrics: metrics.New(prometheus.NewRegistry()), Log: zap.NewNop()},
-				chainID: "c", rg: chain.HeightRange{From: 0, To: 999}, log: zap.NewNop(),
+				chainID: "c", rg: chaindata.HeightRange{From: 0, To: 999}, log: zap.NewNop(),
 				failed: map[uint64]heightFailure{},
 			}
 			for h := range tc.n {

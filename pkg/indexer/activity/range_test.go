@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
@@ -35,7 +35,7 @@ type faultyNode struct {
 	asked     map[uint64]int
 }
 
-func (n *faultyNode) BlockByHeight(ctx context.Context, h uint64) (*chain.BlockData, error) {
+func (n *faultyNode) BlockByHeight(ctx context.Context, h uint64) (*chaindata.BlockData, error) {
 	n.mu.Lock()
 	n.asked[h]++
 	bad, down := n.malformed[h], n.down
@@ -89,7 +89,7 @@ func newRangeFixture(t *testing.T, head uint64) *rangeFixture {
 
 func (f *rangeFixture) indexRange(from, to uint64) (types.IndexRangeResult, error) {
 	v, err := f.env.ExecuteActivity(f.acts.IndexRange, types.IndexRangeInput{
-		ChainID: f.chainID, Range: chain.HeightRange{From: from, To: to}, Level: types.UltraLow,
+		ChainID: f.chainID, Range: chaindata.HeightRange{From: from, To: to}, Level: types.UltraLow,
 	})
 	if err != nil {
 		return types.IndexRangeResult{}, err
@@ -120,7 +120,7 @@ func TestIndexRangeIndexesWhatIsMissing(t *testing.T) {
 	f := newRangeFixture(t, 119)
 	ctx := context.Background()
 	for h := uint64(50); h < 60; h++ {
-		require.NoError(t, f.store.WriteBlocks(ctx, f.chainID, []*chain.BlockData{f.node.block(h)}))
+		require.NoError(t, f.store.WriteBlocks(ctx, f.chainID, []*chaindata.BlockData{f.node.block(h)}))
 	}
 	res, err := f.indexRange(0, 119)
 	require.NoError(t, err)
@@ -200,7 +200,7 @@ func TestIndexRangeResumesFromHeartbeat(t *testing.T) {
 	f := newRangeFixture(t, 59)
 	ctx := context.Background()
 	for h := uint64(40); h <= 59; h++ { // what attempt 1 wrote, newest first
-		require.NoError(t, f.store.WriteBlocks(ctx, f.chainID, []*chain.BlockData{f.node.block(h)}))
+		require.NoError(t, f.store.WriteBlocks(ctx, f.chainID, []*chaindata.BlockData{f.node.block(h)}))
 	}
 	earlier := span(40, 59)
 	f.env.SetHeartbeatDetails(types.RangeProgress{Indexed: 20, Txs: txsOf(earlier), Logs: txsOf(earlier)})
@@ -218,7 +218,7 @@ type chunkRecorder struct {
 	chunks [][]uint64
 }
 
-func (c *chunkRecorder) WriteBlocks(ctx context.Context, chainID string, blocks []*chain.BlockData) error {
+func (c *chunkRecorder) WriteBlocks(ctx context.Context, chainID string, blocks []*chaindata.BlockData) error {
 	hs := make([]uint64, len(blocks))
 	for i, b := range blocks {
 		hs[i] = b.Block.Number

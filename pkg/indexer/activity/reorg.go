@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
@@ -78,7 +78,7 @@ func (a *Activities) repairTurn(ctx context.Context) (release func(), err error)
 }
 
 // storedView reads the stored blocks of [lo, hi], ascending.
-func (a *Activities) storedView(ctx context.Context, lo, hi uint64) ([]chain.StoredBlock, error) {
+func (a *Activities) storedView(ctx context.Context, lo, hi uint64) ([]chaindata.StoredBlock, error) {
 	stored, err := a.Store.StoredBlocks(ctx, a.Chain.ID, lo, hi)
 	if err != nil {
 		return nil, writeErr(fmt.Errorf("read stored blocks [%d, %d]: %w", lo, hi, err))
@@ -91,7 +91,7 @@ func (a *Activities) storedView(ctx context.Context, lo, hi uint64) ([]chain.Sto
 // canonical) in place of the stored block at its height: a tombstone, a
 // stored block at b's height other than b, or either side of a parent link
 // that does not hold.
-func firstSuspect(stored []chain.StoredBlock, b *chain.Block) (uint64, bool) {
+func firstSuspect(stored []chaindata.StoredBlock, b *chaindata.Block) (uint64, bool) {
 	view := overlay(stored, b)
 	for i, s := range view {
 		if !s.Canonical {
@@ -112,7 +112,7 @@ func firstSuspect(stored []chain.StoredBlock, b *chain.Block) (uint64, bool) {
 	return 0, false
 }
 
-func cmpNumber(s chain.StoredBlock, n uint64) int {
+func cmpNumber(s chaindata.StoredBlock, n uint64) int {
 	switch {
 	case s.Number < n:
 		return -1
@@ -123,8 +123,8 @@ func cmpNumber(s chain.StoredBlock, n uint64) int {
 }
 
 // overlay returns stored with b in place of (or inserted at) its height.
-func overlay(stored []chain.StoredBlock, b *chain.Block) []chain.StoredBlock {
-	nb := chain.StoredBlock{Number: b.Number, Hash: b.Hash, ParentHash: b.ParentHash, Canonical: true}
+func overlay(stored []chaindata.StoredBlock, b *chaindata.Block) []chaindata.StoredBlock {
+	nb := chaindata.StoredBlock{Number: b.Number, Hash: b.Hash, ParentHash: b.ParentHash, Canonical: true}
 	j, found := slices.BinarySearchFunc(stored, b.Number, cmpNumber)
 	out := slices.Clone(stored)
 	if found {
@@ -139,7 +139,7 @@ func overlay(stored []chain.StoredBlock, b *chain.Block) []chain.StoredBlock {
 // re-indexes every height whose stored block is not the node's. The block
 // being indexed is written last. A nil result means nothing stored was off
 // the chain (the suspect was a tombstone of a height the node still lacks).
-func (a *Activities) repair(ctx context.Context, data *chain.BlockData, stored []chain.StoredBlock, from, lo uint64) (*types.ReorgResult, error) {
+func (a *Activities) repair(ctx context.Context, data *chaindata.BlockData, stored []chaindata.StoredBlock, from, lo uint64) (*types.ReorgResult, error) {
 	c, chainID := a.Chain, a.Chain.ID
 	n := data.Block.Number
 	// The block being written must still be the node's: otherwise the
@@ -153,8 +153,8 @@ func (a *Activities) repair(ctx context.Context, data *chain.BlockData, stored [
 	}
 
 	// canonical[h] is the node's block at h, nil when the node lacks h.
-	canonical := map[uint64]*chain.BlockData{}
-	nodeBlock := func(h uint64) (*chain.BlockData, error) {
+	canonical := map[uint64]*chaindata.BlockData{}
+	nodeBlock := func(h uint64) (*chaindata.BlockData, error) {
 		d, err := c.RPC.BlockByHeight(ctx, h)
 		if errors.Is(err, rpc.ErrBlockNotFound) {
 			return nil, nil
@@ -168,7 +168,7 @@ func (a *Activities) repair(ctx context.Context, data *chain.BlockData, stored [
 	var orphaned, removed []uint64
 	// offChain compares one stored height with the node; matched is true
 	// when the stored block is the node's.
-	offChain := func(s chain.StoredBlock) (matched bool, err error) {
+	offChain := func(s chaindata.StoredBlock) (matched bool, err error) {
 		d, err := nodeBlock(s.Number)
 		if err != nil {
 			return false, err
@@ -256,7 +256,7 @@ func (a *Activities) repair(ctx context.Context, data *chain.BlockData, stored [
 		if err != nil {
 			return nil, fetchErr(fmt.Errorf("receipts of canonical block %d %s: %w", h, d.Block.Hash, err))
 		}
-		if err := a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{d}); err != nil {
+		if err := a.Store.WriteBlocks(ctx, chainID, []*chaindata.BlockData{d}); err != nil {
 			return nil, writeErr(err)
 		}
 	}
@@ -265,7 +265,7 @@ func (a *Activities) repair(ctx context.Context, data *chain.BlockData, stored [
 			return nil, writeErr(err)
 		}
 	}
-	if err := a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{data}); err != nil {
+	if err := a.Store.WriteBlocks(ctx, chainID, []*chaindata.BlockData{data}); err != nil {
 		return nil, writeErr(err)
 	}
 

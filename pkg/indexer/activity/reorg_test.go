@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/aggregate"
@@ -31,7 +31,7 @@ import (
 // fakeChain is a node whose canonical chain the test rewrites at will.
 type fakeChain struct {
 	mu     sync.Mutex
-	blocks []*chain.BlockData // index = height
+	blocks []*chaindata.BlockData // index = height
 	calls  map[string]int
 }
 
@@ -42,7 +42,7 @@ func (f *fakeChain) HeadHeight(context.Context) (uint64, error) {
 	return uint64(len(f.blocks) - 1), nil
 }
 
-func (f *fakeChain) BlockByHeight(_ context.Context, h uint64) (*chain.BlockData, error) {
+func (f *fakeChain) BlockByHeight(_ context.Context, h uint64) (*chaindata.BlockData, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["block"]++
@@ -55,7 +55,7 @@ func (f *fakeChain) BlockByHeight(_ context.Context, h uint64) (*chain.BlockData
 	return &d, nil
 }
 
-func (f *fakeChain) Receipts(_ context.Context, d *chain.BlockData) error {
+func (f *fakeChain) Receipts(_ context.Context, d *chaindata.BlockData) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["receipts"]++
@@ -96,27 +96,27 @@ func (f *fakeChain) rollback(h uint64) {
 	f.blocks = f.blocks[:h+1]
 }
 
-func (f *fakeChain) block(h uint64) *chain.BlockData {
+func (f *fakeChain) block(h uint64) *chaindata.BlockData {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.blocks[h]
 }
 
-func fakeBlock(branch byte, h uint64, parent string, txs int) *chain.BlockData {
+func fakeBlock(branch byte, h uint64, parent string, txs int) *chaindata.BlockData {
 	hash := fmt.Sprintf("0x%c%063x", branch, h)
-	d := &chain.BlockData{Block: chain.Block{
+	d := &chaindata.BlockData{Block: chaindata.Block{
 		Number: h, Hash: hash, ParentHash: parent, Timestamp: 1_700_000_000 + h,
 		TxCount: uint32(txs), LogCount: uint32(txs), Size: 500 + h,
 	}}
 	for i := range txs {
 		tx := fmt.Sprintf("0x%c%031x%032x", branch, h, i)
-		d.Transactions = append(d.Transactions, chain.Transaction{
+		d.Transactions = append(d.Transactions, chaindata.Transaction{
 			BlockNumber: h, BlockHash: hash, Index: uint32(i), Hash: tx, Value: "0", Status: 1, LogCount: 1,
 			From: fmt.Sprintf("0x%040x", 0xf0+i), To: fmt.Sprintf("0x%040x", 0xe0+i),
 		})
 		// An ERC-20 transfer of the sender's, so that every table has rows
 		// (token_transfers and its look-ups too).
-		d.Logs = append(d.Logs, chain.Log{
+		d.Logs = append(d.Logs, chaindata.Log{
 			BlockNumber: h, BlockHash: hash, TxHash: tx, TxIndex: uint32(i), LogIndex: uint32(i),
 			Address: fmt.Sprintf("0x%040x", 0xc0),
 			Topics:  []string{tokens.TopicTransfer, fmt.Sprintf("0x%064x", 0xf0+i), fmt.Sprintf("0x%064x", 0xe0+i)},
@@ -190,15 +190,15 @@ func (f *reorgFixture) requireStoredIsNode() {
 	f.t.Helper()
 	ctx := context.Background()
 	f.node.mu.Lock()
-	blocks := append([]*chain.BlockData(nil), f.node.blocks...)
+	blocks := append([]*chaindata.BlockData(nil), f.node.blocks...)
 	f.node.mu.Unlock()
 	head := uint64(len(blocks) - 1)
 	stored, err := f.store.StoredBlocks(ctx, f.chainID, 0, head+100)
 	require.NoError(f.t, err)
-	var want, got []chain.StoredBlock
+	var want, got []chaindata.StoredBlock
 	var txs, logs uint64
 	for _, d := range blocks {
-		want = append(want, chain.StoredBlock{Number: d.Block.Number, Hash: d.Block.Hash, ParentHash: d.Block.ParentHash, Canonical: true})
+		want = append(want, chaindata.StoredBlock{Number: d.Block.Number, Hash: d.Block.Hash, ParentHash: d.Block.ParentHash, Canonical: true})
 		txs += uint64(len(d.Transactions))
 		logs += uint64(len(d.Logs))
 	}
@@ -285,7 +285,7 @@ func TestIndexBlockRepairsALateOrphanWrite(t *testing.T) {
 	f.node.grow('a', 8, func(uint64) int { return 1 })
 	f.index(span(0, 8)...)
 	orphan := fakeBlock('z', 5, f.node.block(4).Block.Hash, 3)
-	require.NoError(t, f.store.WriteBlocks(context.Background(), f.chainID, []*chain.BlockData{orphan}))
+	require.NoError(t, f.store.WriteBlocks(context.Background(), f.chainID, []*chaindata.BlockData{orphan}))
 
 	f.node.grow('a', 9, func(uint64) int { return 1 })
 	res := f.index(9)[0]
@@ -302,7 +302,7 @@ func TestIndexBlockChecksOnlyNearTheHead(t *testing.T) {
 			f.node.grow('a', 20, func(uint64) int { return 1 })
 			f.index(span(0, 10)...)
 			orphan := fakeBlock('z', 5, f.node.block(4).Block.Hash, 1)
-			require.NoError(t, f.store.WriteBlocks(context.Background(), f.chainID, []*chain.BlockData{orphan}))
+			require.NoError(t, f.store.WriteBlocks(context.Background(), f.chainID, []*chaindata.BlockData{orphan}))
 			blockCalls := f.node.count("block")
 			require.Nil(t, f.index(11)[0].Reorg)
 			require.Equal(t, blockCalls+1, f.node.count("block"), "only the fetch of height 11")

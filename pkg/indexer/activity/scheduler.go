@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -72,12 +72,12 @@ func (a *Activities) CheckScheduler(ctx context.Context, _ string) (types.Schedu
 
 // ownedFromMemo decodes the owned span from the scheduler's memo; found is
 // false when the memo has none.
-func ownedFromMemo(p *commonpb.Payload) (owned chain.HeightRange, found bool, err error) {
+func ownedFromMemo(p *commonpb.Payload) (owned chaindata.HeightRange, found bool, err error) {
 	if p == nil {
-		return chain.HeightRange{}, false, nil
+		return chaindata.HeightRange{}, false, nil
 	}
 	if err := converter.GetDefaultDataConverter().FromPayload(p, &owned); err != nil {
-		return chain.HeightRange{}, false, err
+		return chaindata.HeightRange{}, false, err
 	}
 	return owned, true, nil
 }
@@ -112,7 +112,7 @@ func (a *Activities) schedulerIdle(chainID string) {
 // one with the fixed ID; that refusal is reported, not failed.
 func (a *Activities) StartScheduler(ctx context.Context, in types.SchedulerInput) (types.StartSchedulerResult, error) {
 	chainID := a.Chain.ID
-	_, err := a.Temporal.ExecuteWorkflow(ctx, a.Chain.Options.SchedulerStart(chain.Span(in.Remaining), string(types.IndexModeScheduler)), temporal.SchedulerWorkflow, in)
+	_, err := a.Temporal.ExecuteWorkflow(ctx, a.Chain.Options.SchedulerStart(chaindata.Span(in.Remaining), string(types.IndexModeScheduler)), temporal.SchedulerWorkflow, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case errors.As(err, &already):
@@ -121,9 +121,9 @@ func (a *Activities) StartScheduler(ctx context.Context, in types.SchedulerInput
 	case err != nil:
 		return types.StartSchedulerResult{}, fmt.Errorf("chain %s: start scheduler: %w", chainID, err)
 	}
-	span := chain.Span(in.Remaining)
+	span := chaindata.Span(in.Remaining)
 	a.logger().Info("scheduler started", zap.Uint64("from", span.From), zap.Uint64("to", span.To),
-		zap.Uint64("heights", chain.TotalLen(in.Remaining)))
+		zap.Uint64("heights", chaindata.TotalLen(in.Remaining)))
 	a.Metrics.SchedulerActive.WithLabelValues(chainID).Set(1)
 	return types.StartSchedulerResult{Started: true}, nil
 }

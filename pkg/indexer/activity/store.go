@@ -3,7 +3,7 @@ package activity
 import (
 	"context"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
@@ -17,13 +17,13 @@ type Store interface {
 	// unmarked, and they are written again (storage's README says how
 	// tombstones and look-up rows keep a rewrite exact). Every path writes
 	// through it: a live block, a pushed block, a reorg repair, a range.
-	WriteBlocks(ctx context.Context, chainID string, blocks []*chain.BlockData) error
+	WriteBlocks(ctx context.Context, chainID string, blocks []*chaindata.BlockData) error
 	// RemoveBlock supersedes every row of a height the node no longer has
 	// with tombstones; the mark stays.
 	RemoveBlock(ctx context.Context, chainID string, height uint64) error
 	// StoredBlocks returns, ascending, the newest block row of each height
 	// in [from, to] that has one: hash, parent hash, canonical or not.
-	StoredBlocks(ctx context.Context, chainID string, from, to uint64) ([]chain.StoredBlock, error)
+	StoredBlocks(ctx context.Context, chainID string, from, to uint64) ([]chaindata.StoredBlock, error)
 
 	// IsIndexed reports whether the height is marked indexed.
 	IsIndexed(ctx context.Context, chainID string, height uint64) (bool, error)
@@ -38,9 +38,9 @@ type Store interface {
 	MissingHeights(ctx context.Context, chainID string, from, to uint64, limit int) ([]uint64, error)
 	// MissingRanges lists the holes of [from, to] as ascending ranges,
 	// covering at most maxHeights heights.
-	MissingRanges(ctx context.Context, chainID string, from, to uint64, maxHeights int) ([]chain.HeightRange, error)
+	MissingRanges(ctx context.Context, chainID string, from, to uint64, maxHeights int) ([]chaindata.HeightRange, error)
 	// CountIndexed returns, per range, how many of its heights are indexed.
-	CountIndexed(ctx context.Context, chainID string, ranges []chain.HeightRange) ([]uint64, error)
+	CountIndexed(ctx context.Context, chainID string, ranges []chaindata.HeightRange) ([]uint64, error)
 
 	// SaveState and LoadState keep a per-chain singleton value (the
 	// watermark, the aggregator's and the pruned height).

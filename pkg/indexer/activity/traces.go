@@ -3,7 +3,7 @@ package activity
 import (
 	"fmt"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // The indexing path's side of call traces: a traced chain's heights are
@@ -12,7 +12,7 @@ import (
 
 // requireTraces refuses a block fetched without its traces while the
 // chain traces: such a height is not complete, and is not written.
-func (a *Activities) requireTraces(d *chain.BlockData) error {
+func (a *Activities) requireTraces(d *chaindata.BlockData) error {
 	if a.Chain.Traces && !d.Traced {
 		return fmt.Errorf("chain %s height %d: fetched without its traces, but the chain traces (the client does not trace)", a.Chain.ID, d.Block.Number)
 	}
@@ -20,7 +20,7 @@ func (a *Activities) requireTraces(d *chain.BlockData) error {
 }
 
 // countTraces counts the frames of written blocks.
-func (a *Activities) countTraces(blocks ...*chain.BlockData) {
+func (a *Activities) countTraces(blocks ...*chaindata.BlockData) {
 	n := 0
 	for _, d := range blocks {
 		n += len(d.Traces)

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/tracebackfill"
@@ -88,7 +88,7 @@ func (f *traceFixture) backfill(acts *activity.Activities) *tracebackfill.Job {
 }
 
 func (f *traceFixture) indexRange(env *testsuite.TestActivityEnvironment, acts *activity.Activities, from, to uint64) {
-	_, err := env.ExecuteActivity(acts.IndexRange, types.IndexRangeInput{ChainID: f.chainID, Range: chain.HeightRange{From: from, To: to}})
+	_, err := env.ExecuteActivity(acts.IndexRange, types.IndexRangeInput{ChainID: f.chainID, Range: chaindata.HeightRange{From: from, To: to}})
 	require.NoError(f.t, err)
 }
 
@@ -107,7 +107,7 @@ func (f *traceFixture) checkTraces(mode rpc.TraceMode, heights ...uint64) {
 	defer e.Close()
 	for _, r := range e.FetchBlocks(context.Background(), heights) {
 		require.NoError(f.t, r.Err)
-		var stored []chain.Trace
+		var stored []chaindata.Trace
 		for i := range r.Data.Transactions {
 			fs, err := f.store.Reader().TxTraces(context.Background(), f.chainID, storage.Position{Block: r.Height, Index: uint32(i)})
 			require.NoError(f.t, err)
@@ -208,13 +208,13 @@ func TestBackfillFillsTheTracesOfIndexedHeights(t *testing.T) {
 // withFrames is a copy of a block of the fake node with a trace: per
 // transaction its call and one inner call, so that every traces table has
 // rows.
-func withFrames(b *chain.BlockData) *chain.BlockData {
+func withFrames(b *chaindata.BlockData) *chaindata.BlockData {
 	c := *b
 	d := &c
 	d.Traced, d.Traces = true, nil
 	for _, tx := range d.Transactions {
-		top := chain.Trace{BlockNumber: d.Block.Number, BlockHash: d.Block.Hash, TxIndex: tx.Index, TxHash: tx.Hash,
-			Type: chain.TraceCall, From: tx.From, To: tx.To, Value: "0", Input: "0x", Output: "0x", Subtraces: 1}
+		top := chaindata.Trace{BlockNumber: d.Block.Number, BlockHash: d.Block.Hash, TxIndex: tx.Index, TxHash: tx.Hash,
+			Type: chaindata.TraceCall, From: tx.From, To: tx.To, Value: "0", Input: "0x", Output: "0x", Subtraces: 1}
 		inner := top
 		inner.Index, inner.Address, inner.Subtraces = 1, []uint32{0}, 0
 		inner.From, inner.To, inner.Value = tx.To, tx.From, "1"

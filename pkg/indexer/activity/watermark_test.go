@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
@@ -15,7 +15,7 @@ import (
 func writeHeights(t *testing.T, s *storage.ClickHouse, chainID string, hs ...uint64) {
 	t.Helper()
 	for _, h := range hs {
-		require.NoError(t, s.WriteBlocks(context.Background(), chainID, []*chain.BlockData{{Block: chain.Block{
+		require.NoError(t, s.WriteBlocks(context.Background(), chainID, []*chaindata.BlockData{{Block: chaindata.Block{
 			Number: h, Hash: fmt.Sprintf("0x%064x", h+1), ParentHash: fmt.Sprintf("0x%064x", h), Timestamp: 1_700_000_000 + h,
 		}}}))
 	}

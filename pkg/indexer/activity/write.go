@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
@@ -15,12 +15,12 @@ import (
 // writeChecked writes a fetched block; near the head it first checks the
 // stored blocks around it and repairs a reorganisation (see above). The
 // result is non-nil when a reorganisation was repaired.
-func (a *Activities) writeChecked(ctx context.Context, data *chain.BlockData, log *zap.Logger) (*types.ReorgResult, error) {
+func (a *Activities) writeChecked(ctx context.Context, data *chaindata.BlockData, log *zap.Logger) (*types.ReorgResult, error) {
 	c, chainID := a.Chain, a.Chain.ID
 	depth := uint64(max(c.ConfirmationDepth, 0))
 	n := data.Block.Number
 	if depth == 0 || !a.nearHead(ctx, n, depth) {
-		return nil, writeErr(a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{data}))
+		return nil, writeErr(a.Store.WriteBlocks(ctx, chainID, []*chaindata.BlockData{data}))
 	}
 	lo, hi := c.StartHeight, n+depth
 	if n >= lo+depth {
@@ -39,7 +39,7 @@ func (a *Activities) writeChecked(ctx context.Context, data *chain.BlockData, lo
 			return nil, err
 		}
 		if anchored {
-			return nil, writeErr(a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{data}))
+			return nil, writeErr(a.Store.WriteBlocks(ctx, chainID, []*chaindata.BlockData{data}))
 		}
 	}
 
@@ -59,7 +59,7 @@ func (a *Activities) writeChecked(ctx context.Context, data *chain.BlockData, lo
 			return nil, err
 		}
 		if anchored {
-			return nil, writeErr(a.Store.WriteBlocks(ctx, chainID, []*chain.BlockData{data}))
+			return nil, writeErr(a.Store.WriteBlocks(ctx, chainID, []*chaindata.BlockData{data}))
 		}
 		// The stored block below the gap is not the node's: compare from
 		// there (a reorganisation below it, or a node of another history).
@@ -111,8 +111,8 @@ func (a *Activities) writeChecked(ctx context.Context, data *chain.BlockData, lo
 // height next to the stored chain noticed. When not anchored, below is the
 // stored height that differs. Called only on a view without suspects, so
 // every stored block in it is canonical.
-func (a *Activities) anchored(ctx context.Context, view []chain.StoredBlock, n uint64) (below uint64, ok bool, err error) {
-	var s *chain.StoredBlock
+func (a *Activities) anchored(ctx context.Context, view []chaindata.StoredBlock, n uint64) (below uint64, ok bool, err error) {
+	var s *chaindata.StoredBlock
 	for i := len(view) - 1; i >= 0; i-- {
 		if view[i].Number < n {
 			s = &view[i]

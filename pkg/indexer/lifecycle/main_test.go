@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/aggregate"
 	"github.com/tideline-dev/tideline/pkg/indexer/jobs/retention"
@@ -184,8 +184,8 @@ func runScheduler(t *testing.T, tc client.Client, id string, paused bool) worker
 func startScheduler(t *testing.T, tc client.Client, o temporal.Options, paused bool) {
 	t.Helper()
 	ctx := testContext(t)
-	owned := chain.HeightRange{From: 1, To: 500}
-	in := types.SchedulerInput{ChainID: o.ChainID, Head: owned.To, Remaining: []chain.HeightRange{owned}}
+	owned := chaindata.HeightRange{From: 1, To: 500}
+	in := types.SchedulerInput{ChainID: o.ChainID, Head: owned.To, Remaining: []chaindata.HeightRange{owned}}
 	start := o.SchedulerStart(owned, string(types.IndexModeScheduler))
 	var err error
 	if paused {

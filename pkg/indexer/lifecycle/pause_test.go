@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	sdkworkflow "go.temporal.io/sdk/workflow"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/lifecycle"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/registry"
@@ -126,9 +126,9 @@ func TestASchedulerFromBeforePausingIsNotSignalled(t *testing.T) {
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	o := temporal.NewOptions(id, time.Minute)
-	owned := chain.HeightRange{From: 1, To: 10}
+	owned := chaindata.HeightRange{From: 1, To: 10}
 	_, err := c.Temporal.ExecuteWorkflow(ctx, o.SchedulerStart(owned, string(types.IndexModeScheduler)),
-		temporal.SchedulerWorkflow, types.SchedulerInput{ChainID: id, Head: owned.To, Remaining: []chain.HeightRange{owned}})
+		temporal.SchedulerWorkflow, types.SchedulerInput{ChainID: id, Head: owned.To, Remaining: []chaindata.HeightRange{owned}})
 	require.NoError(t, err)
 
 	res, err := c.EnsurePaused(ctx, id)

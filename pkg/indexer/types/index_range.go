@@ -1,12 +1,12 @@
 package types
 
-import "github.com/tideline-dev/tideline/pkg/chain"
+import "github.com/tideline-dev/tideline/pkg/chaindata"
 
 // IndexRangeInput is the input of one IndexRange workflow and of its
 // activity: a range of backlog heights of one level.
 type IndexRangeInput struct {
-	ChainID string            `json:"chain_id"`
-	Range   chain.HeightRange `json:"range"`
+	ChainID string                `json:"chain_id"`
+	Range   chaindata.HeightRange `json:"range"`
 	// Level is the range's bucket; heights handed off to their own
 	// IndexBlockWorkflow start at its priority.
 	Level PriorityLevel `json:"level"`
@@ -51,7 +51,7 @@ type RangeProgress struct {
 
 // StartRangeInput asks for the IndexRange workflow of one range.
 type StartRangeInput struct {
-	ChainID string            `json:"chain_id"`
-	Range   chain.HeightRange `json:"range"`
-	Level   PriorityLevel     `json:"level"`
+	ChainID string                `json:"chain_id"`
+	Range   chaindata.HeightRange `json:"range"`
+	Level   PriorityLevel         `json:"level"`
 }

@@ -1,6 +1,6 @@
 package types
 
-import "github.com/tideline-dev/tideline/pkg/chain"
+import "github.com/tideline-dev/tideline/pkg/chaindata"
 
 // WatermarkResult is the contiguous progress of a chain.
 type WatermarkResult struct {
@@ -16,13 +16,13 @@ type WatermarkResult struct {
 
 // MissingInput asks for unindexed heights in a range.
 type MissingInput struct {
-	ChainID string            `json:"chain_id"`
-	Range   chain.HeightRange `json:"range"`
-	Limit   int               `json:"limit"`
+	ChainID string                `json:"chain_id"`
+	Range   chaindata.HeightRange `json:"range"`
+	Limit   int                   `json:"limit"`
 }
 
 // CountIndexedInput asks how many heights of the ranges are indexed.
 type CountIndexedInput struct {
-	ChainID string              `json:"chain_id"`
-	Ranges  []chain.HeightRange `json:"ranges"`
+	ChainID string                  `json:"chain_id"`
+	Ranges  []chaindata.HeightRange `json:"ranges"`
 }

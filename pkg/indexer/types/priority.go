@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // PriorityLevel is the seed's scheduling level, numbered as the seed numbers
@@ -109,7 +109,7 @@ func LevelSpans(head, floor uint64, blockTime time.Duration) []LevelSpan {
 		if lo > top || (len(out) > 0 && out[len(out)-1].Range.From == floor) {
 			continue
 		}
-		out = append(out, LevelSpan{Level: lvl, Range: chain.HeightRange{From: lo, To: top}})
+		out = append(out, LevelSpan{Level: lvl, Range: chaindata.HeightRange{From: lo, To: top}})
 		if lo == floor {
 			break
 		}
@@ -121,5 +121,5 @@ func LevelSpans(head, floor uint64, blockTime time.Duration) []LevelSpan {
 // LevelSpan is the heights of one level.
 type LevelSpan struct {
 	Level PriorityLevel
-	Range chain.HeightRange
+	Range chaindata.HeightRange
 }

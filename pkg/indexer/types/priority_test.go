@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
 
@@ -101,7 +101,7 @@ func TestMinHeightForLevelMatchesLevelForAge(t *testing.T) {
 
 func TestLevelSpans(t *testing.T) {
 	span := func(l types.PriorityLevel, from, to uint64) types.LevelSpan {
-		return types.LevelSpan{Level: l, Range: chain.HeightRange{From: from, To: to}}
+		return types.LevelSpan{Level: l, Range: chaindata.HeightRange{From: from, To: to}}
 	}
 	cases := []struct {
 		name        string

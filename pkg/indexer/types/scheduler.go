@@ -1,7 +1,7 @@
 package types
 
 import (
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -16,7 +16,7 @@ type SchedulerInput struct {
 	Head uint64 `json:"head"`
 	// Remaining holds the heights not yet scheduled, as ascending disjoint
 	// ranges. The scheduler takes from the top (newest first).
-	Remaining []chain.HeightRange `json:"remaining"`
+	Remaining []chaindata.HeightRange `json:"remaining"`
 	// State is zero in the first run.
 	State SchedulerState `json:"state"`
 }
@@ -28,12 +28,12 @@ type SchedulerState struct {
 	Buckets   []temporal.BucketProgress `json:"buckets"` // High, Medium, Low, UltraLow
 	// Owned is the span of all heights the scheduler was given: HeadScan
 	// and GapScan leave it alone.
-	Owned chain.HeightRange `json:"owned"`
+	Owned chaindata.HeightRange `json:"owned"`
 	// Pending holds started batches not yet seen fully indexed, and
 	// InFlight how many of their heights were unindexed at the last look:
 	// the in-flight window, carried so a new run does not overfill it.
-	Pending  []chain.HeightRange `json:"pending"`
-	InFlight uint64              `json:"in_flight"`
+	Pending  []chaindata.HeightRange `json:"pending"`
+	InFlight uint64                  `json:"in_flight"`
 	// RangeSize is the heights per IndexRange workflow, chosen in the
 	// first run for the scheduler's whole life; 0 is one workflow per
 	// height. The newest SingleHeights heights below Head are started one
@@ -59,8 +59,8 @@ type SchedulerResult struct {
 
 // SchedulerStatus says whether a chain's scheduler runs and what it owns.
 type SchedulerStatus struct {
-	Running bool              `json:"running"`
-	Owned   chain.HeightRange `json:"owned"`
+	Running bool                  `json:"running"`
+	Owned   chaindata.HeightRange `json:"owned"`
 }
 
 // StartSchedulerResult says whether this call started the scheduler.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -17,12 +17,12 @@ func TestSchedulerInputRoundTrip(t *testing.T) {
 	in := types.SchedulerInput{
 		ChainID:   "test",
 		Head:      700_000,
-		Remaining: []chain.HeightRange{{From: 0, To: 687_040}},
+		Remaining: []chaindata.HeightRange{{From: 0, To: 687_040}},
 		State: types.SchedulerState{
 			Runs: 3, Scheduled: 12_960,
 			Buckets: []temporal.BucketProgress{{Level: int(types.High), Name: "high", Total: 4320, Done: 4320}},
-			Owned:   chain.HeightRange{From: 0, To: 700_000},
-			Pending: []chain.HeightRange{{From: 687_041, To: 687_140}}, InFlight: 100,
+			Owned:   chaindata.HeightRange{From: 0, To: 700_000},
+			Pending: []chaindata.HeightRange{{From: 687_041, To: 687_140}}, InFlight: 100,
 		},
 	}
 	b, err := json.Marshal(in)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
@@ -16,11 +16,11 @@ import (
 // height, so the pruned heights are never gaps and never started.
 func TestGapScanStartsAtThePrunedFloor(t *testing.T) {
 	f := &fakeChain{head: 5000, watermark: types.WatermarkResult{Found: false, Floor: 1001},
-		gaps: []chain.HeightRange{{From: 1001, To: 1010}}}
+		gaps: []chaindata.HeightRange{{From: 1001, To: 1010}}}
 	r := gapRecorder(5000)
 	res := runGapScan(t, newWorkflows(chainConfig(nil)), f, r)
 	require.NoError(t, r.err)
-	require.Equal(t, []types.MissingInput{{ChainID: chainID, Range: chain.HeightRange{From: 1001, To: 5000}, Limit: 1_000_000}}, f.rangeQs)
+	require.Equal(t, []types.MissingInput{{ChainID: chainID, Range: chaindata.HeightRange{From: 1001, To: 5000}, Limit: 1_000_000}}, f.rangeQs)
 	require.Equal(t, uint64(10), res.Missing)
 	for _, h := range r.heights() {
 		require.Greater(t, h, uint64(1000), "a pruned height started")
@@ -35,7 +35,7 @@ func TestHeadScanStartsAtThePrunedFloor(t *testing.T) {
 	require.Equal(t, uint64(200), res.Pending, "1001..1200, not 0..1200")
 	require.Equal(t, types.ModeNormal, res.Mode)
 	require.Len(t, f.missingQs, 1)
-	require.Equal(t, chain.HeightRange{From: 1001, To: 1200}, f.missingQs[0].Range)
+	require.Equal(t, chaindata.HeightRange{From: 1001, To: 1200}, f.missingQs[0].Range)
 }
 
 // A Watermark answer recorded before the floor existed (Floor 0) keeps the

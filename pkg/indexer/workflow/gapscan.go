@@ -3,7 +3,7 @@ package workflow
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
 
@@ -39,8 +39,8 @@ func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.
 	if next > res.Head {
 		return res, nil
 	}
-	var gaps []chain.HeightRange
-	q := types.MissingInput{ChainID: in.ChainID, Range: chain.HeightRange{From: next, To: res.Head}, Limit: maxGapHeights}
+	var gaps []chaindata.HeightRange
+	q := types.MissingInput{ChainID: in.ChainID, Range: chaindata.HeightRange{From: next, To: res.Head}, Limit: maxGapHeights}
 	if err := workflow.ExecuteLocalActivity(lctx, a.MissingRanges, q).Get(lctx, &gaps); err != nil {
 		return res, err
 	}
@@ -49,7 +49,7 @@ func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.
 		return res, err
 	}
 	if sched.Running {
-		gaps = chain.Subtract(gaps, sched.Owned)
+		gaps = chaindata.Subtract(gaps, sched.Owned)
 	}
 	if len(gaps) > 0 {
 		// The heights just above push's last one are not gaps yet: push
@@ -59,10 +59,10 @@ func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.
 			return res, err
 		}
 		if ok {
-			gaps = chain.Subtract(gaps, w)
+			gaps = chaindata.Subtract(gaps, w)
 		}
 	}
-	res.Missing = chain.TotalLen(gaps)
+	res.Missing = chaindata.TotalLen(gaps)
 	if res.Missing == 0 {
 		return res, nil
 	}
@@ -80,7 +80,7 @@ func (w *Workflows) GapScan(ctx workflow.Context, in types.GapScanInput) (types.
 	if res.Missing >= threshold {
 		// A scheduler runs but does not own these: start the newest few now,
 		// the next scan (or scheduler) takes the rest.
-		gaps = chain.Newest(gaps, threshold)
+		gaps = chaindata.Newest(gaps, threshold)
 		log.Info("scheduler running; starting the newest gaps directly", "chain_id", in.ChainID, "heights", threshold)
 	}
 	res.Started, err = startByAge(lctx, c, in.ChainID, res.Head, gaps, types.IndexModeGap)

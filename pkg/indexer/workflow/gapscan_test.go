@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
 
@@ -17,7 +17,7 @@ func gapRecorder(head uint64) *recorder {
 }
 
 // heightsOf lists the heights of ascending ranges, newest first.
-func heightsOf(rs []chain.HeightRange) []uint64 {
+func heightsOf(rs []chaindata.HeightRange) []uint64 {
 	var out []uint64
 	for i := len(rs) - 1; i >= 0; i-- {
 		out = append(out, seq(rs[i].To, rs[i].From)...)
@@ -29,7 +29,7 @@ func heightsOf(rs []chain.HeightRange) []uint64 {
 // 15675..15685 (straddles High/Medium at 15681) | trailing 19995..20000 →
 // all started directly, newest first, each at its age's level.
 func TestGapScanStartsGapsByAge(t *testing.T) {
-	gaps := []chain.HeightRange{
+	gaps := []chaindata.HeightRange{
 		{From: 0, To: 9}, {From: 5000, To: 5009}, {From: 10_000, To: 10_004},
 		{From: 15_000, To: 15_004}, {From: 15_675, To: 15_685}, {From: 19_995, To: 20_000},
 	}
@@ -54,13 +54,13 @@ func TestGapScanStartsGapsByAge(t *testing.T) {
 	}
 	require.Equal(t, []types.PriorityLevel{types.High, types.High, types.Medium, types.Medium, types.Low, types.UltraLow, types.UltraLow}, levels)
 	require.Empty(t, f.startAttempts)
-	require.Equal(t, []types.MissingInput{{ChainID: chainID, Range: chain.HeightRange{From: 0, To: 20_000}, Limit: 1_000_000}}, f.rangeQs)
+	require.Equal(t, []types.MissingInput{{ChainID: chainID, Range: chaindata.HeightRange{From: 0, To: 20_000}, Limit: 1_000_000}}, f.rangeQs)
 }
 
 // watermark 4999 → search from 5000; a gap of 1200 (≥ threshold) → one
 // scheduler with the gap ranges as Remaining, nothing started directly.
 func TestGapScanManyMissingStartsScheduler(t *testing.T) {
-	gaps := []chain.HeightRange{{From: 5000, To: 5999}, {From: 9000, To: 9099}, {From: 19_901, To: 20_000}}
+	gaps := []chaindata.HeightRange{{From: 5000, To: 5999}, {From: 9000, To: 9099}, {From: 19_901, To: 20_000}}
 	f := &fakeChain{head: 20_000, watermark: types.WatermarkResult{Height: 4999, Found: true}, gaps: gaps}
 	r := gapRecorder(20_000)
 	res := runGapScan(t, newWorkflows(chainConfig(nil)), f, r)
@@ -68,20 +68,20 @@ func TestGapScanManyMissingStartsScheduler(t *testing.T) {
 	require.Equal(t, types.GapScanResult{Head: 20_000, Missing: 1200, SchedulerStarted: true}, res)
 	require.Equal(t, []types.SchedulerInput{{ChainID: chainID, Head: 20_000, Remaining: gaps}}, f.started)
 	require.Empty(t, r.snapshot())
-	require.Equal(t, chain.HeightRange{From: 5000, To: 20_000}, f.rangeQs[0].Range)
+	require.Equal(t, chaindata.HeightRange{From: 5000, To: 20_000}, f.rangeQs[0].Range)
 }
 
 // scheduler owns 0..9000: gaps 0..9, 5000..5009, 8995..9005, 15000..15004,
 // 19995..20000 → only 9001..9005, 15000..15004, 19995..20000 started.
 func TestGapScanLeavesOwnedToScheduler(t *testing.T) {
-	gaps := []chain.HeightRange{{From: 0, To: 9}, {From: 5000, To: 5009}, {From: 8995, To: 9005},
+	gaps := []chaindata.HeightRange{{From: 0, To: 9}, {From: 5000, To: 5009}, {From: 8995, To: 9005},
 		{From: 15_000, To: 15_004}, {From: 19_995, To: 20_000}}
-	f := &fakeChain{head: 20_000, gaps: gaps, running: true, owned: chain.HeightRange{From: 0, To: 9000}}
+	f := &fakeChain{head: 20_000, gaps: gaps, running: true, owned: chaindata.HeightRange{From: 0, To: 9000}}
 	r := gapRecorder(20_000)
 	res := runGapScan(t, newWorkflows(chainConfig(nil)), f, r)
 	require.NoError(t, r.err)
 
-	want := []chain.HeightRange{{From: 9001, To: 9005}, {From: 15_000, To: 15_004}, {From: 19_995, To: 20_000}}
+	want := []chaindata.HeightRange{{From: 9001, To: 9005}, {From: 15_000, To: 15_004}, {From: 19_995, To: 20_000}}
 	require.Equal(t, heightsOf(want), r.heights())
 	require.Equal(t, types.GapScanResult{Head: 20_000, Missing: 16, Started: 16}, res)
 	for h := uint64(0); h <= 9000; h++ {
@@ -95,8 +95,8 @@ func TestGapScanLeavesOwnedToScheduler(t *testing.T) {
 // scheduler owns 0..5000; 1500 missing above it (≥ threshold) → no second
 // scheduler; the newest 1000 started directly (19001..20000, High).
 func TestGapScanSchedulerRunningManyMissing(t *testing.T) {
-	gaps := []chain.HeightRange{{From: 100, To: 199}, {From: 8000, To: 8499}, {From: 19_001, To: 20_000}}
-	f := &fakeChain{head: 20_000, gaps: gaps, running: true, owned: chain.HeightRange{From: 0, To: 5000}}
+	gaps := []chaindata.HeightRange{{From: 100, To: 199}, {From: 8000, To: 8499}, {From: 19_001, To: 20_000}}
+	f := &fakeChain{head: 20_000, gaps: gaps, running: true, owned: chaindata.HeightRange{From: 0, To: 5000}}
 	r := gapRecorder(20_000)
 	res := runGapScan(t, newWorkflows(chainConfig(nil)), f, r)
 	require.NoError(t, r.err)
@@ -111,8 +111,8 @@ func TestGapScanSchedulerRunningManyMissing(t *testing.T) {
 
 // …and when the newest 1000 cross a gap boundary: 19501..20000 and 8000..8499.
 func TestGapScanNewestAcrossRanges(t *testing.T) {
-	gaps := []chain.HeightRange{{From: 8000, To: 8999}, {From: 19_501, To: 20_000}}
-	f := &fakeChain{head: 20_000, gaps: gaps, running: true, owned: chain.HeightRange{From: 0, To: 5000}}
+	gaps := []chaindata.HeightRange{{From: 8000, To: 8999}, {From: 19_501, To: 20_000}}
+	f := &fakeChain{head: 20_000, gaps: gaps, running: true, owned: chaindata.HeightRange{From: 0, To: 5000}}
 	r := gapRecorder(20_000)
 	res := runGapScan(t, newWorkflows(chainConfig(nil)), f, r)
 	require.NoError(t, r.err)
@@ -122,8 +122,8 @@ func TestGapScanNewestAcrossRanges(t *testing.T) {
 
 // Every gap inside the running scheduler's range → nothing at all.
 func TestGapScanAllOwned(t *testing.T) {
-	f := &fakeChain{head: 20_000, gaps: []chain.HeightRange{{From: 10, To: 20}, {From: 300, To: 400}},
-		running: true, owned: chain.HeightRange{From: 0, To: 20_000}}
+	f := &fakeChain{head: 20_000, gaps: []chaindata.HeightRange{{From: 10, To: 20}, {From: 300, To: 400}},
+		running: true, owned: chaindata.HeightRange{From: 0, To: 20_000}}
 	r := gapRecorder(20_000)
 	res := runGapScan(t, newWorkflows(chainConfig(nil)), f, r)
 	require.Equal(t, types.GapScanResult{Head: 20_000}, res)

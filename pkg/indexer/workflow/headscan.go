@@ -3,7 +3,7 @@ package workflow
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
 
@@ -77,7 +77,7 @@ func headScan(ctx, lctx workflow.Context, c ChainSetup, in types.HeadScanInput) 
 		err := workflow.ExecuteActivity(actx, a.StartScheduler, types.SchedulerInput{
 			ChainID:   in.ChainID,
 			Head:      res.Head,
-			Remaining: []chain.HeightRange{{From: next, To: res.Head}},
+			Remaining: []chaindata.HeightRange{{From: next, To: res.Head}},
 		}).Get(actx, &started)
 		if err != nil {
 			return res, err
@@ -93,7 +93,7 @@ func headScan(ctx, lctx workflow.Context, c ChainSetup, in types.HeadScanInput) 
 		return res, nil
 	}
 	var missing []uint64
-	q := types.MissingInput{ChainID: in.ChainID, Range: chain.HeightRange{From: next, To: res.Head}, Limit: int(threshold)}
+	q := types.MissingInput{ChainID: in.ChainID, Range: chaindata.HeightRange{From: next, To: res.Head}, Limit: int(threshold)}
 	if err := workflow.ExecuteLocalActivity(lctx, a.MissingHeights, q).Get(lctx, &missing); err != nil {
 		return res, err
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -120,7 +120,7 @@ func TestHeadScanPushDisabledSchedulesAll(t *testing.T) {
 
 // The live heights above a running scheduler are filtered the same way.
 func TestHeadScanPushAboveRunningScheduler(t *testing.T) {
-	f := &fakeChain{head: 700_010, running: true, owned: chain.HeightRange{From: 0, To: 700_000}}
+	f := &fakeChain{head: 700_010, running: true, owned: chaindata.HeightRange{From: 0, To: 700_000}}
 	res, started, _ := runPushHeadScan(t, f,
 		types.PushStatus{Enabled: true, Healthy: true, Latest: 700_006, LagThreshold: 2}, false)
 	require.Equal(t, types.ModeCatchup, res.Mode)
@@ -178,7 +178,7 @@ func runPushGapScan(t *testing.T, f *fakeChain, ps types.PushStatus, oldHistory 
 func TestGapScanLeavesPushWindow(t *testing.T) {
 	gaps := func() *fakeChain {
 		f := pushChain()
-		f.gaps = []chain.HeightRange{{From: 1003, To: 1003}, {From: 1006, To: 1010}}
+		f.gaps = []chaindata.HeightRange{{From: 1003, To: 1003}, {From: 1006, To: 1010}}
 		return f
 	}
 	healthy := types.PushStatus{Enabled: true, Healthy: true, Latest: 1005, LagThreshold: 2}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
@@ -29,7 +29,7 @@ func TestHeadScanSmallRangeDirect(t *testing.T) {
 	require.Equal(t, types.IndexModeDirect, calls[0].Mode)
 	require.Equal(t, []types.SchedulerStatus{{}}, f.checks, "CheckScheduler asked once, not running")
 	require.Empty(t, f.startAttempts, "no scheduler for 5 blocks")
-	require.Equal(t, []types.MissingInput{{ChainID: chainID, Range: chain.HeightRange{From: 1001, To: 1005}, Limit: 1000}}, f.missingQs)
+	require.Equal(t, []types.MissingInput{{ChainID: chainID, Range: chaindata.HeightRange{From: 1001, To: 1005}, Limit: 1000}}, f.missingQs)
 	require.Equal(t, []types.HeadScanResult{res}, f.reports, "the result is reported as metrics")
 }
 
@@ -79,7 +79,7 @@ func TestHeadScanThresholdBoundary(t *testing.T) {
 	require.True(t, res.SchedulerStarted)
 	require.Zero(t, res.Started)
 	require.Len(t, f.started, 1)
-	require.Equal(t, []chain.HeightRange{{From: 1001, To: 2000}}, f.started[0].Remaining)
+	require.Equal(t, []chaindata.HeightRange{{From: 1001, To: 2000}}, f.started[0].Remaining)
 	require.Empty(t, r.snapshot())
 }
 
@@ -93,7 +93,7 @@ func TestHeadScanLargeRangeStartsScheduler(t *testing.T) {
 		Head: 5000, Watermark: 3999, HasWatermark: true, Pending: 1001, Mode: types.ModeCatchup, SchedulerStarted: true,
 	}, res)
 	require.Equal(t, []types.SchedulerInput{{
-		ChainID: chainID, Head: 5000, Remaining: []chain.HeightRange{{From: 4000, To: 5000}},
+		ChainID: chainID, Head: 5000, Remaining: []chaindata.HeightRange{{From: 4000, To: 5000}},
 	}}, f.startAttempts)
 	require.Len(t, f.started, 1)
 	require.Empty(t, r.snapshot(), "the scheduler owns the backlog: nothing started directly")
@@ -108,13 +108,13 @@ func TestHeadScanNoWatermarkStartsAtStartHeight(t *testing.T) {
 	require.False(t, res.HasWatermark)
 	require.Equal(t, uint64(1901), res.Pending)
 	require.Len(t, f.started, 1)
-	require.Equal(t, []chain.HeightRange{{From: 100, To: 2000}}, f.started[0].Remaining)
+	require.Equal(t, []chaindata.HeightRange{{From: 100, To: 2000}}, f.started[0].Remaining)
 	require.Equal(t, uint64(2000), f.started[0].Head)
 }
 
 // scheduler owns 0..700000, head 700003 → only 700001..700003 started, UltraHigh.
 func TestHeadScanSchedulerRunningStartsAboveOwned(t *testing.T) {
-	f := &fakeChain{head: 700_003, running: true, owned: chain.HeightRange{From: 0, To: 700_000}}
+	f := &fakeChain{head: 700_003, running: true, owned: chaindata.HeightRange{From: 0, To: 700_000}}
 	r := newRecorder(700_010)
 	r.keep = true
 	res, _ := runHeadScan(t, newWorkflows(chainConfig(nil)), f, r, t0)
@@ -128,12 +128,12 @@ func TestHeadScanSchedulerRunningStartsAboveOwned(t *testing.T) {
 		require.Equal(t, types.UltraHigh, c.Level)
 	}
 	require.Len(t, f.missingQs, 1)
-	require.Equal(t, chain.HeightRange{From: 700_001, To: 700_003}, f.missingQs[0].Range)
+	require.Equal(t, chaindata.HeightRange{From: 700_001, To: 700_003}, f.missingQs[0].Range)
 }
 
 // scheduler owns up to 700000, head 699999 → nothing to start, not even a query.
 func TestHeadScanSchedulerRunningOwnsAll(t *testing.T) {
-	f := &fakeChain{head: 699_999, running: true, owned: chain.HeightRange{From: 0, To: 700_000}}
+	f := &fakeChain{head: 699_999, running: true, owned: chaindata.HeightRange{From: 0, To: 700_000}}
 	r := newRecorder(700_010)
 	res, _ := runHeadScan(t, newWorkflows(chainConfig(nil)), f, r, t0)
 	require.Equal(t, types.ModeCatchup, res.Mode)
@@ -145,7 +145,7 @@ func TestHeadScanSchedulerRunningOwnsAll(t *testing.T) {
 
 // check says not running (stale), start refused (AlreadyRunning) → no error, nothing started.
 func TestHeadScanAlreadyRunning(t *testing.T) {
-	f := &fakeChain{head: 5000, running: true, owned: chain.HeightRange{From: 0, To: 4990}, staleCheck: true}
+	f := &fakeChain{head: 5000, running: true, owned: chaindata.HeightRange{From: 0, To: 4990}, staleCheck: true}
 	r := newRecorder(6000)
 	res, _ := runHeadScan(t, newWorkflows(chainConfig(nil)), f, r, t0)
 	require.Equal(t, types.ModeCatchup, res.Mode)

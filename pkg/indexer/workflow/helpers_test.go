@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
@@ -349,12 +349,12 @@ type fakeChain struct {
 
 	head      uint64
 	watermark types.WatermarkResult
-	indexed   func(h uint64) bool // nil: nothing above the watermark is indexed
-	gaps      []chain.HeightRange // MissingRanges answer
+	indexed   func(h uint64) bool     // nil: nothing above the watermark is indexed
+	gaps      []chaindata.HeightRange // MissingRanges answer
 
-	running    bool              // a scheduler runs
-	owned      chain.HeightRange // … and owns this
-	staleCheck bool              // CheckScheduler reports "not running" whatever runs (the race)
+	running    bool                  // a scheduler runs
+	owned      chaindata.HeightRange // … and owns this
+	staleCheck bool                  // CheckScheduler reports "not running" whatever runs (the race)
 
 	checks        []types.SchedulerStatus
 	startAttempts []types.SchedulerInput
@@ -395,7 +395,7 @@ func (f *fakeChain) mock(env *testsuite.TestWorkflowEnvironment) {
 			return out, nil
 		})
 	env.OnActivity(acts.MissingRanges, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in types.MissingInput) ([]chain.HeightRange, error) {
+		func(_ context.Context, in types.MissingInput) ([]chaindata.HeightRange, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.rangeQs = append(f.rangeQs, in)
@@ -421,7 +421,7 @@ func (f *fakeChain) mock(env *testsuite.TestWorkflowEnvironment) {
 				f.refused++
 				return types.StartSchedulerResult{AlreadyRunning: true}, nil
 			}
-			f.running, f.owned = true, chain.Span(in.Remaining)
+			f.running, f.owned = true, chaindata.Span(in.Remaining)
 			f.started = append(f.started, in)
 			return types.StartSchedulerResult{Started: true}, nil
 		})
@@ -457,10 +457,10 @@ func mockStarts(env *testsuite.TestWorkflowEnvironment, r *recorder, count func(
 func mockAgreeingHead(env *testsuite.TestWorkflowEnvironment, in types.SchedulerInput) {
 	head := in.Head
 	if len(in.Remaining) > 0 {
-		head = max(head, chain.Span(in.Remaining).To)
+		head = max(head, chaindata.Span(in.Remaining).To)
 	}
 	if len(in.State.Pending) > 0 {
-		head = max(head, chain.Span(in.State.Pending).To)
+		head = max(head, chaindata.Span(in.State.Pending).To)
 	}
 	env.OnActivity(acts.HeadHeight, mock.Anything, mock.Anything).Return(head, nil)
 }
@@ -572,11 +572,11 @@ func runScheduler(t testing.TB, wfs *indexwf.Workflows, in types.SchedulerInput,
 
 		require.Equal(t, in.ChainID, next.ChainID)
 		require.Equal(t, in.Head, next.Head)
-		require.Equal(t, chain.TotalLen(in.Remaining)-sr.Scheduled, chain.TotalLen(next.Remaining), "run %d: Remaining shrank by other than what was started", run)
+		require.Equal(t, chaindata.TotalLen(in.Remaining)-sr.Scheduled, chaindata.TotalLen(next.Remaining), "run %d: Remaining shrank by other than what was started", run)
 		require.NotZero(t, sr.Scheduled, "run %d continued as new without starting anything", run)
 		require.NotEmpty(t, next.Remaining)
-		require.Less(t, chain.Span(next.Remaining).To, lowest, "run %d: carried heights not below what was started", run)
-		require.Equal(t, chain.Span(in.Remaining).From, chain.Span(next.Remaining).From)
+		require.Less(t, chaindata.Span(next.Remaining).To, lowest, "run %d: carried heights not below what was started", run)
+		require.Equal(t, chaindata.Span(in.Remaining).From, chaindata.Span(next.Remaining).From)
 		require.Equal(t, in.State.Runs+1, next.State.Runs)
 		require.Equal(t, in.State.Scheduled+sr.Scheduled, next.State.Scheduled)
 		var done uint64
@@ -592,7 +592,7 @@ func runScheduler(t testing.TB, wfs *indexwf.Workflows, in types.SchedulerInput,
 		if in.State.Buckets != nil {
 			require.Equal(t, in.State.Owned, next.State.Owned)
 		} else {
-			require.Equal(t, chain.Span(in.Remaining), next.State.Owned)
+			require.Equal(t, chaindata.Span(in.Remaining), next.State.Owned)
 		}
 		in, start = next, env.Now()
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
@@ -37,7 +37,7 @@ func TestIndexRangeHandsOffFailedHeights(t *testing.T) {
 			c.Index.RangeTimeout = 3 * time.Minute
 			c.Index.RangeHeartbeat = 20 * time.Second
 		})), time.Now()) // wall time: a local activity retry checks its deadline by the wall clock
-		in := types.IndexRangeInput{ChainID: chainID, Range: chain.HeightRange{From: 1001, To: 2000}, Level: types.Medium}
+		in := types.IndexRangeInput{ChainID: chainID, Range: chaindata.HeightRange{From: 1001, To: 2000}, Level: types.Medium}
 		var info activity.Info
 		env.OnActivity(acts.IndexRange, mock.Anything, in).Return(
 			func(ctx context.Context, _ types.IndexRangeInput) (types.IndexRangeResult, error) {
@@ -56,10 +56,10 @@ func TestIndexRangeHandsOffFailedHeights(t *testing.T) {
 				}
 				return types.StartIndexResult{Started: len(s.Heights)}, nil
 			}).Maybe()
-		var signalled []chain.HeightRange
+		var signalled []chaindata.HeightRange
 		env.OnSignalExternalWorkflow(mock.Anything, temporal.SchedulerID(chainID), "", temporal.RangeDoneSignal, mock.Anything).Return(
 			func(_, _, _, _ string, arg any) error {
-				signalled = append(signalled, arg.(chain.HeightRange))
+				signalled = append(signalled, arg.(chaindata.HeightRange))
 				return errors.New("workflow not found") // no scheduler: ignored
 			})
 		env.ExecuteWorkflow(temporal.IndexRangeWorkflow, in)
@@ -70,7 +70,7 @@ func TestIndexRangeHandsOffFailedHeights(t *testing.T) {
 
 		require.Equal(t, temporal.RangeQueue(chainID), info.TaskQueue)
 		require.Equal(t, 20*time.Second, info.HeartbeatTimeout)
-		require.Equal(t, []chain.HeightRange{in.Range}, signalled)
+		require.Equal(t, []chaindata.HeightRange{in.Range}, signalled)
 		require.Equal(t, failed, res.Failed)
 		if failed == nil {
 			require.Empty(t, starts)

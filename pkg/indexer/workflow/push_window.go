@@ -3,7 +3,7 @@ package workflow
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
 
@@ -24,22 +24,22 @@ const pushStatusChange = "push-status"
 // nothing (both start every head, Temporal runs one), a huge one
 // everything above Latest (push-only while healthy); an unhealthy or
 // absent push leaves nothing (ok false).
-func pushWindow(ctx, lctx workflow.Context, chainID string) (window chain.HeightRange, ok bool, err error) {
+func pushWindow(ctx, lctx workflow.Context, chainID string) (window chaindata.HeightRange, ok bool, err error) {
 	if workflow.GetVersion(ctx, pushStatusChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return chain.HeightRange{}, false, nil
+		return chaindata.HeightRange{}, false, nil
 	}
 	var ps types.PushStatus
 	if err := workflow.ExecuteLocalActivity(lctx, a.PushStatus, chainID).Get(lctx, &ps); err != nil {
-		return chain.HeightRange{}, false, err
+		return chaindata.HeightRange{}, false, err
 	}
 	if !ps.Enabled || !ps.Healthy || ps.LagThreshold == 0 || ps.Latest == ^uint64(0) {
-		return chain.HeightRange{}, false, nil
+		return chaindata.HeightRange{}, false, nil
 	}
 	hi := ps.Latest + ps.LagThreshold
 	if hi < ps.Latest {
 		hi = ^uint64(0)
 	}
-	return chain.HeightRange{From: ps.Latest + 1, To: hi}, true, nil
+	return chaindata.HeightRange{From: ps.Latest + 1, To: hi}, true, nil
 }
 
 // leaveToPush drops from missing the heights left to push (pushWindow).

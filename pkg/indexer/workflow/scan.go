@@ -3,7 +3,7 @@ package workflow
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
 
@@ -79,7 +79,7 @@ func startInBatches(lctx workflow.Context, c ChainSetup, chainID string, heights
 
 // startByAge starts the heights of ranges newest first, each batch at the
 // priority its age gives.
-func startByAge(lctx workflow.Context, c ChainSetup, chainID string, head uint64, ranges []chain.HeightRange, mode types.IndexMode) (int, error) {
+func startByAge(lctx workflow.Context, c ChainSetup, chainID string, head uint64, ranges []chaindata.HeightRange, mode types.IndexMode) (int, error) {
 	started := 0
 	for i := len(ranges) - 1; i >= 0; i-- {
 		r := ranges[i]
@@ -88,7 +88,7 @@ func startByAge(lctx workflow.Context, c ChainSetup, chainID string, head uint64
 			if lo > hi {
 				continue
 			}
-			n, err := startInBatches(lctx, c, chainID, chain.HeightRange{From: lo, To: hi}.Descending(), sp.Level, mode)
+			n, err := startInBatches(lctx, c, chainID, chaindata.HeightRange{From: lo, To: hi}.Descending(), sp.Level, mode)
 			started += n
 			if err != nil {
 				return started, err

@@ -6,7 +6,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -58,7 +58,7 @@ type schedulerRun struct {
 	ch        ChainSetup
 	chainID   string
 	head      uint64
-	remaining []chain.HeightRange
+	remaining []chaindata.HeightRange
 	state     types.SchedulerState
 	spans     []types.LevelSpan
 
@@ -85,14 +85,14 @@ func newSchedulerRun(ctx workflow.Context, c ChainSetup, in types.SchedulerInput
 		ch:        c,
 		chainID:   in.ChainID,
 		head:      in.Head,
-		remaining: append([]chain.HeightRange(nil), in.Remaining...),
+		remaining: append([]chaindata.HeightRange(nil), in.Remaining...),
 		state:     in.State,
 		began:     workflow.Now(ctx),
 		checkHead: workflow.GetVersion(ctx, shrinkChange, workflow.DefaultVersion, 1) == 1,
 	}
 	first := s.state.Buckets == nil
 	if first {
-		s.state.Owned = chain.Span(s.remaining)
+		s.state.Owned = chaindata.Span(s.remaining)
 		// The mode is chosen once, for the scheduler's whole life (it is
 		// carried in the state), so a config change never alters a
 		// running scheduler's commands.
@@ -109,16 +109,16 @@ func newSchedulerRun(ctx workflow.Context, c ChainSetup, in types.SchedulerInput
 	if first {
 		for _, sp := range s.spans {
 			s.state.Buckets = append(s.state.Buckets, temporal.BucketProgress{
-				Level: int(sp.Level), Name: sp.Level.String(), Total: chain.Overlap(s.remaining, sp.Range),
+				Level: int(sp.Level), Name: sp.Level.String(), Total: chaindata.Overlap(s.remaining, sp.Range),
 			})
 		}
 		// Heights above the reference head count as the newest bucket.
-		if above := chain.Overlap(s.remaining, chain.HeightRange{From: s.head + 1, To: ^uint64(0)}); above > 0 && len(s.state.Buckets) > 0 {
+		if above := chaindata.Overlap(s.remaining, chaindata.HeightRange{From: s.head + 1, To: ^uint64(0)}); above > 0 && len(s.state.Buckets) > 0 {
 			s.state.Buckets[0].Total += above
 		}
 		workflow.GetLogger(ctx).Info("scheduler started",
 			"chain_id", s.chainID, "from", s.state.Owned.From, "to", s.state.Owned.To, "head", s.head,
-			"heights", chain.TotalLen(s.remaining), "buckets", s.state.Buckets,
+			"heights", chaindata.TotalLen(s.remaining), "buckets", s.state.Buckets,
 			"range_size", s.state.RangeSize, "single_heights", s.state.SingleHeights)
 	}
 	return s
@@ -168,7 +168,7 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 			s.takePauseSignals() // a pause carries over, in the state
 			s.state.Runs++
 			log.Info("scheduler continues as new", "chain_id", s.chainID, "runs", s.state.Runs,
-				"scheduled", s.state.Scheduled, "remaining", chain.TotalLen(s.remaining), "buckets", s.state.Buckets)
+				"scheduled", s.state.Scheduled, "remaining", chaindata.TotalLen(s.remaining), "buckets", s.state.Buckets)
 			return types.SchedulerResult{}, workflow.NewContinueAsNewError(ctx, temporal.SchedulerWorkflow, types.SchedulerInput{
 				ChainID: s.chainID, Head: s.head, Remaining: s.remaining, State: s.state,
 			})
@@ -236,7 +236,7 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 // remaining range, never crossing a level boundary: a batch of at most
 // batch_size single heights (isRange false) or, below the newest
 // single_heights heights in range mode, one range of at most range_size.
-func (s *schedulerRun) nextUnit() (chain.HeightRange, types.PriorityLevel, bool) {
+func (s *schedulerRun) nextUnit() (chaindata.HeightRange, types.PriorityLevel, bool) {
 	top := s.remaining[len(s.remaining)-1]
 	size, floor, isRange := uint64(s.ch.Settings.Scheduler.BatchSize), uint64(0), false
 	if s.ranges() {
@@ -256,7 +256,7 @@ func (s *schedulerRun) nextUnit() (chain.HeightRange, types.PriorityLevel, bool)
 			from = sp.Range.From
 		}
 	}
-	return chain.HeightRange{From: from, To: top.To}, level, isRange
+	return chaindata.HeightRange{From: from, To: top.To}, level, isRange
 }
 
 // ranges tells whether this scheduler indexes its backlog in ranges.
@@ -295,7 +295,7 @@ func (s *schedulerRun) levelOf(h uint64) types.PriorityLevel {
 }
 
 // take removes a started batch from the top of `remaining` and counts it.
-func (s *schedulerRun) take(batch chain.HeightRange, level types.PriorityLevel) {
+func (s *schedulerRun) take(batch chaindata.HeightRange, level types.PriorityLevel) {
 	last := len(s.remaining) - 1
 	if batch.From == s.remaining[last].From {
 		s.remaining = s.remaining[:last]
@@ -336,7 +336,7 @@ func (s *schedulerRun) progress(ctx workflow.Context) temporal.SchedulerProgress
 		ChainID:   s.chainID,
 		Head:      s.head,
 		Owned:     s.state.Owned,
-		Remaining: chain.TotalLen(s.remaining),
+		Remaining: chaindata.TotalLen(s.remaining),
 		Scheduled: s.state.Scheduled,
 		Buckets:   s.state.Buckets,
 		Runs:      s.state.Runs + 1,

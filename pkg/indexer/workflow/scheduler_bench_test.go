@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
 
@@ -22,7 +22,7 @@ import (
 func BenchmarkSchedulerSimulation(b *testing.B) {
 	const head = 100_000
 	wfs := newWorkflows(chainConfig(nil))
-	in := types.SchedulerInput{ChainID: chainID, Head: head, Remaining: []chain.HeightRange{{From: 1, To: head}}}
+	in := types.SchedulerInput{ChainID: chainID, Head: head, Remaining: []chaindata.HeightRange{{From: 1, To: head}}}
 	var heights uint64
 	var wall time.Duration
 	runs := 0
@@ -49,7 +49,7 @@ func BenchmarkSchedulerSimulation(b *testing.B) {
 func BenchmarkRangeSchedulerSimulation(b *testing.B) {
 	const head = 1_000_000
 	wfs := newWorkflows(rangeConfig(nil))
-	in := types.SchedulerInput{ChainID: chainID, Head: head, Remaining: []chain.HeightRange{{From: 1, To: head}}}
+	in := types.SchedulerInput{ChainID: chainID, Head: head, Remaining: []chaindata.HeightRange{{From: 1, To: head}}}
 	var heights uint64
 	var wall time.Duration
 	runs := 0

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
@@ -66,7 +66,7 @@ func TestLoad700kInitialCatchUp(t *testing.T) {
 	require.Empty(t, hr.snapshot(), "HeadScan starts nothing itself")
 	require.Len(t, f.started, 1)
 	in := f.started[0]
-	require.Equal(t, types.SchedulerInput{ChainID: chainID, Head: head, Remaining: []chain.HeightRange{{From: 0, To: head}}}, in)
+	require.Equal(t, types.SchedulerInput{ChainID: chainID, Head: head, Remaining: []chaindata.HeightRange{{From: 0, To: head}}}, in)
 
 	r := orderedRecorder(head)
 	out := runScheduler(t, wfs, in, scanEnd, r, schedOpts{})
@@ -150,7 +150,7 @@ func TestLoadHeadScanRace(t *testing.T) {
 			require.Equal(t, types.ModeCatchup, res2.Mode)
 			if !stale {
 				require.True(t, f.checks[1].Running, "second HeadScan sees the scheduler")
-				require.Equal(t, chain.HeightRange{From: 0, To: 700_000}, f.checks[1].Owned)
+				require.Equal(t, chaindata.HeightRange{From: 0, To: 700_000}, f.checks[1].Owned)
 				require.Len(t, f.startAttempts, 1, "no second start attempted")
 				require.Equal(t, []uint64{700_001}, r.heights(), "only the new block, above the scheduler's range")
 				c := r.snapshot()[0]
@@ -222,7 +222,7 @@ func TestLoadMixedDistribution(t *testing.T) {
 	require.True(t, res.SchedulerStarted)
 	require.Len(t, f.started, 1)
 	in := f.started[0]
-	require.Equal(t, []chain.HeightRange{{From: watermark + 1, To: head}}, in.Remaining)
+	require.Equal(t, []chaindata.HeightRange{{From: watermark + 1, To: head}}, in.Remaining)
 
 	backlog := uint64(head - watermark)
 	wantHigh := min(backlog, perDay)
@@ -249,7 +249,7 @@ func TestLoadMixedDistribution(t *testing.T) {
 	require.Equal(t, wantLow, bucket(early.Buckets, types.Low).Total)
 	require.Equal(t, wantUltraLow, bucket(early.Buckets, types.UltraLow).Total)
 	require.Equal(t, uint64(200), bucket(early.Buckets, types.High).Done)
-	require.Equal(t, chain.HeightRange{From: watermark + 1, To: head}, early.Owned)
+	require.Equal(t, chaindata.HeightRange{From: watermark + 1, To: head}, early.Owned)
 
 	require.Len(t, out.Runs, 1)
 	require.Equal(t, backlog, out.Result.Scheduled)
@@ -289,7 +289,7 @@ func TestLoad50kContinueAsNewChain(t *testing.T) {
 	res, scanEnd := runHeadScan(t, wfs, f, newRecorder(head), t0)
 	require.True(t, res.SchedulerStarted)
 	in := f.started[0]
-	require.Equal(t, []chain.HeightRange{{From: 1, To: head}}, in.Remaining)
+	require.Equal(t, []chaindata.HeightRange{{From: 1, To: head}}, in.Remaining)
 
 	r := orderedRecorder(head)
 	r.lag, r.maxInFlight = 30*time.Second, 2000
@@ -314,7 +314,7 @@ func TestLoad50kContinueAsNewChain(t *testing.T) {
 	require.Positive(t, r.partial, "CountIndexed never reported an unfinished batch")
 	for i, run := range out.Runs[1:] {
 		require.NotEmpty(t, run.Input.State.Pending, "run %d got no pending batches", i+2)
-		require.Equal(t, chain.TotalLen(run.Input.State.Pending), run.Input.State.InFlight)
+		require.Equal(t, chaindata.TotalLen(run.Input.State.Pending), run.Input.State.InFlight)
 		require.LessOrEqual(t, run.Input.State.InFlight, uint64(2000))
 	}
 	calls := r.snapshot()

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
@@ -58,8 +58,8 @@ func TestSchedulerPauseStartsNothingUntilResumed(t *testing.T) {
 		env.SignalWorkflow(temporal.SchedulerPauseSignal, false)
 	}, resumeAt)
 	env.RegisterDelayedCallback(func() { afterPaused, _ = queryPaused(t, env) }, resumeAt+time.Second)
-	mockAgreeingHead(env, schedIn(5000, chain.HeightRange{From: 1, To: 5000}))
-	env.ExecuteWorkflow(temporal.SchedulerWorkflow, schedIn(5000, chain.HeightRange{From: 1, To: 5000}))
+	mockAgreeingHead(env, schedIn(5000, chaindata.HeightRange{From: 1, To: 5000}))
+	env.ExecuteWorkflow(temporal.SchedulerWorkflow, schedIn(5000, chaindata.HeightRange{From: 1, To: 5000}))
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	require.NoError(t, r.err)
@@ -103,8 +103,8 @@ func TestSchedulerPauseCarriesOverContinueAsNew(t *testing.T) {
 		env.SignalWorkflow(temporal.SchedulerPauseSignal, true)
 		env.SignalWorkflow(temporal.SchedulerPauseSignal, false)
 	}, 3*time.Second)
-	mockAgreeingHead(env, schedIn(3000, chain.HeightRange{From: 1, To: 3000}))
-	env.ExecuteWorkflow(temporal.SchedulerWorkflow, schedIn(3000, chain.HeightRange{From: 1, To: 3000}))
+	mockAgreeingHead(env, schedIn(3000, chaindata.HeightRange{From: 1, To: 3000}))
+	env.ExecuteWorkflow(temporal.SchedulerWorkflow, schedIn(3000, chaindata.HeightRange{From: 1, To: 3000}))
 	require.True(t, env.IsWorkflowCompleted())
 	var canErr *workflow.ContinueAsNewError
 	require.True(t, errors.As(env.GetWorkflowError(), &canErr), "got %v", env.GetWorkflowError())
@@ -142,8 +142,8 @@ func TestSchedulerPausedQueryAnswersAtOnce(t *testing.T) {
 	env.RegisterDelayedCallback(func() { paused, progress = queryPaused(t, env) }, pauseAt+time.Millisecond)
 	env.RegisterDelayedCallback(func() { pausedLater, _ = queryPaused(t, env) }, pauseAt+time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(temporal.SchedulerPauseSignal, false) }, pauseAt+2*time.Minute)
-	mockAgreeingHead(env, schedIn(5000, chain.HeightRange{From: 1, To: 5000}))
-	env.ExecuteWorkflow(temporal.SchedulerWorkflow, schedIn(5000, chain.HeightRange{From: 1, To: 5000}))
+	mockAgreeingHead(env, schedIn(5000, chaindata.HeightRange{From: 1, To: 5000}))
+	env.ExecuteWorkflow(temporal.SchedulerWorkflow, schedIn(5000, chaindata.HeightRange{From: 1, To: 5000}))
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	require.NoError(t, r.err)

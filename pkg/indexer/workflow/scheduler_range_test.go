@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
@@ -38,10 +38,10 @@ type rangeWorkers struct {
 	signals   bool
 	env       *testsuite.TestWorkflowEnvironment // the current run's
 
-	doneAt  map[uint64]time.Time // by top height of each started unit
-	pending []chain.HeightRange  // ranges not yet signalled
-	busy    time.Duration        // range slot time used
-	maxWait time.Duration        // longest wait of a started range for a slot
+	doneAt  map[uint64]time.Time    // by top height of each started unit
+	pending []chaindata.HeightRange // ranges not yet signalled
+	busy    time.Duration           // range slot time used
+	maxWait time.Duration           // longest wait of a started range for a slot
 }
 
 func newRangeWorkers(slots int, perHeight time.Duration, signals bool) *rangeWorkers {
@@ -50,7 +50,7 @@ func newRangeWorkers(slots int, perHeight time.Duration, signals bool) *rangeWor
 }
 
 // started records a unit started at now.
-func (w *rangeWorkers) started(now time.Time, rg chain.HeightRange, isRange bool) {
+func (w *rangeWorkers) started(now time.Time, rg chaindata.HeightRange, isRange bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !isRange {
@@ -79,7 +79,7 @@ func (w *rangeWorkers) started(now time.Time, rg chain.HeightRange, isRange bool
 	}
 }
 
-func (w *rangeWorkers) signalAt(env *testsuite.TestWorkflowEnvironment, now time.Time, rg chain.HeightRange, done time.Time) {
+func (w *rangeWorkers) signalAt(env *testsuite.TestWorkflowEnvironment, now time.Time, rg chaindata.HeightRange, done time.Time) {
 	env.RegisterDelayedCallback(func() {
 		w.mu.Lock()
 		current := w.env == env
@@ -97,7 +97,7 @@ func (w *rangeWorkers) run(r *recorder) func(env *testsuite.TestWorkflowEnvironm
 		w.mu.Lock()
 		w.env = env
 		now := env.Now()
-		var still []chain.HeightRange
+		var still []chaindata.HeightRange
 		for _, rg := range w.pending {
 			if done := w.doneAt[rg.To]; done.After(now) {
 				still = append(still, rg)
@@ -165,7 +165,7 @@ func TestRangeSchedulerPlan(t *testing.T) {
 			require.NoError(t, v.Get(&mid))
 		}, 2500*time.Millisecond)
 	}
-	out := runScheduler(t, wfs, schedIn(10_000, chain.HeightRange{From: 1, To: 10_000}), t0, r,
+	out := runScheduler(t, wfs, schedIn(10_000, chaindata.HeightRange{From: 1, To: 10_000}), t0, r,
 		schedOpts{hook: hook, count: w.countWith(r)})
 	require.NoError(t, r.err)
 	// At 2.5 s the query counts what the recorder saw started by then.
@@ -221,7 +221,7 @@ func TestRangeSchedulerVersionGuard(t *testing.T) {
 				return r.startRange(env.Now(), in)
 			}).Maybe()
 	}
-	runScheduler(t, wfs, schedIn(2000, chain.HeightRange{From: 1, To: 2000}), t0, r, schedOpts{hook: hook})
+	runScheduler(t, wfs, schedIn(2000, chaindata.HeightRange{From: 1, To: 2000}), t0, r, schedOpts{hook: hook})
 	require.NoError(t, r.err)
 	require.Equal(t, uint64(2000), r.total)
 	for _, c := range r.snapshot() {
@@ -329,7 +329,7 @@ func maxStartsInWindow(calls []startCall, w time.Duration) int {
 // with little more than the slots runs dry between polls.
 func TestRangeWindowKeepsSlotsBusy(t *testing.T) {
 	const head = 10_000_000 // all of the backlog UltraLow
-	in := schedIn(head, chain.HeightRange{From: 1, To: 200_000})
+	in := schedIn(head, chaindata.HeightRange{From: 1, To: 200_000})
 	for _, window := range []int{8000, 5000} {
 		wfs := newWorkflows(rangeConfig(func(c *config.Chain) {
 			c.Scheduler.ContinueAsNewAfter = 50_000

@@ -5,7 +5,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -39,9 +39,9 @@ const headRetry = 30 * time.Second
 func (s *schedulerRun) top() (uint64, bool) {
 	var top uint64
 	ok := false
-	for _, rs := range [][]chain.HeightRange{s.remaining, s.state.Pending} {
+	for _, rs := range [][]chaindata.HeightRange{s.remaining, s.state.Pending} {
 		if len(rs) > 0 {
-			top, ok = max(top, chain.Span(rs).To), true
+			top, ok = max(top, chaindata.Span(rs).To), true
 		}
 	}
 	return top, ok
@@ -77,11 +77,11 @@ func (s *schedulerRun) shrinkToHead(ctx, lctx workflow.Context) bool {
 	if top <= head {
 		return false
 	}
-	above := chain.HeightRange{From: head + 1, To: top}
-	unstarted := chain.Overlap(s.remaining, above)
-	started := chain.Overlap(s.state.Pending, above)
-	s.remaining = chain.Subtract(s.remaining, above)
-	s.state.Pending = chain.Subtract(s.state.Pending, above)
+	above := chaindata.HeightRange{From: head + 1, To: top}
+	unstarted := chaindata.Overlap(s.remaining, above)
+	started := chaindata.Overlap(s.state.Pending, above)
+	s.remaining = chaindata.Subtract(s.remaining, above)
+	s.state.Pending = chaindata.Subtract(s.state.Pending, above)
 	s.state.InFlight -= min(s.state.InFlight, started)
 	s.state.Dropped += unstarted + started
 	if s.state.Owned.To > head {
@@ -111,7 +111,7 @@ func (s *schedulerRun) rebase(head uint64) {
 	for _, sp := range s.spans {
 		d := done[sp.Level]
 		s.state.Buckets = append(s.state.Buckets, temporal.BucketProgress{
-			Level: int(sp.Level), Name: sp.Level.String(), Done: d, Total: d + chain.Overlap(s.remaining, sp.Range),
+			Level: int(sp.Level), Name: sp.Level.String(), Done: d, Total: d + chaindata.Overlap(s.remaining, sp.Range),
 		})
 	}
 }

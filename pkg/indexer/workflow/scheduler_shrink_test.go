@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -73,7 +73,7 @@ func TestSchedulerDropsHeightsAboveTheHead(t *testing.T) {
 	r := shrinkRecorder()
 	var heads headAnswers
 	var mid temporal.SchedulerProgress
-	out := runScheduler(t, wfs, schedIn(phantomHead, chain.HeightRange{From: 1, To: phantomHead}), t0, r,
+	out := runScheduler(t, wfs, schedIn(phantomHead, chaindata.HeightRange{From: 1, To: phantomHead}), t0, r,
 		schedOpts{hook: heads.hook(t, &mid), maxRuns: 1, headByHook: true})
 	require.NoError(t, r.err)
 	require.Equal(t, uint64(realHead), r.total)
@@ -82,7 +82,7 @@ func TestSchedulerDropsHeightsAboveTheHead(t *testing.T) {
 	require.Equal(t, 1, heads.count(), "asked once: nothing it holds is above the head afterwards")
 
 	require.Equal(t, uint64(10_000_000), mid.Dropped)
-	require.Equal(t, chain.HeightRange{From: 1, To: realHead}, mid.Owned, "HeadScan takes the heights above")
+	require.Equal(t, chaindata.HeightRange{From: 1, To: realHead}, mid.Owned, "HeadScan takes the heights above")
 	require.Equal(t, uint64(realHead), mid.Head)
 	var total, done uint64
 	for _, b := range out.Result.Buckets {
@@ -98,11 +98,11 @@ func TestSchedulerFreesAWindowOfPhantomHeights(t *testing.T) {
 	wfs := newWorkflows(chainConfig(nil))
 	r := shrinkRecorder()
 	var heads headAnswers
-	in := schedIn(phantomHead, chain.HeightRange{From: 1, To: realHead})
+	in := schedIn(phantomHead, chaindata.HeightRange{From: 1, To: realHead})
 	in.State = types.SchedulerState{
-		Runs: 1, Scheduled: 2000, Owned: chain.HeightRange{From: 1, To: phantomHead},
+		Runs: 1, Scheduled: 2000, Owned: chaindata.HeightRange{From: 1, To: phantomHead},
 		Buckets:  []temporal.BucketProgress{{Level: int(types.High), Name: types.High.String(), Total: 7000, Done: 2000}},
-		Pending:  []chain.HeightRange{{From: phantomHead - 1999, To: phantomHead}},
+		Pending:  []chaindata.HeightRange{{From: phantomHead - 1999, To: phantomHead}},
 		InFlight: 2000,
 	}
 	count := func(now time.Time, in types.CountIndexedInput) ([]uint64, error) {
@@ -129,7 +129,7 @@ func TestSchedulerWithoutAHeadKeepsItsRange(t *testing.T) {
 	wfs := newWorkflows(chainConfig(nil))
 	r := newRecorder(2_000)
 	heads := headAnswers{err: errors.New("node down")}
-	out := runScheduler(t, wfs, schedIn(1_000, chain.HeightRange{From: 1, To: 1_500}), t0, r, schedOpts{hook: heads.hook(t, nil), headByHook: true})
+	out := runScheduler(t, wfs, schedIn(1_000, chaindata.HeightRange{From: 1, To: 1_500}), t0, r, schedOpts{hook: heads.hook(t, nil), headByHook: true})
 	require.NoError(t, r.err)
 	require.Equal(t, uint64(1_500), out.Result.Scheduled)
 	require.Greater(t, heads.count(), 1, "asked again after headRetry")

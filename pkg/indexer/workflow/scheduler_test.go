@@ -13,14 +13,14 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // schedIn is a first-run scheduler input.
-func schedIn(head uint64, rs ...chain.HeightRange) types.SchedulerInput {
+func schedIn(head uint64, rs ...chaindata.HeightRange) types.SchedulerInput {
 	return types.SchedulerInput{ChainID: chainID, Head: head, Remaining: rs}
 }
 
@@ -36,7 +36,7 @@ func orderedRecorder(head uint64) *recorder {
 func TestSchedulerBucketOrder(t *testing.T) {
 	wfs := newWorkflows(chainConfig(func(c *config.Chain) { c.Scheduler.ContinueAsNewAfter = 1_000_000 }))
 	r := orderedRecorder(20_000)
-	out := runScheduler(t, wfs, schedIn(20_000, chain.HeightRange{From: 0, To: 20_000}), t0, r, schedOpts{})
+	out := runScheduler(t, wfs, schedIn(20_000, chaindata.HeightRange{From: 0, To: 20_000}), t0, r, schedOpts{})
 	require.NoError(t, r.err)
 
 	require.Len(t, out.Runs, 1)
@@ -74,8 +74,8 @@ func TestSchedulerBucketOrder(t *testing.T) {
 func TestSchedulerDisjointRanges(t *testing.T) {
 	r := orderedRecorder(20_000)
 	in := schedIn(20_000,
-		chain.HeightRange{From: 100, To: 199}, chain.HeightRange{From: 500, To: 649},
-		chain.HeightRange{From: 5000, To: 5049}, chain.HeightRange{From: 19_990, To: 20_010})
+		chaindata.HeightRange{From: 100, To: 199}, chaindata.HeightRange{From: 500, To: 649},
+		chaindata.HeightRange{From: 5000, To: 5049}, chaindata.HeightRange{From: 19_990, To: 20_010})
 	out := runScheduler(t, newWorkflows(chainConfig(nil)), in, t0, r, schedOpts{})
 	require.NoError(t, r.err)
 
@@ -107,7 +107,7 @@ func TestSchedulerRateLimit(t *testing.T) {
 				c.Scheduler.RateLimit, c.Scheduler.BatchSize, c.Scheduler.ContinueAsNewAfter = tc.rate, tc.batch, 1000
 			}))
 			r := orderedRecorder(5000)
-			out := runScheduler(t, wfs, schedIn(5000, chain.HeightRange{From: 1, To: 5000}), t0, r, schedOpts{})
+			out := runScheduler(t, wfs, schedIn(5000, chaindata.HeightRange{From: 1, To: 5000}), t0, r, schedOpts{})
 			require.NoError(t, r.err)
 			require.Equal(t, uint64(5000), out.Result.Scheduled)
 			require.Len(t, out.Runs, 5)
@@ -128,7 +128,7 @@ func TestSchedulerRateLimit(t *testing.T) {
 // run 2 → 10020 (Low 2920, UltraLow 7100), run 3 → 4940.
 func TestSchedulerContinueAsNewHandOver(t *testing.T) {
 	wfs := newWorkflows(chainConfig(nil))
-	in := schedIn(25_000, chain.HeightRange{From: 1, To: 25_000})
+	in := schedIn(25_000, chaindata.HeightRange{From: 1, To: 25_000})
 
 	// The first run by hand, to look at exactly what it carries.
 	r := orderedRecorder(25_000)
@@ -147,17 +147,17 @@ func TestSchedulerContinueAsNewHandOver(t *testing.T) {
 	require.Equal(t, uint64(10_040), r.total)
 	require.Equal(t, chainID, next.ChainID)
 	require.Equal(t, uint64(25_000), next.Head)
-	require.Equal(t, []chain.HeightRange{{From: 1, To: 25_000 - 10_040}}, next.Remaining)
+	require.Equal(t, []chaindata.HeightRange{{From: 1, To: 25_000 - 10_040}}, next.Remaining)
 	require.Equal(t, 1, next.State.Runs)
 	require.Equal(t, uint64(10_040), next.State.Scheduled)
-	require.Equal(t, chain.HeightRange{From: 1, To: 25_000}, next.State.Owned)
+	require.Equal(t, chaindata.HeightRange{From: 1, To: 25_000}, next.State.Owned)
 	require.Equal(t, []temporal.BucketProgress{
 		{Level: int(types.High), Name: "high", Total: 4320, Done: 4320},
 		{Level: int(types.Medium), Name: "medium", Total: 4320, Done: 4320},
 		{Level: int(types.Low), Name: "low", Total: 4320, Done: 1400},
 		{Level: int(types.UltraLow), Name: "ultra_low", Total: 25_000 - 12_960, Done: 0},
 	}, next.State.Buckets)
-	require.Equal(t, chain.TotalLen(next.State.Pending), next.State.InFlight)
+	require.Equal(t, chaindata.TotalLen(next.State.Pending), next.State.InFlight)
 	require.LessOrEqual(t, next.State.InFlight, uint64(2000))
 	// 102 batches, one second apart, and the run waits out the last interval
 	// before handing over, so the next run may start at once.
@@ -210,7 +210,7 @@ func TestSchedulerInFlightWindow(t *testing.T) {
 			require.NoError(t, v.Get(&mid))
 		}, 30*time.Second)
 	}
-	out := runScheduler(t, wfs, schedIn(1000, chain.HeightRange{From: 1, To: 1000}), t0, r, schedOpts{count: count, hook: hook})
+	out := runScheduler(t, wfs, schedIn(1000, chaindata.HeightRange{From: 1, To: 1000}), t0, r, schedOpts{count: count, hook: hook})
 	require.NoError(t, r.err)
 	require.Equal(t, uint64(1000), out.Result.Scheduled)
 
@@ -249,7 +249,7 @@ func TestSchedulerProgressQuery(t *testing.T) {
 			got[run] = p
 		}, at)
 	}
-	out := runScheduler(t, wfs, schedIn(10_000, chain.HeightRange{From: 1, To: 10_000}), t0, r, schedOpts{hook: hook})
+	out := runScheduler(t, wfs, schedIn(10_000, chaindata.HeightRange{From: 1, To: 10_000}), t0, r, schedOpts{hook: hook})
 	require.NoError(t, r.err)
 	require.Len(t, out.Runs, 2)
 	require.Len(t, got, 2)
@@ -258,7 +258,7 @@ func TestSchedulerProgressQuery(t *testing.T) {
 	p := got[0]
 	require.Equal(t, chainID, p.ChainID)
 	require.Equal(t, uint64(10_000), p.Head)
-	require.Equal(t, chain.HeightRange{From: 1, To: 10_000}, p.Owned)
+	require.Equal(t, chaindata.HeightRange{From: 1, To: 10_000}, p.Owned)
 	require.Equal(t, uint64(5020), p.Scheduled)
 	require.Equal(t, uint64(10_000-5020), p.Remaining)
 	require.Equal(t, 1, p.Runs)
@@ -277,7 +277,7 @@ func TestSchedulerProgressQuery(t *testing.T) {
 	require.Equal(t, uint64(10_000-6120), p.Remaining)
 	require.Equal(t, uint64(1800), bucket(p.Buckets, types.Medium).Done)
 	require.InDelta(t, 1100/10.5, p.Rate, 1e-9)
-	require.Equal(t, chain.HeightRange{From: 1, To: 10_000}, p.Owned)
+	require.Equal(t, chaindata.HeightRange{From: 1, To: 10_000}, p.Owned)
 }
 
 // A failed start is retried (local activity retry) with the same heights:
@@ -309,8 +309,8 @@ func TestSchedulerRetriesFailedStart(t *testing.T) {
 		func(_ context.Context, in types.CountIndexedInput) ([]uint64, error) {
 			return r.allIndexed(env.Now(), in)
 		})
-	mockAgreeingHead(env, schedIn(1000, chain.HeightRange{From: 1, To: 1000}))
-	env.ExecuteWorkflow(temporal.SchedulerWorkflow, schedIn(1000, chain.HeightRange{From: 1, To: 1000}))
+	mockAgreeingHead(env, schedIn(1000, chaindata.HeightRange{From: 1, To: 1000}))
+	env.ExecuteWorkflow(temporal.SchedulerWorkflow, schedIn(1000, chaindata.HeightRange{From: 1, To: 1000}))
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	require.NoError(t, r.err)

@@ -5,7 +5,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 )
 
@@ -81,7 +81,7 @@ func (s *schedulerRun) awaitWindowChange(ctx workflow.Context) error {
 	sel := workflow.NewSelector(ctx)
 	sel.AddFuture(timer, func(workflow.Future) {})
 	sel.AddReceive(s.rangeDone, func(c workflow.ReceiveChannel, _ bool) {
-		var done chain.HeightRange
+		var done chaindata.HeightRange
 		c.Receive(ctx, &done)
 	})
 	sel.Select(ctx)
@@ -94,7 +94,7 @@ func (s *schedulerRun) drainSignals() {
 	if s.rangeDone == nil {
 		return
 	}
-	var done chain.HeightRange
+	var done chaindata.HeightRange
 	for s.rangeDone.ReceiveAsync(&done) {
 	}
 }
@@ -110,7 +110,7 @@ func (s *schedulerRun) refreshInFlight(lctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
-	var still []chain.HeightRange
+	var still []chaindata.HeightRange
 	s.state.InFlight = 0
 	for i, r := range s.state.Pending {
 		done := uint64(0)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
 // measure follows the catch-up until the watermark reaches the head (or
@@ -98,7 +98,7 @@ func (b *bench) catchUp(ctx context.Context, lags *lagSampler, sched *schedulerV
 		caughtUp := false
 		edge := head - min(head, liveEdge(o.BlockTime))
 		if found && top >= edge {
-			n, err := b.store.CountIndexed(ctx, chainID, []chain.HeightRange{{From: 0, To: edge}})
+			n, err := b.store.CountIndexed(ctx, chainID, []chaindata.HeightRange{{From: 0, To: edge}})
 			if err == nil && n[0] == edge+1 {
 				wm, ok, err := b.store.Watermark(ctx, chainID, 0)
 				if caughtUp = err == nil && ok && wm >= edge; caughtUp {
@@ -118,7 +118,7 @@ func (b *bench) catchUp(ctx context.Context, lags *lagSampler, sched *schedulerV
 			return res, head, prof, nil
 		}
 		if time.Since(lastStatus) >= statusEvery {
-			n, err := b.store.CountIndexed(ctx, chainID, []chain.HeightRange{{From: 0, To: head}})
+			n, err := b.store.CountIndexed(ctx, chainID, []chaindata.HeightRange{{From: 0, To: head}})
 			if err == nil {
 				secs := time.Since(lastStatus).Seconds()
 				elapsed := time.Since(b.workerStart).Seconds()

@@ -9,7 +9,7 @@ import (
 
 	"go.temporal.io/api/enums/v1"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
@@ -103,7 +103,7 @@ func (b *bench) followScheduler(ctx context.Context, v *schedulerView) {
 		if v.indexed[sp.Level] {
 			continue
 		}
-		n, err := b.store.CountIndexed(qctx, chainID, []chain.HeightRange{sp.Range})
+		n, err := b.store.CountIndexed(qctx, chainID, []chaindata.HeightRange{sp.Range})
 		if err != nil || n[0] < sp.Range.Len() {
 			continue
 		}
@@ -121,7 +121,7 @@ func (b *bench) followScheduler(ctx context.Context, v *schedulerView) {
 	}
 }
 
-func intersect(a, b chain.HeightRange) (chain.HeightRange, bool) {
-	r := chain.HeightRange{From: max(a.From, b.From), To: min(a.To, b.To)}
+func intersect(a, b chaindata.HeightRange) (chaindata.HeightRange, bool) {
+	r := chaindata.HeightRange{From: max(a.From, b.From), To: min(a.To, b.To)}
 	return r, r.From <= r.To
 }

@@ -9,7 +9,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/time/rate"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
@@ -159,7 +159,7 @@ func (j *Job) backfillHeights(ctx context.Context, hs []uint64, st *storage.Trac
 	if err != nil {
 		return err
 	}
-	blocks := make([]*chain.BlockData, 0, len(hs))
+	blocks := make([]*chaindata.BlockData, 0, len(hs))
 	for _, h := range hs {
 		if d := targets[h]; d != nil {
 			blocks = append(blocks, d) // a height without a canonical block has nothing to trace

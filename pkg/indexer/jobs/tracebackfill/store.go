@@ -3,7 +3,7 @@ package tracebackfill
 import (
 	"context"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
@@ -14,8 +14,8 @@ type Store interface {
 	SaveState(ctx context.Context, chainID, key string, value uint64) error
 	LastIndexed(ctx context.Context, chainID string) (height uint64, found bool, err error)
 	UntracedHeights(ctx context.Context, chainID string, from, to uint64, limit int) ([]uint64, error)
-	TraceTargets(ctx context.Context, chainID string, heights []uint64) (map[uint64]*chain.BlockData, error)
-	WriteTraces(ctx context.Context, chainID string, blocks []*chain.BlockData) (skipped []uint64, err error)
+	TraceTargets(ctx context.Context, chainID string, heights []uint64) (map[uint64]*chaindata.BlockData, error)
+	WriteTraces(ctx context.Context, chainID string, blocks []*chaindata.BlockData) (skipped []uint64, err error)
 	TraceBackfillState(ctx context.Context, chainID string) (storage.TraceBackfill, error)
 }
 

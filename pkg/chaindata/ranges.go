@@ -1,4 +1,4 @@
-package chain
+package chaindata
 
 // HeightRange is an inclusive range of heights: the unit of work the
 // scheduler hands out. A single height is a range with From == To (an

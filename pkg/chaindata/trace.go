@@ -1,4 +1,4 @@
-package chain
+package chaindata
 
 // Trace is one call frame of a transaction, as a node's tracer reports it:
 // debug_traceBlockByNumber with the callTracer (geth, reth, anvil) and

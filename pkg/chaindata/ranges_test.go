@@ -1,14 +1,14 @@
-package chain_test
+package chaindata_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tideline-dev/tideline/pkg/chain"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
 
-type hr = chain.HeightRange
+type hr = chaindata.HeightRange
 
 func TestHeightRangeLen(t *testing.T) {
 	require.Equal(t, uint64(1), hr{From: 7, To: 7}.Len())
@@ -37,58 +37,58 @@ func TestDescending(t *testing.T) {
 
 func TestTotalLenAndSpan(t *testing.T) {
 	rs := []hr{{From: 0, To: 9}, {From: 5000, To: 5009}, {From: 19995, To: 20000}}
-	require.Equal(t, uint64(26), chain.TotalLen(rs))
-	require.Equal(t, hr{From: 0, To: 20000}, chain.Span(rs))
-	require.Equal(t, uint64(0), chain.TotalLen(nil))
-	require.Equal(t, hr{}, chain.Span(nil))
-	require.Equal(t, hr{From: 3, To: 4}, chain.Span([]hr{{From: 3, To: 4}}))
+	require.Equal(t, uint64(26), chaindata.TotalLen(rs))
+	require.Equal(t, hr{From: 0, To: 20000}, chaindata.Span(rs))
+	require.Equal(t, uint64(0), chaindata.TotalLen(nil))
+	require.Equal(t, hr{}, chaindata.Span(nil))
+	require.Equal(t, hr{From: 3, To: 4}, chaindata.Span([]hr{{From: 3, To: 4}}))
 }
 
 func TestOverlap(t *testing.T) {
 	rs := []hr{{From: 0, To: 9}, {From: 20, To: 29}}
-	require.Equal(t, uint64(0), chain.Overlap(nil, hr{From: 0, To: 100}))
-	require.Equal(t, uint64(20), chain.Overlap(rs, hr{From: 0, To: 100}))
-	require.Equal(t, uint64(5+3), chain.Overlap(rs, hr{From: 5, To: 22}))
-	require.Equal(t, uint64(0), chain.Overlap(rs, hr{From: 10, To: 19}), "between the ranges")
-	require.Equal(t, uint64(1), chain.Overlap(rs, hr{From: 29, To: ^uint64(0)}), "open-ended top")
+	require.Equal(t, uint64(0), chaindata.Overlap(nil, hr{From: 0, To: 100}))
+	require.Equal(t, uint64(20), chaindata.Overlap(rs, hr{From: 0, To: 100}))
+	require.Equal(t, uint64(5+3), chaindata.Overlap(rs, hr{From: 5, To: 22}))
+	require.Equal(t, uint64(0), chaindata.Overlap(rs, hr{From: 10, To: 19}), "between the ranges")
+	require.Equal(t, uint64(1), chaindata.Overlap(rs, hr{From: 29, To: ^uint64(0)}), "open-ended top")
 }
 
 func TestSubtract(t *testing.T) {
 	rs := []hr{{From: 0, To: 9}, {From: 20, To: 29}, {From: 40, To: 49}}
-	require.Equal(t, rs, chain.Subtract(rs, hr{From: 10, To: 19}), "cut between ranges")
-	require.Equal(t, []hr{{From: 0, To: 4}, {From: 45, To: 49}}, chain.Subtract(rs, hr{From: 5, To: 44}), "cut across")
+	require.Equal(t, rs, chaindata.Subtract(rs, hr{From: 10, To: 19}), "cut between ranges")
+	require.Equal(t, []hr{{From: 0, To: 4}, {From: 45, To: 49}}, chaindata.Subtract(rs, hr{From: 5, To: 44}), "cut across")
 	require.Equal(t, []hr{{From: 0, To: 9}, {From: 20, To: 21}, {From: 28, To: 29}, {From: 40, To: 49}},
-		chain.Subtract(rs, hr{From: 22, To: 27}), "cut inside one range splits it")
-	require.Empty(t, chain.Subtract(rs, hr{From: 0, To: 49}), "cut everything")
-	require.Empty(t, chain.Subtract(nil, hr{From: 0, To: 1}))
+		chaindata.Subtract(rs, hr{From: 22, To: 27}), "cut inside one range splits it")
+	require.Empty(t, chaindata.Subtract(rs, hr{From: 0, To: 49}), "cut everything")
+	require.Empty(t, chaindata.Subtract(nil, hr{From: 0, To: 1}))
 }
 
 func TestNewest(t *testing.T) {
 	rs := []hr{{From: 0, To: 9}, {From: 20, To: 29}}
-	require.Equal(t, []hr{{From: 25, To: 29}}, chain.Newest(rs, 5))
-	require.Equal(t, []hr{{From: 20, To: 29}}, chain.Newest(rs, 10))
-	require.Equal(t, []hr{{From: 7, To: 9}, {From: 20, To: 29}}, chain.Newest(rs, 13))
-	require.Equal(t, rs, chain.Newest(rs, 1000), "n beyond the total keeps all")
-	require.Empty(t, chain.Newest(rs, 0))
+	require.Equal(t, []hr{{From: 25, To: 29}}, chaindata.Newest(rs, 5))
+	require.Equal(t, []hr{{From: 20, To: 29}}, chaindata.Newest(rs, 10))
+	require.Equal(t, []hr{{From: 7, To: 9}, {From: 20, To: 29}}, chaindata.Newest(rs, 13))
+	require.Equal(t, rs, chaindata.Newest(rs, 1000), "n beyond the total keeps all")
+	require.Empty(t, chaindata.Newest(rs, 0))
 }
 
 func TestToRanges(t *testing.T) {
-	require.Empty(t, chain.ToRanges(nil))
-	require.Equal(t, []hr{{From: 5, To: 5}}, chain.ToRanges([]uint64{5}))
+	require.Empty(t, chaindata.ToRanges(nil))
+	require.Equal(t, []hr{{From: 5, To: 5}}, chaindata.ToRanges([]uint64{5}))
 	require.Equal(t, []hr{{From: 0, To: 2}, {From: 7, To: 8}, {From: 10, To: 10}},
-		chain.ToRanges([]uint64{0, 1, 2, 7, 8, 10}))
+		chaindata.ToRanges([]uint64{0, 1, 2, 7, 8, 10}))
 }
 
 // Folding heights into ranges and listing them again gives the same set.
 func TestToRangesRoundTrip(t *testing.T) {
 	hs := []uint64{3, 4, 5, 9, 11, 12}
 	var back []uint64
-	for _, r := range chain.ToRanges(hs) {
+	for _, r := range chaindata.ToRanges(hs) {
 		d := r.Descending()
 		for i := len(d) - 1; i >= 0; i-- {
 			back = append(back, d[i])
 		}
 	}
 	require.Equal(t, hs, back)
-	require.Equal(t, uint64(len(hs)), chain.TotalLen(chain.ToRanges(hs)))
+	require.Equal(t, uint64(len(hs)), chaindata.TotalLen(chaindata.ToRanges(hs)))
 }

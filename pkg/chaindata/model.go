@@ -1,8 +1,8 @@
-// Package chain is the chain model: the artifacts the RPC adapters decode and
+// Package chaindata is the chain's data model: the artifacts the RPC adapters decode and
 // storage writes (Block, Transaction, Log, BlockData, StoredBlock) and
 // HeightRange with its arithmetic. It is a leaf: it imports nothing of
 // tideline, so every layer (rpc, storage, temporal, indexer) may use it.
-package chain
+package chaindata
 
 // Block is one block header as stored. Hex values (hashes, addresses) are
 // 0x-prefixed lower case; big integers (wei amounts) are base-10 strings so
