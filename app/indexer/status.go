@@ -112,6 +112,8 @@ for scripts; --watch refreshes until interrupted.`,
 			if tty {
 				profile = termenv.EnvColorProfile()
 			}
+			// The --watch refresh of a CLI, not a retry: a source that fails
+			// shows in the report and the next refresh asks again.
 			for {
 				chains := status.Collect(ctx, src, want)
 				if asJSON {

@@ -194,6 +194,8 @@ func (s *Server) refreshChains(ctx context.Context) error {
 func (s *Server) repeat(ctx context.Context, every time.Duration, what string, read func(context.Context) error) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	// A refresh of the API process, which runs no activity: a failed read
+	// keeps the last good one, and the next tick is its retry.
 	for {
 		select {
 		case <-ctx.Done():

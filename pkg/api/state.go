@@ -75,6 +75,8 @@ func (vs *views) get(ctx context.Context, chainID string, start uint64) (view, e
 	}
 	vs.mu.Unlock()
 
+	// Waits for another request's read of the view (one at a time per
+	// chain), not a retry: a failed read is its own request's error.
 	for {
 		c.mu.Lock()
 		if c.good && vs.now().Sub(c.at) < vs.refresh {

@@ -74,6 +74,8 @@ func (s *Server) pump(ctx context.Context, start streamStart, send func([]stream
 	poll := time.NewTicker(s.cfg.StreamPoll)
 	defer poll.Stop()
 	quiet := time.Now()
+	// A poll for new events, not a retry: a failed read ends the stream,
+	// and the client reconnects from its last id.
 	for {
 		evs, err := stream.ReadEvents(ctx, s.store, start.chainID, last, streamPage, start.include)
 		if err != nil {

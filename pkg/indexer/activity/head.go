@@ -75,6 +75,8 @@ const confirmTries = 3
 // confirmTries times; the error is the last one.
 func confirmHead(ctx context.Context, c rpc.Client, head uint64) error {
 	var err error
+	// pkg/rpc does not retry a block not found (an answer, not a failure),
+	// and one lagging replica must not fail the scan for Temporal to retry.
 	for range confirmTries {
 		if _, err = c.BlockByHeight(ctx, head); !errors.Is(err, rpc.ErrBlockNotFound) {
 			return err

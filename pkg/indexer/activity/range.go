@@ -281,6 +281,9 @@ func (r *rangeRun) writeChunk(ctx context.Context, blocks []*chaindata.BlockData
 		return writeFailure(fmt.Sprintf("chain %s range [%d, %d]: writes held", r.chainID, r.rg.From, r.rg.To), err)
 	}
 	var err error
+	// Retried here, not by Temporal: the range's retry would fetch the
+	// chunk again, and a brief refusal must not reach the bisection, which
+	// would blame single heights for it.
 	for try := 1; try <= writeTries; try++ {
 		if try > 1 {
 			if err := wait.For(ctx, writeBackoff<<(try-2)); err != nil {

@@ -105,6 +105,8 @@ func (e *StillDeletingError) Error() string {
 // the background.
 func (c *Chains) WaitRowsDeleted(ctx context.Context, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
+	// A poll, not a retry: the command waits for ClickHouse's background
+	// deletions, outside any activity; an error ends the wait.
 	for {
 		n, err := c.Rows.PendingMutations(ctx)
 		if err != nil {

@@ -133,6 +133,9 @@ func (f *Follower) Run(ctx context.Context) {
 // subscribeLoop keeps a subscription open until ctx ends.
 func (f *Follower) subscribeLoop(ctx context.Context) {
 	backoff := f.cfg.BackoffInitial
+	// Resubscribing is the follower's: pkg/rpc retries requests, not a
+	// stream that ended (SubscribeHeads leaves that to its caller), and the
+	// follower runs beside the workers, in no activity.
 	for ctx.Err() == nil {
 		got, err := f.follow(ctx)
 		if ctx.Err() != nil {

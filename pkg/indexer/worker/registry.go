@@ -255,6 +255,8 @@ func (m *manager) start(ctx context.Context, e registry.Entry) {
 	log := m.p.log.With(zap.String("chain_id", e.ID))
 	now := m.now()
 	f, failed := m.failures[e.ID]
+	// The process's own backoff (a chain's start runs in no activity): the
+	// polls skip a chain that failed until its wait is over.
 	if failed && f.fingerprint == e.Fingerprint && now.Before(f.next) {
 		return
 	}

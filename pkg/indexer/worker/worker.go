@@ -134,6 +134,8 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 	}
 	poll := time.NewTicker(cfg.Registry.PollInterval)
 	defer poll.Stop()
+	// The registry poll of the process, in no activity: a failed read or
+	// start is logged, and the next tick is its retry (registry.go).
 	for {
 		chains.reconcile(ctx)
 		select {

@@ -61,6 +61,9 @@ func (w *Workflows) IndexRange(ctx workflow.Context, in types.IndexRangeInput) (
 // succeeds: the range must not end with a height neither indexed nor owned
 // by a workflow.
 func handOff(ctx, lctx workflow.Context, c ChainSetup, in types.IndexRangeInput, heights []uint64) (int, error) {
+	// Rounds of the local activity's bounded policy (retry.local, shared
+	// with the scans, which may give up): this one may not. Workflow code,
+	// replay-tested: left as it is.
 	for {
 		n, err := startInBatches(lctx, c, in.ChainID, heights, in.Level, types.IndexModeRange)
 		if err == nil || ctx.Err() != nil {

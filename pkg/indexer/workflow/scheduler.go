@@ -361,6 +361,9 @@ const outageRetry = 5 * time.Second
 // database or the frontend pauses the catch-up instead of failing it, and
 // since a batch leaves `remaining` only once started, nothing is skipped.
 func (s *schedulerRun) untilDone(ctx, lctx workflow.Context, out any, fn any, arg any) error {
+	// Rounds of the local activity's bounded policy (retry.local, shared
+	// with the scans, which may give up): the scheduler may not. Workflow
+	// code, replay-tested: left as it is.
 	for {
 		err := workflow.ExecuteLocalActivity(lctx, fn, arg).Get(lctx, out)
 		if err == nil || ctx.Err() != nil {

@@ -66,6 +66,8 @@ func (s *schedulerRun) shrinkToHead(ctx, lctx workflow.Context) bool {
 	log := workflow.GetLogger(ctx)
 	var head uint64
 	if err := workflow.ExecuteLocalActivity(lctx, a.HeadHeight, s.chainID).Get(lctx, &head); err != nil {
+		// Not retried now: the check is optional, and the scheduler's next
+		// call after headRetry asks again (no loop of its own).
 		s.nextHeadAsk = now.Add(headRetry)
 		log.Warn("scheduler could not check its range against the node's head; asks again later",
 			"chain_id", s.chainID, "error", err)

@@ -27,6 +27,7 @@ const maxDrain = 10 * time.Minute
 // unit must be chosen again).
 func (s *schedulerRun) waitForWindow(ctx, lctx workflow.Context, n uint64) (replan bool, err error) {
 	limit := uint64(s.ch.Settings.Scheduler.MaxInFlight)
+	// Waits for a condition (heights indexed), not for a failure to pass.
 	for s.state.InFlight+n > limit {
 		if s.shrinkToHead(ctx, lctx) {
 			return true, nil
@@ -47,6 +48,7 @@ func (s *schedulerRun) waitForWindow(ctx, lctx workflow.Context, n uint64) (repl
 // drain waits, at most maxDrain, until every started height is indexed.
 func (s *schedulerRun) drain(ctx, lctx workflow.Context) error {
 	deadline := workflow.Now(ctx).Add(maxDrain)
+	// Waits for a condition (heights indexed), not for a failure to pass.
 	for len(s.state.Pending) > 0 {
 		s.shrinkToHead(ctx, lctx)
 		if err := s.refreshInFlight(lctx); err != nil {

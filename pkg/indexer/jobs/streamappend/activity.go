@@ -27,6 +27,8 @@ func (j *Job) AppendStream(ctx context.Context, in Input) (Result, error) {
 	deadline := time.Now().Add(RunFor)
 	tick := time.NewTicker(max(cfg.Interval, 10*time.Millisecond))
 	defer tick.Stop()
+	// Looks for new blocks until RunFor, not a retry: an error ends the
+	// attempt, and the job's Temporal policy retries it.
 	for {
 		n, err := app.Step(ctx)
 		if err != nil {

@@ -101,6 +101,8 @@ func (j *Job) DeliverWebhook(ctx context.Context, in DeliverInput) (DeliverResul
 		if len(events) > 0 {
 			continue
 		}
+		// Waits for new events, not for a failure to pass: a failure ends
+		// the attempt above, and Temporal's policy (webhooks.retry) retries.
 		t := time.NewTimer(w.PollInterval)
 		select {
 		case <-ctx.Done():
