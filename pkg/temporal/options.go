@@ -227,6 +227,19 @@ func (o Options) SchedulerStart(owned chaindata.HeightRange, mode string) client
 	}
 }
 
+// JobActivity is a side job's activity options: on the chain's admin
+// queue, an attempt bounded by startToClose, a worker's death noticed
+// within heartbeat, retried with the job's policy until its run's
+// timeout.
+func (o Options) JobActivity(startToClose, heartbeat time.Duration, retry config.RetryPolicy) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		TaskQueue:           AdminQueue(o.ChainID),
+		StartToCloseTimeout: startToClose,
+		HeartbeatTimeout:    heartbeat,
+		RetryPolicy:         RetryPolicy(retry),
+	}
+}
+
 // AdminStart starts a long-lived workflow of the chain's admin queue under
 // a fixed ID, or finds it running (conflict policy use-existing: a second
 // start is no error and starts nothing); one that ended may be started

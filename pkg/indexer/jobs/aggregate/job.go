@@ -91,10 +91,5 @@ const RunTimeout = 10 * time.Minute
 // 30 s; the retry resumes from the saved height), and is retried until the
 // run's timeout, which the next run follows.
 func activityOptions(o temporal.Options) workflow.ActivityOptions {
-	return workflow.ActivityOptions{
-		TaskQueue:           temporal.AdminQueue(o.ChainID),
-		StartToCloseTimeout: 2 * Budget,
-		HeartbeatTimeout:    30 * time.Second,
-		RetryPolicy:         temporal.RetryPolicy(o.Retry.Aggregate),
-	}
+	return o.JobActivity(2*Budget, 30*time.Second, o.Retry.Aggregate)
 }

@@ -83,10 +83,5 @@ const RunTimeout = 20 * time.Minute
 // in ClickHouse's background); attempts are bounded by the run's timeout,
 // and the next run tries again.
 func activityOptions(o temporal.Options) workflow.ActivityOptions {
-	return workflow.ActivityOptions{
-		TaskQueue:           temporal.AdminQueue(o.ChainID),
-		StartToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout:    time.Minute,
-		RetryPolicy:         temporal.RetryPolicy(o.Retry.Prune),
-	}
+	return o.JobActivity(5*time.Minute, time.Minute, o.Retry.Prune)
 }

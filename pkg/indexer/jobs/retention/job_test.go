@@ -5,11 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/testsuite"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -33,21 +31,11 @@ func TestSchedule(t *testing.T) {
 // its result.
 func TestPruneWorkflowRunsItsActivity(t *testing.T) {
 	const chainID = "prune-wf"
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
 	j := &Job{ChainID: chainID, Options: temporal.NewOptions(chainID, time.Minute)}
-	j.Register(env) // under the names the worker registers them by
 	want := Result{PrunedHeight: 200, HasPruned: true, Target: 200, Raised: true, Mutated: []string{"blocks"}}
-	var info activity.Info
-	env.OnActivity(ActivityName, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in Input) (Result, error) {
-			info = activity.GetInfo(ctx)
-			return want, nil
-		})
-	env.ExecuteWorkflow(temporal.PruneWorkflow, Input{ChainID: chainID})
-	require.NoError(t, env.GetWorkflowError())
-	var got Result
-	require.NoError(t, env.GetWorkflowResult(&got))
+	got, info, err := testkit.RunOneActivityJob(t, j.Register, temporal.PruneWorkflow, ActivityName, Input{ChainID: chainID},
+		func(context.Context, Input) (Result, error) { return want, nil })
+	require.NoError(t, err)
 	require.Equal(t, want, got)
 	require.Equal(t, temporal.AdminQueue(chainID), info.TaskQueue)
 }

@@ -80,10 +80,5 @@ func Schedule(o temporal.Options) temporal.PeriodicWorkflow {
 // taken over within the heartbeat timeout. Retried with the aggregator's
 // policy; an attempt reads where the stream is from the log.
 func activityOptions(o temporal.Options) workflow.ActivityOptions {
-	return workflow.ActivityOptions{
-		TaskQueue:           temporal.AdminQueue(o.ChainID),
-		StartToCloseTimeout: RunFor + time.Minute,
-		HeartbeatTimeout:    15 * time.Second,
-		RetryPolicy:         temporal.RetryPolicy(o.Retry.Aggregate),
-	}
+	return o.JobActivity(RunFor+time.Minute, 15*time.Second, o.Retry.Aggregate)
 }

@@ -5,12 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/testsuite"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -33,22 +31,14 @@ func TestSchedule(t *testing.T) {
 // a heartbeat timeout, and returns its result.
 func TestWorkflowRunsItsActivity(t *testing.T) {
 	const chainID = "stream-wf"
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
 	j := &Job{ChainID: chainID, Options: temporal.NewOptions(chainID, time.Minute)}
-	j.Register(env) // under the names the worker registers them by
 	want := Result{Appended: 3, Seq: 9, Next: 12}
-	var info activity.Info
-	env.OnActivity(ActivityName, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in Input) (Result, error) {
+	got, info, err := testkit.RunOneActivityJob(t, j.Register, temporal.StreamAppendWorkflow, ActivityName, Input{ChainID: chainID},
+		func(_ context.Context, in Input) (Result, error) {
 			require.Equal(t, chainID, in.ChainID)
-			info = activity.GetInfo(ctx)
 			return want, nil
 		})
-	env.ExecuteWorkflow(temporal.StreamAppendWorkflow, Input{ChainID: chainID})
-	require.NoError(t, env.GetWorkflowError())
-	var got Result
-	require.NoError(t, env.GetWorkflowResult(&got))
+	require.NoError(t, err)
 	require.Equal(t, want, got)
 	require.Equal(t, temporal.AdminQueue(chainID), info.TaskQueue)
 	require.Equal(t, 15*time.Second, info.HeartbeatTimeout)

@@ -65,10 +65,5 @@ func Schedule(o temporal.Options) temporal.PeriodicWorkflow {
 // retry.aggregate) until the run's timeout; a failure costs nothing
 // saved, since every token is stored as it is answered.
 func activityOptions(o temporal.Options) workflow.ActivityOptions {
-	return workflow.ActivityOptions{
-		TaskQueue:           temporal.AdminQueue(o.ChainID),
-		StartToCloseTimeout: 2 * Budget,
-		HeartbeatTimeout:    time.Minute,
-		RetryPolicy:         temporal.RetryPolicy(o.Retry.Aggregate),
-	}
+	return o.JobActivity(2*Budget, time.Minute, o.Retry.Aggregate)
 }

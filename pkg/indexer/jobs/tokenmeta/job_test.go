@@ -5,11 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/testsuite"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -30,21 +28,11 @@ func TestSchedule(t *testing.T) {
 // with a heartbeat timeout, and returns its result.
 func TestWorkflowRunsItsActivity(t *testing.T) {
 	const chainID = "meta-wf"
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
 	j := &Job{ChainID: chainID, Options: temporal.NewOptions(chainID, time.Minute)}
-	j.Register(env) // under the names the worker registers them by
 	want := Result{Height: 99, HasHeight: true, Watermark: 99, Tokens: 3, Answered: 2}
-	var info activity.Info
-	env.OnActivity(ActivityName, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in Input) (Result, error) {
-			info = activity.GetInfo(ctx)
-			return want, nil
-		})
-	env.ExecuteWorkflow(temporal.TokenMetadataWorkflow, Input{ChainID: chainID})
-	require.NoError(t, env.GetWorkflowError())
-	var got Result
-	require.NoError(t, env.GetWorkflowResult(&got))
+	got, info, err := testkit.RunOneActivityJob(t, j.Register, temporal.TokenMetadataWorkflow, ActivityName, Input{ChainID: chainID},
+		func(context.Context, Input) (Result, error) { return want, nil })
+	require.NoError(t, err)
 	require.Equal(t, want, got)
 	require.Equal(t, temporal.AdminQueue(chainID), info.TaskQueue)
 	require.Equal(t, time.Minute, info.HeartbeatTimeout)

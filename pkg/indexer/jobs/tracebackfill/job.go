@@ -89,10 +89,5 @@ func Schedule(o temporal.Options, every time.Duration) temporal.PeriodicWorkflow
 // heartbeats after every batch, is retried with the aggregator's policy,
 // and a retry resumes from the saved state.
 func activityOptions(o temporal.Options) workflow.ActivityOptions {
-	return workflow.ActivityOptions{
-		TaskQueue:           temporal.AdminQueue(o.ChainID),
-		StartToCloseTimeout: Budget + 2*time.Minute,
-		HeartbeatTimeout:    time.Minute,
-		RetryPolicy:         temporal.RetryPolicy(o.Retry.Aggregate),
-	}
+	return o.JobActivity(Budget+2*time.Minute, time.Minute, o.Retry.Aggregate)
 }

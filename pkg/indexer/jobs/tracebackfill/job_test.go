@@ -1,13 +1,13 @@
 package tracebackfill
 
 import (
+	"context"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/testsuite"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -29,18 +29,17 @@ func TestSchedule(t *testing.T) {
 // backfill's options, and the activity's result is the run's.
 func TestTraceBackfillRunsItsActivity(t *testing.T) {
 	const chainID = "backfill-wf"
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
 	j := &Job{ChainID: chainID, Options: temporal.NewOptions(chainID, time.Minute)}
-	j.Register(env) // under the names the worker registers them by
 	in := Input{ChainID: chainID}
 	want := Result{Traced: 40, Frames: 170, Running: true, Top: 900, Floor: 0, Next: 861}
-	env.OnActivity(ActivityName, mock.Anything, in).Return(want, nil).Once()
-	env.ExecuteWorkflow(temporal.TraceBackfillWorkflow, in)
-	require.True(t, env.IsWorkflowCompleted())
-	require.NoError(t, env.GetWorkflowError())
-	var res Result
-	require.NoError(t, env.GetWorkflowResult(&res))
+	calls := 0
+	res, _, err := testkit.RunOneActivityJob(t, j.Register, temporal.TraceBackfillWorkflow, ActivityName, in,
+		func(_ context.Context, got Input) (Result, error) {
+			calls++
+			require.Equal(t, in, got)
+			return want, nil
+		})
+	require.NoError(t, err)
 	require.Equal(t, want, res)
-	env.AssertExpectations(t)
+	require.Equal(t, 1, calls)
 }
