@@ -73,10 +73,10 @@ func serveAPI(ctx context.Context, cfg *config.Config, log *zap.Logger, listenin
 		Config: cfg.API,
 		Chains: cfg.Chains,
 		ChainSource: func(ctx context.Context) (map[string]config.Chain, error) {
-			return servedChains(ctx, store, cfg.Chains, log)
+			return servedChains(ctx, store.Records(), cfg.Chains, log)
 		},
 		ChainRefresh: cfg.Registry.PollInterval,
-		Store:        store,
+		Store:        api.NewStore(store),
 		Head:         nodes.head,
 		Temporal:     tc,
 		Registry:     reg,

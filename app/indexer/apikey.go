@@ -94,7 +94,7 @@ func (a *app) apikeyCreateCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withStore(cmd, func(ctx context.Context, e *chainEnv) error {
-				c, err := apikeys.Create(ctx, e.store, args[0], l)
+				c, err := apikeys.Create(ctx, e.store.Records(), args[0], l)
 				if err != nil {
 					return err
 				}
@@ -126,7 +126,7 @@ func (a *app) apikeyListCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withStore(cmd, func(ctx context.Context, e *chainEnv) error {
-				recs, err := apikeys.List(ctx, e.store)
+				recs, err := apikeys.List(ctx, e.store.Records())
 				if err != nil {
 					return err
 				}
@@ -170,7 +170,7 @@ func (a *app) apikeyUpdateCmd() *cobra.Command {
 				c.Burst = &l.Burst
 			}
 			return a.withStore(cmd, func(ctx context.Context, e *chainEnv) error {
-				rec, err := apikeys.SetLimits(ctx, e.store, args[0], c)
+				rec, err := apikeys.SetLimits(ctx, e.store.Records(), args[0], c)
 				if err != nil {
 					return err
 				}
@@ -196,7 +196,7 @@ SHA-256: printf %s "$KEY" | sha256sum | cut -c1-12`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withStore(cmd, func(ctx context.Context, e *chainEnv) error {
-				rec, already, err := apikeys.Revoke(ctx, e.store, args[0])
+				rec, already, err := apikeys.Revoke(ctx, e.store.Records(), args[0])
 				if err != nil {
 					return err
 				}

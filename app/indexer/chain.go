@@ -54,14 +54,14 @@ func (a *app) chainEnv(ctx context.Context, withTemporal bool) (*chainEnv, func(
 		return nil, nil, fmt.Errorf("clickhouse: migrate: %w", err)
 	}
 	e := &chainEnv{cfg: cfg, log: log, store: store,
-		reg: &registry.Registry{Store: store, File: cfg.Chains, PollInterval: cfg.Registry.PollInterval}}
+		reg: &registry.Registry{Store: store.Records(), File: cfg.Chains, PollInterval: cfg.Registry.PollInterval}}
 	if withTemporal {
 		if e.tc, err = temporal.Dial(ctx, cfg.Temporal, log); err != nil {
 			closeAll()
 			return nil, nil, err
 		}
 		closeAll = func() { e.tc.Close(); store.Close(); _ = log.Sync() }
-		e.life = &lifecycle.Chains{Temporal: e.tc, Namespace: cfg.Temporal.Namespace, Registry: e.reg, Rows: store}
+		e.life = &lifecycle.Chains{Temporal: e.tc, Namespace: cfg.Temporal.Namespace, Registry: e.reg, Rows: store.Records()}
 	}
 	return e, closeAll, nil
 }

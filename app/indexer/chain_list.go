@@ -118,7 +118,7 @@ func (a *app) allChains(ctx context.Context, cfg *config.Config, log *zap.Logger
 		return nil, err
 	}
 	defer store.Close()
-	reg := &registry.Registry{Store: store, File: cfg.Chains}
+	reg := &registry.Registry{Store: store.Records(), File: cfg.Chains}
 	defs, err := reg.Definitions(ctx)
 	if err != nil {
 		// A database from before the registry: the file's chains only.

@@ -152,7 +152,7 @@ func tracesBackfill(store *storage.ClickHouse, chains map[string]config.Chain) f
 		if !chains[id].Traces.Enabled() {
 			return nil, nil
 		}
-		b, err := store.TraceBackfillState(ctx, id)
+		b, err := store.Traces().TraceBackfillState(ctx, id)
 		if err != nil {
 			return nil, err
 		}

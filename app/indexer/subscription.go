@@ -86,7 +86,7 @@ names, and stored nowhere.`,
 			if err := a.knownChain(ctx, e.cfg, e.log, args[0]); err != nil {
 				return err
 			}
-			subs := &lifecycle.Subscriptions{Store: e.store, Temporal: e.tc, SearchAttributes: true}
+			subs := &lifecycle.Subscriptions{Store: e.store.Records(), Stream: e.store.Reader().Stream(), Temporal: e.tc, SearchAttributes: true}
 			sub, err := subs.Add(ctx, webhook.Subscription{ChainID: args[0], URL: url, Filter: f, Include: inc, SecretEnv: secretEnv}, at)
 			if sub.ID == "" {
 				return err
@@ -148,7 +148,7 @@ func (a *app) subscriptionListCmd() *cobra.Command {
 			if len(args) == 1 {
 				chainID = args[0]
 			}
-			subs := &lifecycle.Subscriptions{Store: e.store, Temporal: e.tc}
+			subs := &lifecycle.Subscriptions{Store: e.store.Records(), Stream: e.store.Reader().Stream(), Temporal: e.tc}
 			all, err := subs.List(ctx, chainID)
 			if err != nil {
 				return err
@@ -216,7 +216,7 @@ func (a *app) subscriptionStateCmd(verb, state, short string) *cobra.Command {
 				return err
 			}
 			defer done()
-			subs := &lifecycle.Subscriptions{Store: e.store, Temporal: e.tc, SearchAttributes: true}
+			subs := &lifecycle.Subscriptions{Store: e.store.Records(), Stream: e.store.Reader().Stream(), Temporal: e.tc, SearchAttributes: true}
 			start := time.Now()
 			rec, stored, err := subs.SetState(ctx, args[0], state)
 			if rec.ChainID == "" {

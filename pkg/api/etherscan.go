@@ -253,7 +253,7 @@ func (q *esReq) view() (view, bool) {
 // blockTimes reads the timestamps of a few heights (not the blocks' raw
 // JSON).
 func (s *Server) blockTimes(ctx context.Context, id string, heights []uint64) (map[uint64]uint64, error) {
-	bts, err := s.store.BlockTimes(ctx, id, heights)
+	bts, err := s.store.Chain.BlockTimes(ctx, id, heights)
 	if err != nil {
 		return nil, err
 	}

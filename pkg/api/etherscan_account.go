@@ -54,7 +54,7 @@ func (q *esReq) txlist() {
 	}
 	desc, limit, skip, v, lo, hi := l.desc, l.limit, l.skip, l.v, l.lo, l.hi
 	ctx := q.r.Context()
-	ps, err := q.s.store.AddressTxPositions(ctx, q.id, storage.AddressTxQuery{
+	ps, err := q.s.store.Chain.AddressTxPositions(ctx, q.id, storage.AddressTxQuery{
 		Address: addr, From: lo, To: hi, Desc: desc, Limit: limit, Offset: skip,
 	})
 	if err != nil {
@@ -69,7 +69,7 @@ func (q *esReq) txlist() {
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		txs, err = q.s.store.TransactionsAt(gctx, q.id, ps)
+		txs, err = q.s.store.Chain.TransactionsAt(gctx, q.id, ps)
 		return err
 	})
 	g.Go(func() (err error) {

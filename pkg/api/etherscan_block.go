@@ -31,7 +31,7 @@ func (q *esReq) blockByTime() {
 		q.notOK("No closest block found")
 		return
 	}
-	h, bt, found, err := q.s.store.BlockAtTime(q.r.Context(), q.id, t, last, v.Lowest(), v.Watermark)
+	h, bt, found, err := q.s.store.Chain.BlockAtTime(q.r.Context(), q.id, t, last, v.Lowest(), v.Watermark)
 	if err != nil {
 		q.failed(fromStore(err))
 		return

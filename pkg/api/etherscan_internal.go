@@ -100,15 +100,15 @@ func (q *esReq) txlistInternal() {
 			q.notOK("Block range too large: %d blocks, at most %d (api.max_log_range)", hi-lo+1, q.s.cfg.MaxLogRange)
 			return
 		}
-		frames, err = q.s.store.TracesInRange(ctx, q.id, storage.TraceRangeQuery{From: lo, To: hi, Desc: desc, Limit: limit, Offset: skip})
+		frames, err = q.s.store.Traces.TracesInRange(ctx, q.id, storage.TraceRangeQuery{From: lo, To: hi, Desc: desc, Limit: limit, Offset: skip})
 	} else {
 		addr = strings.ToLower(addr)
 		var ps []storage.TracePosition
-		ps, err = q.s.store.AddressTracePositions(ctx, q.id, storage.AddressTraceQuery{
+		ps, err = q.s.store.Traces.AddressTracePositions(ctx, q.id, storage.AddressTraceQuery{
 			Address: addr, From: lo, To: hi, Desc: desc, Limit: limit, Offset: skip,
 		})
 		if err == nil {
-			frames, err = q.s.store.TracesAt(ctx, q.id, ps)
+			frames, err = q.s.store.Traces.TracesAt(ctx, q.id, ps)
 		}
 		frames = framesOf(frames, addr, desc)
 	}
@@ -153,7 +153,7 @@ func (q *esReq) internalByHash(hash string, limit, skip int, desc bool) {
 		q.failed(e)
 		return
 	}
-	fs, err := q.s.store.TxTraces(q.r.Context(), q.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
+	fs, err := q.s.store.Traces.TxTraces(q.r.Context(), q.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
 	if err != nil {
 		q.failed(fromStore(err))
 		return

@@ -156,7 +156,7 @@ func (q *esReq) getLogs() {
 		return
 	}
 	ctx := q.r.Context()
-	logs, err := q.s.store.Logs(ctx, q.id, storage.LogQuery{From: from, To: to, Filter: f, Limit: limit, Offset: skip})
+	logs, err := q.s.store.Chain.Logs(ctx, q.id, storage.LogQuery{From: from, To: to, Filter: f, Limit: limit, Offset: skip})
 	if err != nil {
 		q.failed(fromStore(err))
 		return
@@ -186,7 +186,7 @@ func (q *esReq) getLogs() {
 		return err
 	})
 	g.Go(func() (err error) {
-		fees, err = q.s.store.TransactionFees(gctx, q.id, ps)
+		fees, err = q.s.store.Chain.TransactionFees(gctx, q.id, ps)
 		return err
 	})
 	if err := g.Wait(); err != nil {

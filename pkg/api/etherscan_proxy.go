@@ -97,7 +97,7 @@ func (q *esReq) blockByNumber() {
 		return
 	}
 	ctx := q.r.Context()
-	bs, err := q.s.store.BlocksAt(ctx, q.id, []uint64{h})
+	bs, err := q.s.store.Chain.BlocksAt(ctx, q.id, []uint64{h})
 	if err != nil {
 		q.rpcFailed(fromStore(err))
 		return
@@ -106,7 +106,7 @@ func (q *esReq) blockByNumber() {
 		q.rpcResult(nil)
 		return
 	}
-	txs, err := q.s.store.BlockTransactions(ctx, q.id, h, 0, int(bs[0].TxCount)+1)
+	txs, err := q.s.store.Chain.BlockTransactions(ctx, q.id, h, 0, int(bs[0].TxCount)+1)
 	if err != nil {
 		q.rpcFailed(fromStore(err))
 		return
@@ -173,7 +173,7 @@ func (q *esReq) transactionReceipt() {
 	if !ok {
 		return
 	}
-	logs, err := q.s.store.TxLogs(q.r.Context(), q.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
+	logs, err := q.s.store.Chain.TxLogs(q.r.Context(), q.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
 	if err != nil {
 		q.rpcFailed(fromStore(err))
 		return

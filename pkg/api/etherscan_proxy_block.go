@@ -55,7 +55,7 @@ func (q *esReq) blockTxCount() {
 	if !ok {
 		return
 	}
-	bs, err := q.s.store.BlocksAt(q.r.Context(), q.id, []uint64{h})
+	bs, err := q.s.store.Chain.BlocksAt(q.r.Context(), q.id, []uint64{h})
 	if err != nil {
 		q.rpcFailed(fromStore(err))
 		return
@@ -77,7 +77,7 @@ func (q *esReq) txByBlockAndIndex() {
 	if !ok {
 		return
 	}
-	txs, err := q.s.store.BlockTransactions(q.r.Context(), q.id, h, uint32(idx), 1)
+	txs, err := q.s.store.Chain.BlockTransactions(q.r.Context(), q.id, h, uint32(idx), 1)
 	if err != nil {
 		q.rpcFailed(fromStore(err))
 		return

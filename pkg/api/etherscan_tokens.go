@@ -133,16 +133,16 @@ func (q *esReq) tokenTx(standard string) {
 	ctx := q.r.Context()
 	tq := storage.TransferQuery{Address: addr, Token: contract, Standard: standard, From: l.lo, To: l.hi, Desc: desc,
 		Limit: l.limit, Offset: l.skip}
-	list := q.s.store.AddressTransferPositions
+	list := q.s.store.Tokens.AddressTransferPositions
 	if addr == "" {
-		list = q.s.store.TokenTransferPositions
+		list = q.s.store.Tokens.TokenTransferPositions
 	}
 	ps, err := list(ctx, q.id, tq)
 	if err != nil {
 		q.failed(fromStore(err))
 		return
 	}
-	ts, err := q.s.store.TransfersAt(ctx, q.id, ps)
+	ts, err := q.s.store.Tokens.TransfersAt(ctx, q.id, ps)
 	if err != nil {
 		q.failed(fromStore(err))
 		return
@@ -224,11 +224,11 @@ func (q *esReq) transferContext(ts []storage.TokenTransfer) (map[storage.Positio
 	)
 	g, gctx := errgroup.WithContext(q.r.Context())
 	g.Go(func() (err error) {
-		txs, err = q.s.store.TransactionsAt(gctx, q.id, ps)
+		txs, err = q.s.store.Chain.TransactionsAt(gctx, q.id, ps)
 		return err
 	})
 	g.Go(func() (err error) {
-		meta, err = q.s.store.TokenMetadata(gctx, q.id, toks)
+		meta, err = q.s.store.Tokens.TokenMetadata(gctx, q.id, toks)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -293,7 +293,7 @@ func (q *esReq) tokenSupply() {
 		q.ok(supply.String())
 		return
 	}
-	meta, err := q.s.store.TokenMetadata(q.r.Context(), q.id, []string{contract})
+	meta, err := q.s.store.Tokens.TokenMetadata(q.r.Context(), q.id, []string{contract})
 	if err != nil {
 		q.failed(fromStore(err))
 		return
@@ -328,7 +328,7 @@ func (q *esReq) derivedBalances(addr, token string) ([]storage.Balance, bool) {
 	if !v.HasWatermark {
 		return nil, true
 	}
-	bs, err := q.s.store.AddressBalances(q.r.Context(), q.id, addr, token, v.Lowest(), v.Watermark)
+	bs, err := q.s.store.Tokens.AddressBalances(q.r.Context(), q.id, addr, token, v.Lowest(), v.Watermark)
 	if err != nil {
 		q.failed(fromStore(err))
 		return nil, false

@@ -52,7 +52,7 @@ func (a *testAPI) call(t *testing.T, method, path string, header map[string]stri
 // newKey stores a key through pkg/apikeys, as `indexer apikey create` does.
 func (a *testAPI) newKey(t *testing.T, name string, l apikeys.Limits) apikeys.Created {
 	t.Helper()
-	c, err := apikeys.Create(context.Background(), a.store, name, l)
+	c, err := apikeys.Create(context.Background(), a.store.Records(), name, l)
 	require.NoError(t, err)
 	return c
 }
@@ -173,7 +173,7 @@ func TestUnknownAndRevokedKeys(t *testing.T) {
 			esAnswer(t, resp, body, 401, "Invalid API Key")
 		}
 
-		_, _, err = apikeys.Revoke(context.Background(), a.store, k.Record.ID)
+		_, _, err = apikeys.Revoke(context.Background(), a.store.Records(), k.Record.ID)
 		require.NoError(t, err)
 		resp, _ := a.call(t, "GET", restPath, map[string]string{"X-API-Key": k.Key}, nil)
 		require.Equal(t, 200, resp.StatusCode, "not read yet")
@@ -248,7 +248,7 @@ func TestKeyRateLimit(t *testing.T) {
 	require.Equal(t, 429, resp.StatusCode)
 	// ...and applies new ones.
 	unlimited := 0.0
-	_, err := apikeys.SetLimits(context.Background(), a.store, slow.Record.ID, apikeys.LimitChange{Rate: &unlimited})
+	_, err := apikeys.SetLimits(context.Background(), a.store.Records(), slow.Record.ID, apikeys.LimitChange{Rate: &unlimited})
 	require.NoError(t, err)
 	a.reloadKeys(t)
 	resp, _ = a.call(t, "GET", restPath, map[string]string{"X-API-Key": slow.Key}, nil)
@@ -264,7 +264,7 @@ func TestKeyRateLimit(t *testing.T) {
 
 // failingKeys fails the key reads while fail is set.
 type failingKeys struct {
-	Store
+	KeyStore
 	fail *atomic.Bool
 }
 
@@ -272,7 +272,7 @@ func (f failingKeys) APIKeys(ctx context.Context) ([]storage.APIKeyRecord, error
 	if f.fail.Load() {
 		return nil, errors.New("keys unreadable")
 	}
-	return f.Store.APIKeys(ctx)
+	return f.KeyStore.APIKeys(ctx)
 }
 
 // A failed read keeps the last good keys (a revoked key stays refused);
@@ -281,11 +281,11 @@ func (f failingKeys) APIKeys(ctx context.Context) ([]storage.APIKeyRecord, error
 func TestKeysReadFailure(t *testing.T) {
 	fail := &atomic.Bool{}
 	fail.Store(true)
-	a := newTestAPI(t, config.API{}, func(o *Options) { o.Store = failingKeys{Store: o.Store, fail: fail} })
+	a := newTestAPI(t, config.API{}, func(o *Options) { o.Store.Keys = failingKeys{KeyStore: o.Store.Keys, fail: fail} })
 	a.write(t, sampleChain(1))
 	k := a.newKey(t, "partner", apikeys.DefaultLimits)
 	revoked := a.newKey(t, "gone", apikeys.DefaultLimits)
-	_, _, err := apikeys.Revoke(context.Background(), a.store, revoked.Record.ID)
+	_, _, err := apikeys.Revoke(context.Background(), a.store.Records(), revoked.Record.ID)
 	require.NoError(t, err)
 
 	resp, body := a.call(t, "GET", restPath, map[string]string{"X-API-Key": k.Key}, nil)
@@ -322,7 +322,7 @@ func TestKeysNeverShown(t *testing.T) {
 	a.write(t, sampleChain(1))
 	k := a.newKey(t, "partner", apikeys.Limits{Rate: 0.001, Burst: 1})
 	gone := a.newKey(t, "gone", apikeys.DefaultLimits)
-	_, _, err := apikeys.Revoke(context.Background(), a.store, gone.Record.ID)
+	_, _, err := apikeys.Revoke(context.Background(), a.store.Records(), gone.Record.ID)
 	require.NoError(t, err)
 	a.reloadKeys(t)
 	unknown, _ := apikeys.New()

@@ -122,7 +122,7 @@ func newTestAPI(t testing.TB, cfg config.API, opts ...func(*Options)) *testAPI {
 	o := Options{
 		Config: cfg,
 		Chains: map[string]config.Chain{testChain: {Type: config.ChainTypeEthereum, BlockTime: 12 * time.Second}},
-		Store:  store.Reader(), Registry: reg, Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
+		Store:  NewStore(store.Reader()), Registry: reg, Logger: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
 	}
 	for _, f := range opts {
 		f(&o)

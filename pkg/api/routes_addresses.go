@@ -36,7 +36,7 @@ func (s *Server) addressTxs(r *http.Request) (any, *apiError) {
 	if !ok {
 		return out, nil
 	}
-	ps, err := s.store.AddressTxPositions(r.Context(), q.id, storage.AddressTxQuery{
+	ps, err := s.store.Chain.AddressTxPositions(r.Context(), q.id, storage.AddressTxQuery{
 		Address: addr, From: from, To: to, Desc: true, After: after, Limit: limit + 1,
 	})
 	if err != nil {
@@ -46,7 +46,7 @@ func (s *Server) addressTxs(r *http.Request) (any, *apiError) {
 	if more {
 		ps = ps[:limit]
 	}
-	txs, err := s.store.TransactionsAt(r.Context(), q.id, ps)
+	txs, err := s.store.Chain.TransactionsAt(r.Context(), q.id, ps)
 	if err != nil {
 		return nil, fromStore(err)
 	}

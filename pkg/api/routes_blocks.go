@@ -33,7 +33,7 @@ func (c chainReq) servedBlock(h uint64) (chaindata.Block, *apiError) {
 	if e := checkHeight(v, "height", h); e != nil {
 		return chaindata.Block{}, e
 	}
-	bs, err := c.s.store.BlocksAt(c.r.Context(), c.id, []uint64{h})
+	bs, err := c.s.store.Chain.BlocksAt(c.r.Context(), c.id, []uint64{h})
 	if err != nil {
 		return chaindata.Block{}, fromStore(err)
 	}
@@ -55,11 +55,11 @@ func (s *Server) blockByHash(r *http.Request) (any, *apiError) {
 	if !v.HasWatermark {
 		return nil, notFound("no block %s: nothing is indexed yet", q.hash)
 	}
-	hs, err := s.store.BlockHeightsByHash(r.Context(), q.id, q.hash, v.Lowest(), v.Watermark)
+	hs, err := s.store.Chain.BlockHeightsByHash(r.Context(), q.id, q.hash, v.Lowest(), v.Watermark)
 	if err != nil {
 		return nil, fromStore(err)
 	}
-	bs, err := s.store.BlocksAt(r.Context(), q.id, hs)
+	bs, err := s.store.Chain.BlocksAt(r.Context(), q.id, hs)
 	if err != nil {
 		return nil, fromStore(err)
 	}
@@ -135,7 +135,7 @@ func (s *Server) listBlocks(r *http.Request) (any, *apiError) {
 	if byTime {
 		// Times resolve to the heights they span among the served ones
 		// (a block's time never goes back along the chain).
-		lo, _, ok, err := s.store.BlockAtTime(r.Context(), q.id, fromTime, false, v.Lowest(), v.Watermark)
+		lo, _, ok, err := s.store.Chain.BlockAtTime(r.Context(), q.id, fromTime, false, v.Lowest(), v.Watermark)
 		if err != nil {
 			return nil, fromStore(err)
 		}
@@ -144,7 +144,7 @@ func (s *Server) listBlocks(r *http.Request) (any, *apiError) {
 		}
 		hi := v.Watermark
 		if toTime != ^uint64(0) {
-			h, _, ok, err := s.store.BlockAtTime(r.Context(), q.id, toTime, true, v.Lowest(), v.Watermark)
+			h, _, ok, err := s.store.Chain.BlockAtTime(r.Context(), q.id, toTime, true, v.Lowest(), v.Watermark)
 			if err != nil {
 				return nil, fromStore(err)
 			}
@@ -169,7 +169,7 @@ func (s *Server) listBlocks(r *http.Request) (any, *apiError) {
 		return out, nil
 	}
 	last := min(to, from+uint64(limit)-1)
-	bs, err := s.store.BlocksInRange(r.Context(), q.id, from, last)
+	bs, err := s.store.Chain.BlocksInRange(r.Context(), q.id, from, last)
 	if err != nil {
 		return nil, fromStore(err)
 	}
@@ -208,7 +208,7 @@ func (s *Server) blockTxs(r *http.Request) (any, *apiError) {
 	}
 	// The block's hash, to keep only its own transactions: a narrow read,
 	// not the block's raw JSON.
-	bts, err := s.store.BlockTimes(r.Context(), q.id, []uint64{h})
+	bts, err := s.store.Chain.BlockTimes(r.Context(), q.id, []uint64{h})
 	if err != nil {
 		return nil, fromStore(err)
 	}
@@ -220,7 +220,7 @@ func (s *Server) blockTxs(r *http.Request) (any, *apiError) {
 	if after != nil {
 		first = after.Index
 	}
-	txs, err := s.store.BlockTransactions(r.Context(), q.id, h, first, limit+1)
+	txs, err := s.store.Chain.BlockTransactions(r.Context(), q.id, h, first, limit+1)
 	if err != nil {
 		return nil, fromStore(err)
 	}

@@ -116,7 +116,7 @@ func (s *Server) logsPage(q *restReq, kind string, from, to uint64, f storage.Lo
 	if !v.HasWatermark || from > to {
 		return nil, out, nil
 	}
-	logs, err := s.store.Logs(q.r.Context(), q.id, storage.LogQuery{From: from, To: to, Filter: f, After: after, Limit: limit + 1})
+	logs, err := s.store.Chain.Logs(q.r.Context(), q.id, storage.LogQuery{From: from, To: to, Filter: f, After: after, Limit: limit + 1})
 	if err != nil {
 		return nil, out, fromStore(err)
 	}

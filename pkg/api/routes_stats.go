@@ -69,7 +69,7 @@ func (s *Server) stats(r *http.Request) (any, *apiError) {
 	if out.CountedFrom > v.Start {
 		heights = append(heights, out.CountedFrom-1)
 	}
-	rows, err := s.store.AggregatesAt(r.Context(), q.id, heights)
+	rows, err := s.store.Chain.AggregatesAt(r.Context(), q.id, heights)
 	if err != nil {
 		return nil, fromStore(err)
 	}

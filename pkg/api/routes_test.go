@@ -247,7 +247,7 @@ func TestStatsFromAggregates(t *testing.T) {
 func TestRequestTimeout(t *testing.T) {
 	slow := make(chan struct{})
 	a := newTestAPI(t, config.API{RequestTimeout: 300 * time.Millisecond}, func(o *Options) {
-		o.Store = blockingLogs{Store: o.Store, entered: slow}
+		o.Store.Chain = blockingLogs{ChainStore: o.Store.Chain, entered: slow}
 	})
 	a.write(t, sampleChain(3))
 	var wg sync.WaitGroup
@@ -278,7 +278,7 @@ func TestRequestTimeout(t *testing.T) {
 // deadline, as a heavy query would, and ends as storage ends a read that
 // ran out of time.
 type blockingLogs struct {
-	Store
+	ChainStore
 	entered chan struct{}
 }
 

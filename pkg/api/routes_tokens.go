@@ -94,9 +94,9 @@ func (s *Server) transferList(r *http.Request, byToken bool) (any, *apiError) {
 		return out, nil
 	}
 	tq.Limit = limit + 1
-	list := s.store.AddressTransferPositions
+	list := s.store.Tokens.AddressTransferPositions
 	if byToken {
-		list = s.store.TokenTransferPositions
+		list = s.store.Tokens.TokenTransferPositions
 	}
 	ps, err := list(r.Context(), q.id, tq)
 	if err != nil {
@@ -106,7 +106,7 @@ func (s *Server) transferList(r *http.Request, byToken bool) (any, *apiError) {
 	if more {
 		ps = ps[:limit]
 	}
-	ts, err := s.store.TransfersAt(r.Context(), q.id, ps)
+	ts, err := s.store.Tokens.TransfersAt(r.Context(), q.id, ps)
 	if err != nil {
 		return nil, fromStore(err)
 	}
@@ -147,7 +147,7 @@ func (s *Server) token(r *http.Request) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	ms, err := s.store.TokenMetadata(r.Context(), q.id, []string{q.address})
+	ms, err := s.store.Tokens.TokenMetadata(r.Context(), q.id, []string{q.address})
 	if err != nil {
 		return nil, fromStore(err)
 	}
@@ -160,12 +160,12 @@ func (s *Server) token(r *http.Request) (any, *apiError) {
 	}
 	info := tokenInfoOf(q.address, nil)
 	if v.HasWatermark {
-		ps, err := s.store.TokenTransferPositions(r.Context(), q.id, storage.TransferQuery{
+		ps, err := s.store.Tokens.TokenTransferPositions(r.Context(), q.id, storage.TransferQuery{
 			Token: q.address, From: v.Lowest(), To: v.Watermark, Limit: 1})
 		if err != nil {
 			return nil, fromStore(err)
 		}
-		ts, err := s.store.TransfersAt(r.Context(), q.id, ps)
+		ts, err := s.store.Tokens.TransfersAt(r.Context(), q.id, ps)
 		if err != nil {
 			return nil, fromStore(err)
 		}
@@ -215,7 +215,7 @@ func (s *Server) tokenHolders(r *http.Request) (any, *apiError) {
 	}
 	out := Balances{Items: []Holding{}, CountedFrom: v.Lowest(), CountedTo: v.Watermark, Derived: true}
 	if v.HasWatermark {
-		bs, err := s.store.TokenHolders(r.Context(), q.id, q.address, id, v.Lowest(), v.Watermark, limit)
+		bs, err := s.store.Tokens.TokenHolders(r.Context(), q.id, q.address, id, v.Lowest(), v.Watermark, limit)
 		if err != nil {
 			return nil, fromStore(err)
 		}
@@ -247,7 +247,7 @@ func (s *Server) addressTokens(r *http.Request) (any, *apiError) {
 	out := Balances{Items: []Holding{}, CountedFrom: v.Lowest(), CountedTo: v.Watermark, Derived: true}
 	var addrs []string
 	if v.HasWatermark {
-		bs, err := s.store.AddressBalances(r.Context(), q.id, q.address, token, v.Lowest(), v.Watermark)
+		bs, err := s.store.Tokens.AddressBalances(r.Context(), q.id, q.address, token, v.Lowest(), v.Watermark)
 		if err != nil {
 			return nil, fromStore(err)
 		}

@@ -66,7 +66,7 @@ func tokenChain(n uint64) []*chaindata.BlockData {
 
 func (a *testAPI) writeMetadata(t *testing.T, ms ...storage.TokenMetadata) {
 	t.Helper()
-	require.NoError(t, a.store.WriteTokenMetadata(context.Background(), testChain, ms))
+	require.NoError(t, a.store.Tokens().WriteTokenMetadata(context.Background(), testChain, ms))
 }
 
 func tokenAPI(t *testing.T) *testAPI {

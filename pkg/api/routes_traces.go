@@ -38,7 +38,7 @@ func (s *Server) txTrace(r *http.Request) (any, *apiError) {
 	if e := q.traced(tx.BlockNumber); e != nil {
 		return nil, e
 	}
-	fs, err := s.store.TxTraces(r.Context(), q.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
+	fs, err := s.store.Traces.TxTraces(r.Context(), q.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
 	if err != nil {
 		return nil, fromStore(err)
 	}
@@ -58,7 +58,7 @@ func (s *Server) txTrace(r *http.Request) (any, *apiError) {
 // traced answers whether a height's traces are indexed: nil, or the error
 // that says why not.
 func (c chainReq) traced(h uint64) *apiError {
-	ts, err := c.s.store.TracedHeights(c.r.Context(), c.id, []uint64{h})
+	ts, err := c.s.store.Traces.TracedHeights(c.r.Context(), c.id, []uint64{h})
 	if err != nil {
 		return fromStore(err)
 	}
@@ -105,7 +105,7 @@ func (s *Server) addressInternalTxs(r *http.Request) (any, *apiError) {
 	if !ok {
 		return out, nil
 	}
-	ps, err := s.store.AddressTracePositions(r.Context(), q.id, storage.AddressTraceQuery{
+	ps, err := s.store.Traces.AddressTracePositions(r.Context(), q.id, storage.AddressTraceQuery{
 		Address: q.address, From: from, To: to, Desc: true, All: all, After: after, Limit: limit + 1,
 	})
 	if err != nil {
@@ -115,7 +115,7 @@ func (s *Server) addressInternalTxs(r *http.Request) (any, *apiError) {
 	if more {
 		ps = ps[:limit]
 	}
-	fs, err := s.store.TracesAt(r.Context(), q.id, ps)
+	fs, err := s.store.Traces.TracesAt(r.Context(), q.id, ps)
 	if err != nil {
 		return nil, fromStore(err)
 	}

@@ -31,11 +31,11 @@ func (c chainReq) servedTx(hash string) (chaindata.Transaction, *apiError) {
 	if !v.HasWatermark {
 		return chaindata.Transaction{}, notFound("no transaction %s: nothing is indexed yet", hash)
 	}
-	ps, err := c.s.store.TxPositionsByHash(c.r.Context(), c.id, hash, v.Lowest(), v.Watermark)
+	ps, err := c.s.store.Chain.TxPositionsByHash(c.r.Context(), c.id, hash, v.Lowest(), v.Watermark)
 	if err != nil {
 		return chaindata.Transaction{}, fromStore(err)
 	}
-	txs, err := c.s.store.TransactionsAt(c.r.Context(), c.id, ps)
+	txs, err := c.s.store.Chain.TransactionsAt(c.r.Context(), c.id, ps)
 	if err != nil {
 		return chaindata.Transaction{}, fromStore(err)
 	}

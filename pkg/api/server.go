@@ -71,8 +71,8 @@ type Server struct {
 
 // New builds a Server; it does not listen (Serve does).
 func New(o Options) (*Server, error) {
-	if o.Store == nil {
-		return nil, errors.New("api: no store")
+	if o.Store.Chain == nil || o.Store.Tokens == nil || o.Store.Traces == nil || o.Store.Stream == nil || o.Store.Keys == nil {
+		return nil, errors.New("api: a store view is missing (api.NewStore builds them all)")
 	}
 	if len(o.Chains) == 0 && o.ChainSource == nil {
 		return nil, errors.New("api: no chain configured")
@@ -89,7 +89,7 @@ func New(o Options) (*Server, error) {
 		source:  o.ChainSource,
 		every:   o.ChainRefresh,
 		store:   o.Store,
-		views:   newViews(o.Store, cfg.StateRefresh),
+		views:   newViews(o.Store.Chain, cfg.StateRefresh),
 		log:     o.Logger,
 		streams: newStreams(),
 		limiter: newClientLimiter(cfg.RateLimit, cfg.Burst),
@@ -97,7 +97,7 @@ func New(o Options) (*Server, error) {
 		reg:     o.Registry,
 	}
 	s.m = newMetrics(o.Registry, s.streams.count)
-	s.keys = &keyring{read: o.Store.APIKeys, m: s.m}
+	s.keys = &keyring{read: o.Store.Keys.APIKeys, m: s.m}
 	kctx, kcancel := context.WithTimeout(context.Background(), cfg.RequestTimeout)
 	if err := s.keys.reload(kctx); err != nil {
 		s.log.Warn("could not read the API keys; requests with a key get 503 until they are read", zap.Error(err))

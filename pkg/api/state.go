@@ -38,7 +38,7 @@ func (v view) Serves(h uint64) bool { return v.HasWatermark && h >= v.Lowest() &
 // per chain, not once per request. A cached view is at most that old: its
 // watermark is then lower than the truth, never higher, which is safe.
 type views struct {
-	store   Store
+	store   ChainStore
 	refresh time.Duration
 	now     func() time.Time
 
@@ -55,7 +55,7 @@ type cachedView struct {
 	done       chan struct{} // closed when that read ends
 }
 
-func newViews(store Store, refresh time.Duration) *views {
+func newViews(store ChainStore, refresh time.Duration) *views {
 	return &views{store: store, refresh: refresh, now: time.Now, chains: map[string]*cachedView{}}
 }
 
@@ -142,9 +142,24 @@ func (vs *views) read(ctx context.Context, chainID string, start uint64) (view, 
 	return v, nil
 }
 
-// Store is what the API reads: *storage.Reader, which has no write method
-// (pkg/storage/read.go says what each does).
-type Store interface {
+// Store is what the API reads, one view per surface, each a view of
+// *storage.Reader (NewStore); none has a write method (pkg/storage's
+// README says what each read does).
+type Store struct {
+	Chain  ChainStore    // blocks, transactions, logs, the watermark, aggregates
+	Tokens TokenStore    // transfers, balances, metadata (types_tokens.go)
+	Traces TraceStore    // call traces (routes_traces.go, etherscan_internal.go)
+	Stream stream.Source // the change stream (stream.go, stream_events.go)
+	Keys   KeyStore      // the API keys (keys.go)
+}
+
+// NewStore is the API's Store over one Reader.
+func NewStore(r *storage.Reader) Store {
+	return Store{Chain: r, Tokens: r.Tokens(), Traces: r.Traces(), Stream: r.Stream(), Keys: r.Records()}
+}
+
+// ChainStore reads the chain's own rows (*storage.Reader).
+type ChainStore interface {
 	ReadState(ctx context.Context, chainID string) (storage.State, error)
 	ReadWatermark(ctx context.Context, chainID string, start uint64, st storage.State) (uint64, bool, error)
 	BlocksInRange(ctx context.Context, chainID string, from, to uint64) ([]chaindata.Block, error)
@@ -160,17 +175,25 @@ type Store interface {
 	Logs(ctx context.Context, chainID string, q storage.LogQuery) ([]chaindata.Log, error)
 	TxLogs(ctx context.Context, chainID string, p storage.Position) ([]chaindata.Log, error)
 	AggregatesAt(ctx context.Context, chainID string, heights []uint64) (map[uint64]storage.AggregateRow, error)
-	TokenStore // types_tokens.go
-	// Call traces (routes_traces.go, etherscan_internal.go).
+}
+
+// TraceStore reads call traces (*storage.TraceReader).
+type TraceStore interface {
 	TxTraces(ctx context.Context, chainID string, p storage.Position) ([]chaindata.Trace, error)
 	TracedHeights(ctx context.Context, chainID string, heights []uint64) (map[uint64]bool, error)
 	AddressTracePositions(ctx context.Context, chainID string, q storage.AddressTraceQuery) ([]storage.TracePosition, error)
 	TracesAt(ctx context.Context, chainID string, ps []storage.TracePosition) ([]chaindata.Trace, error)
 	TracesInRange(ctx context.Context, chainID string, q storage.TraceRangeQuery) ([]chaindata.Trace, error)
-	// The change stream (stream.go, stream_events.go).
-	stream.Source
-	// The API keys (keys.go).
+}
+
+// KeyStore reads the API keys (*storage.RecordReader).
+type KeyStore interface {
 	APIKeys(ctx context.Context) ([]storage.APIKeyRecord, error)
 }
 
-var _ Store = (*storage.Reader)(nil)
+var (
+	_ ChainStore = (*storage.Reader)(nil)
+	_ TokenStore = (*storage.TokenReader)(nil)
+	_ TraceStore = (*storage.TraceReader)(nil)
+	_ KeyStore   = (*storage.RecordReader)(nil)
+)

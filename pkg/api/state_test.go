@@ -15,13 +15,13 @@ import (
 
 // countingState is the real store, counting the chain-state reads.
 type countingState struct {
-	Store
+	ChainStore
 	reads atomic.Int64
 }
 
 func (c *countingState) ReadState(ctx context.Context, chainID string) (storage.State, error) {
 	c.reads.Add(1)
-	return c.Store.ReadState(ctx, chainID)
+	return c.ChainStore.ReadState(ctx, chainID)
 }
 
 // The view is read once per api.state_refresh however many requests come;
@@ -30,7 +30,7 @@ func (c *countingState) ReadState(ctx context.Context, chainID string) (storage.
 func TestViewsReadOncePerRefresh(t *testing.T) {
 	a := newTestAPI(t, config.API{})
 	a.write(t, sampleChain(5))
-	cs := &countingState{Store: a.store.Reader()}
+	cs := &countingState{ChainStore: a.store.Reader()}
 	vs := newViews(cs, time.Hour)
 	now := time.Unix(1000, 0)
 	vs.now = func() time.Time { return now }

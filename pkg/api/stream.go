@@ -74,7 +74,7 @@ func (s *Server) streamRequest(r *http.Request) (streamStart, *apiError) {
 		return start, badParam("from", "give from (a sequence number) or from_height, not both")
 	}
 	ctx := r.Context()
-	tail, err := s.store.StreamTail(ctx, q.id, 1)
+	tail, err := s.store.Stream.StreamTail(ctx, q.id, 1)
 	if err != nil {
 		return start, fromStore(err)
 	}
@@ -101,7 +101,7 @@ func (s *Server) streamRequest(r *http.Request) (streamStart, *apiError) {
 		if e != nil {
 			return start, e
 		}
-		seq, found, err := s.store.StreamSeqOfHeight(ctx, q.id, h)
+		seq, found, err := s.store.Stream.StreamSeqOfHeight(ctx, q.id, h)
 		if err != nil {
 			return start, fromStore(err)
 		}

@@ -29,7 +29,7 @@ func BenchmarkStreamReplay(b *testing.B) {
 	for i := 0; i < heights; i += 2000 {
 		require.NoError(b, a.store.WriteBlocks(ctx, testChain, all[i:i+2000]))
 	}
-	app := &stream.Appender{Store: a.store, ChainID: testChain, Window: 64, MaxBatch: 10_000, CheckParents: true}
+	app := &stream.Appender{Store: a.store.Stream(), ChainID: testChain, Window: 64, MaxBatch: 10_000, CheckParents: true}
 	for {
 		n, err := app.Step(ctx)
 		require.NoError(b, err)

@@ -111,7 +111,7 @@ func forkOf(from, to uint64) []*chaindata.BlockData {
 
 func appendStream(t *testing.T, a *testAPI) int {
 	t.Helper()
-	app := &stream.Appender{Store: a.store, ChainID: testChain, Window: 8, MaxBatch: 1000, CheckParents: true}
+	app := &stream.Appender{Store: a.store.Stream(), ChainID: testChain, Window: 8, MaxBatch: 1000, CheckParents: true}
 	n, err := app.Step(context.Background())
 	require.NoError(t, err)
 	return n

@@ -77,7 +77,7 @@ func (s *Server) pump(ctx context.Context, start streamStart, send func([]stream
 	// A poll for new events, not a retry: a failed read ends the stream,
 	// and the client reconnects from its last id.
 	for {
-		evs, err := stream.ReadEvents(ctx, s.store, start.chainID, last, streamPage, start.include)
+		evs, err := stream.ReadEvents(ctx, s.store.Stream, start.chainID, last, streamPage, start.include)
 		if err != nil {
 			return last, err
 		}

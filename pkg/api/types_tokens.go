@@ -13,7 +13,7 @@ import (
 // TokenHolders, AddressTokens). Amounts and ids are decimal strings
 // (uint256).
 
-// TokenStore is what the token routes read (*storage.Reader).
+// TokenStore is what the token routes read (*storage.TokenReader).
 type TokenStore interface {
 	TokenTransferPositions(ctx context.Context, chainID string, q storage.TransferQuery) ([]storage.TransferPosition, error)
 	AddressTransferPositions(ctx context.Context, chainID string, q storage.TransferQuery) ([]storage.TransferPosition, error)
@@ -124,7 +124,7 @@ func (c chainReq) tokenInfos(addrs []string) (map[string]TokenInfo, *apiError) {
 	if len(distinct) == 0 {
 		return out, nil
 	}
-	ms, err := c.s.store.TokenMetadata(c.r.Context(), c.id, distinct)
+	ms, err := c.s.store.Tokens.TokenMetadata(c.r.Context(), c.id, distinct)
 	if err != nil {
 		return nil, fromStore(err)
 	}

@@ -61,12 +61,12 @@ func TestManageKeys(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
 
-	c, err := Create(ctx, st, "partner a", Limits{Rate: 5, Burst: 10})
+	c, err := Create(ctx, st.Records(), "partner a", Limits{Rate: 5, Burst: 10})
 	require.NoError(t, err)
 	require.NoError(t, Check(c.Key))
 	require.Equal(t, Hash(c.Key), c.Record.KeyHash)
 	require.Equal(t, IDOf(Hash(c.Key)), c.Record.ID)
-	_, err = Create(ctx, st, "partner b", DefaultLimits)
+	_, err = Create(ctx, st.Records(), "partner b", DefaultLimits)
 	require.NoError(t, err)
 
 	for _, bad := range []struct {
@@ -80,42 +80,42 @@ func TestManageKeys(t *testing.T) {
 		{"ok", Limits{Rate: -1, Burst: 1}, "--rate"},
 		{"ok", Limits{Rate: 1, Burst: 0}, "--burst"},
 	} {
-		_, err := Create(ctx, st, bad.name, bad.l)
+		_, err := Create(ctx, st.Records(), bad.name, bad.l)
 		require.ErrorContains(t, err, bad.want)
 	}
 
 	zero, three, none := 0.0, uint32(3), uint32(0)
-	rec, err := SetLimits(ctx, st, c.Record.ID, LimitChange{Rate: &zero})
+	rec, err := SetLimits(ctx, st.Records(), c.Record.ID, LimitChange{Rate: &zero})
 	require.NoError(t, err)
 	require.Zero(t, rec.Rate)
 	require.Equal(t, uint32(10), rec.Burst, "a limit not given is kept")
-	rec, err = SetLimits(ctx, st, c.Record.ID, LimitChange{Burst: &three})
+	rec, err = SetLimits(ctx, st.Records(), c.Record.ID, LimitChange{Burst: &three})
 	require.NoError(t, err)
 	require.Zero(t, rec.Rate)
 	require.Equal(t, uint32(3), rec.Burst)
-	_, err = SetLimits(ctx, st, c.Record.ID, LimitChange{Burst: &none})
+	_, err = SetLimits(ctx, st.Records(), c.Record.ID, LimitChange{Burst: &none})
 	require.ErrorContains(t, err, "--burst")
-	_, err = SetLimits(ctx, st, c.Record.ID, LimitChange{})
+	_, err = SetLimits(ctx, st.Records(), c.Record.ID, LimitChange{})
 	require.Error(t, err)
-	_, err = SetLimits(ctx, st, "000000000000", LimitChange{Burst: &three})
+	_, err = SetLimits(ctx, st.Records(), "000000000000", LimitChange{Burst: &three})
 	var nf *NotFoundError
 	require.ErrorAs(t, err, &nf)
 
-	rec, already, err := Revoke(ctx, st, c.Record.ID)
+	rec, already, err := Revoke(ctx, st.Records(), c.Record.ID)
 	require.NoError(t, err)
 	require.False(t, already)
 	require.True(t, rec.Revoked)
-	_, already, err = Revoke(ctx, st, c.Record.ID)
+	_, already, err = Revoke(ctx, st.Records(), c.Record.ID)
 	require.NoError(t, err)
 	require.True(t, already)
-	_, err = SetLimits(ctx, st, c.Record.ID, LimitChange{Rate: &zero})
+	_, err = SetLimits(ctx, st.Records(), c.Record.ID, LimitChange{Rate: &zero})
 	var re *RevokedError
 	require.True(t, errors.As(err, &re), "%v", err)
 
-	_, _, err = Revoke(ctx, st, "000000000000")
+	_, _, err = Revoke(ctx, st.Records(), "000000000000")
 	require.True(t, errors.As(err, &nf), "%v", err)
 
-	all, err := List(ctx, st)
+	all, err := List(ctx, st.Records())
 	require.NoError(t, err)
 	require.Len(t, all, 2)
 	for _, r := range all {

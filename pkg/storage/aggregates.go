@@ -44,7 +44,7 @@ var aggregateColumns = []string{"chain_id", "number", "block_hash", "txs", "logs
 // PREWHERE: on 18.16 that would filter before FINAL and let an orphaned
 // row through). A height without a canonical block row (not written yet,
 // or removed because the node no longer has it) is absent.
-func (c *ClickHouse) BlockCounts(ctx context.Context, chainID string, from, to uint64) ([]BlockCount, error) {
+func (c *Aggregates) BlockCounts(ctx context.Context, chainID string, from, to uint64) ([]BlockCount, error) {
 	fail := func(err error) ([]BlockCount, error) {
 		return nil, fmt.Errorf("storage: reading the counts of %s for chain %q in [%d, %d]: %w", tableBlocks, chainID, from, to, err)
 	}
@@ -77,7 +77,7 @@ func (c *ClickHouse) BlockCounts(ctx context.Context, chainID string, from, to u
 // AggregateRows reads the newest aggregates row of each height of [from,
 // to] that has one, ascending (argMax by version: exact before and after
 // merges).
-func (c *ClickHouse) AggregateRows(ctx context.Context, chainID string, from, to uint64) ([]AggregateRow, error) {
+func (c *Aggregates) AggregateRows(ctx context.Context, chainID string, from, to uint64) ([]AggregateRow, error) {
 	fail := func(err error) ([]AggregateRow, error) {
 		return nil, fmt.Errorf("storage: reading %s of chain %q in [%d, %d]: %w", tableAggregates, chainID, from, to, err)
 	}
@@ -107,7 +107,7 @@ func (c *ClickHouse) AggregateRows(ctx context.Context, chainID string, from, to
 // when it has none. It reads the number column of every row of the chain:
 // the aggregator's way back when its saved height is missing, not a hot
 // path (the saved aggregator_height is).
-func (c *ClickHouse) LastAggregate(ctx context.Context, chainID string) (AggregateRow, bool, error) {
+func (c *Aggregates) LastAggregate(ctx context.Context, chainID string) (AggregateRow, bool, error) {
 	var top, n uint64
 	if err := c.queryRow(ctx, lastAggregateQuery{chainID}, &top, &n); err != nil {
 		return AggregateRow{}, false, fmt.Errorf("storage: reading the highest %s row of chain %q: %w", tableAggregates, chainID, err)
@@ -129,7 +129,7 @@ func (c *ClickHouse) LastAggregate(ctx context.Context, chainID string) (Aggrega
 // insert, with a version above every earlier write of this process, so a
 // height written again (after a reorganisation rewound the aggregator)
 // replaces its old row.
-func (c *ClickHouse) WriteAggregates(ctx context.Context, chainID string, rows []AggregateRow) error {
+func (c *Aggregates) WriteAggregates(ctx context.Context, chainID string, rows []AggregateRow) error {
 	if chainID == "" {
 		return errors.New("storage: WriteAggregates: empty chain id")
 	}

@@ -20,14 +20,14 @@ func TestBlockCountsReadTheCanonicalBlocks(t *testing.T) {
 	require.NoError(t, c.RemoveBlock(ctx, "1", 8))
 	require.NoError(t, c.WriteBlocks(ctx, "2", blocksOf(sampleBlock(6)))) // another chain
 
-	got, err := c.BlockCounts(ctx, "1", 0, 100)
+	got, err := c.Aggregates().BlockCounts(ctx, "1", 0, 100)
 	require.NoError(t, err)
 	require.Equal(t, []BlockCount{
 		{Number: 5, Hash: hash('b', 5), ParentHash: hash('b', 4), Txs: 2, Logs: 3, Bytes: 1234},
 		{Number: 6, Hash: hash('b', 6), ParentHash: hash('b', 5), Txs: 2, Logs: 3, Bytes: 1234},
 		{Number: 7, Hash: fork.Block.Hash, ParentHash: hash('b', 6), Txs: 1, Logs: 2, Bytes: 1234},
 	}, got)
-	got, err = c.BlockCounts(ctx, "1", 6, 6)
+	got, err = c.Aggregates().BlockCounts(ctx, "1", 6, 6)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 }
@@ -39,7 +39,7 @@ func TestAggregateRowsRoundTrip(t *testing.T) {
 	c := openTest(t)
 	stopMerges(t, c)
 	ctx := testContext(t)
-	_, found, err := c.LastAggregate(ctx, "1")
+	_, found, err := c.Aggregates().LastAggregate(ctx, "1")
 	require.NoError(t, err)
 	require.False(t, found)
 
@@ -50,25 +50,25 @@ func TestAggregateRowsRoundTrip(t *testing.T) {
 		rows = append(rows, prev)
 	}
 	require.Equal(t, AggregateRow{Number: 4, BlockHash: hash('b', 4), Txs: 10, Logs: 20, Bytes: 500}, prev)
-	require.NoError(t, c.WriteAggregates(ctx, "1", rows))
-	got, err := c.AggregateRows(ctx, "1", 0, 10)
+	require.NoError(t, c.Aggregates().WriteAggregates(ctx, "1", rows))
+	got, err := c.Aggregates().AggregateRows(ctx, "1", 0, 10)
 	require.NoError(t, err)
 	require.Equal(t, rows, got)
 
 	// 3 and 4 again, counted on another block.
 	again := []AggregateRow{{Number: 3, BlockHash: hash('f', 3), Txs: 7, Logs: 8, Bytes: 9}, {Number: 4, BlockHash: hash('f', 4), Txs: 8, Logs: 9, Bytes: 10}}
-	require.NoError(t, c.WriteAggregates(ctx, "1", again))
-	got, err = c.AggregateRows(ctx, "1", 2, 4)
+	require.NoError(t, c.Aggregates().WriteAggregates(ctx, "1", again))
+	got, err = c.Aggregates().AggregateRows(ctx, "1", 2, 4)
 	require.NoError(t, err)
 	require.Equal(t, append([]AggregateRow{rows[2]}, again...), got)
-	last, found, err := c.LastAggregate(ctx, "1")
+	last, found, err := c.Aggregates().LastAggregate(ctx, "1")
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Equal(t, again[1], last)
 
-	err = c.WriteAggregates(ctx, "1", []AggregateRow{{Number: 5}, {Number: 7}})
+	err = c.Aggregates().WriteAggregates(ctx, "1", []AggregateRow{{Number: 5}, {Number: 7}})
 	require.ErrorContains(t, err, "height 7 follows 5")
-	_, found, err = c.LastAggregate(ctx, "2")
+	_, found, err = c.Aggregates().LastAggregate(ctx, "2")
 	require.NoError(t, err)
 	require.False(t, found, "rows are per chain")
 }

@@ -38,7 +38,7 @@ type APIKeyRecord struct {
 // version is above every stored row of the key (and the process's
 // clock), so it is the newest even when the host that wrote the last one
 // ran ahead in time: a revocation always wins over the row it revokes.
-func (c *ClickHouse) SaveAPIKey(ctx context.Context, rec APIKeyRecord) (APIKeyRecord, error) {
+func (c *Records) SaveAPIKey(ctx context.Context, rec APIKeyRecord) (APIKeyRecord, error) {
 	if rec.ID == "" || rec.KeyHash == "" {
 		return rec, fmt.Errorf("storage: SaveAPIKey: empty id (%q) or key hash", rec.ID)
 	}
@@ -73,7 +73,7 @@ func (c *ClickHouse) SaveAPIKey(ctx context.Context, rec APIKeyRecord) (APIKeyRe
 
 // APIKeys returns the newest row of every key ever created (revoked ones
 // too), by id.
-func (c *db) APIKeys(ctx context.Context) ([]APIKeyRecord, error) {
+func (c *RecordReader) APIKeys(ctx context.Context) ([]APIKeyRecord, error) {
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
 	query, args := apiKeysQuery{}.toSQL()

@@ -16,14 +16,14 @@ import (
 func TestAPIKeysRoundTrip(t *testing.T) {
 	c := openTest(t)
 	ctx := testContext(t)
-	none, err := c.APIKeys(ctx)
+	none, err := c.Records().APIKeys(ctx)
 	require.NoError(t, err)
 	require.Empty(t, none)
 
-	a, err := c.SaveAPIKey(ctx, APIKeyRecord{ID: "aaaaaaaaaaaa", Name: "partner a", KeyHash: "hash-a", Rate: 5, Burst: 10})
+	a, err := c.Records().SaveAPIKey(ctx, APIKeyRecord{ID: "aaaaaaaaaaaa", Name: "partner a", KeyHash: "hash-a", Rate: 5, Burst: 10})
 	require.NoError(t, err)
 	require.False(t, a.CreatedAt.IsZero())
-	_, err = c.SaveAPIKey(ctx, APIKeyRecord{ID: "bbbbbbbbbbbb", Name: "partner b", KeyHash: "hash-b", Rate: 0, Burst: 1})
+	_, err = c.Records().SaveAPIKey(ctx, APIKeyRecord{ID: "bbbbbbbbbbbb", Name: "partner b", KeyHash: "hash-b", Rate: 0, Burst: 1})
 	require.NoError(t, err)
 
 	// A row of key a from a host whose clock runs a day ahead: a new rate.
@@ -31,7 +31,7 @@ func TestAPIKeysRoundTrip(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
 	require.NoError(t, c.insert(ctx, insertStmt{tableAPIKeys, apiKeyColumns},
 		[][]any{{a.ID, a.Name, a.KeyHash, 7.5, uint32(15), a.CreatedAt, uint8(0), time.Unix(0, 0).UTC(), now, ahead}}))
-	keys, err := c.APIKeys(ctx)
+	keys, err := c.Records().APIKeys(ctx)
 	require.NoError(t, err)
 	require.Len(t, keys, 2)
 	require.Equal(t, 7.5, keys[0].Rate, "the newest row wins")
@@ -39,7 +39,7 @@ func TestAPIKeysRoundTrip(t *testing.T) {
 	// The revocation is a new row over the newest one, and wins over it.
 	rev := keys[0]
 	rev.Revoked = true
-	revoked, err := c.SaveAPIKey(ctx, rev)
+	revoked, err := c.Records().SaveAPIKey(ctx, rev)
 	require.NoError(t, err)
 	require.Greater(t, revoked.Version, ahead, "a save is always the newest")
 
@@ -47,7 +47,7 @@ func TestAPIKeysRoundTrip(t *testing.T) {
 		if merge {
 			require.NoError(t, c.execSQL(ctx, "OPTIMIZE TABLE "+tableAPIKeys+" FINAL"))
 		}
-		keys, err := c.APIKeys(ctx)
+		keys, err := c.Records().APIKeys(ctx)
 		require.NoError(t, err)
 		require.Len(t, keys, 2)
 		got := keys[0]
@@ -71,11 +71,11 @@ func TestAPIKeysRoundTrip(t *testing.T) {
 	r, err := OpenReader(ctx, cfg, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
-	keys, err = r.APIKeys(ctx)
+	keys, err = r.Records().APIKeys(ctx)
 	require.NoError(t, err)
 	require.Len(t, keys, 2)
 	require.True(t, keys[0].Revoked)
 
-	_, err = c.SaveAPIKey(ctx, APIKeyRecord{ID: "x"})
+	_, err = c.Records().SaveAPIKey(ctx, APIKeyRecord{ID: "x"})
 	require.Error(t, err, "a key without a hash is refused")
 }

@@ -31,7 +31,7 @@ type ChainRecord struct {
 // stored. Its version is above every stored row of the chain (and the
 // process's clock), so it is the newest even when the host that wrote the
 // last one ran ahead in time.
-func (c *ClickHouse) SaveChainRecord(ctx context.Context, rec ChainRecord) (ChainRecord, error) {
+func (c *Records) SaveChainRecord(ctx context.Context, rec ChainRecord) (ChainRecord, error) {
 	if rec.ChainID == "" || rec.State == "" {
 		return rec, fmt.Errorf("storage: SaveChainRecord: empty chain id (%q) or state (%q)", rec.ChainID, rec.State)
 	}
@@ -54,7 +54,7 @@ func (c *ClickHouse) SaveChainRecord(ctx context.Context, rec ChainRecord) (Chai
 
 // ChainRecords returns the newest row of every chain ever registered
 // (removed ones too), by chain ID.
-func (c *db) ChainRecords(ctx context.Context) ([]ChainRecord, error) {
+func (c *RecordReader) ChainRecords(ctx context.Context) ([]ChainRecord, error) {
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
 	query, args := chainRecordsQuery{}.toSQL()
@@ -83,7 +83,7 @@ func (c *db) ChainRecords(ctx context.Context) ([]ChainRecord, error) {
 
 // ChainRecord returns the newest row of one chain; found is false if the
 // chain was never registered.
-func (c *db) ChainRecord(ctx context.Context, chainID string) (ChainRecord, bool, error) {
+func (c *RecordReader) ChainRecord(ctx context.Context, chainID string) (ChainRecord, bool, error) {
 	all, err := c.ChainRecords(ctx)
 	if err != nil {
 		return ChainRecord{}, false, err
@@ -99,7 +99,7 @@ func (c *db) ChainRecord(ctx context.Context, chainID string) (ChainRecord, bool
 // ChainTables lists the tables of the database that hold rows of chains
 // (a chain_id column, a MergeTree engine), the registry itself left out:
 // the tables a chain's data lives in, whatever later migrations add.
-func (c *ClickHouse) ChainTables(ctx context.Context) ([]string, error) {
+func (c *Records) ChainTables(ctx context.Context) ([]string, error) {
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
 	query, args := chainTablesQuery{c.cfg.Database}.toSQL()
@@ -126,7 +126,7 @@ func (c *ClickHouse) ChainTables(ctx context.Context) ([]string, error) {
 
 // ChainRows counts the stored rows of a chain per table (every version,
 // superseded ones too: what a deletion has to remove).
-func (c *ClickHouse) ChainRows(ctx context.Context, chainID string) (map[string]uint64, error) {
+func (c *Records) ChainRows(ctx context.Context, chainID string) (map[string]uint64, error) {
 	tables, err := c.ChainTables(ctx)
 	if err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ func (c *ClickHouse) ChainRows(ctx context.Context, chainID string) (map[string]
 // modern servers both run. Partitions hold every chain's heights, so they
 // are never dropped. Mutations run in the background: PendingMutations
 // says when they are done. Returns the tables.
-func (c *ClickHouse) DeleteChainRows(ctx context.Context, chainID string) ([]string, error) {
+func (c *Records) DeleteChainRows(ctx context.Context, chainID string) ([]string, error) {
 	if chainID == "" {
 		return nil, errors.New("storage: DeleteChainRows: empty chain id")
 	}
@@ -169,7 +169,7 @@ func (c *ClickHouse) DeleteChainRows(ctx context.Context, chainID string) ([]str
 // reaches every replica through the replication log, so it is sent to one
 // host only, without ON CLUSTER. Retention (prune.go) deletes old heights
 // with it too.
-func (c *ClickHouse) mutate(ctx context.Context, s deleteRowsStmt) error {
+func (c *db) mutate(ctx context.Context, s deleteRowsStmt) error {
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
 	query, args := s.toSQL()
@@ -177,7 +177,7 @@ func (c *ClickHouse) mutate(ctx context.Context, s deleteRowsStmt) error {
 }
 
 // PendingMutations counts the database's mutations not yet done.
-func (c *ClickHouse) PendingMutations(ctx context.Context) (uint64, error) {
+func (c *mutations) PendingMutations(ctx context.Context) (uint64, error) {
 	var n uint64
 	if err := c.queryRow(ctx, pendingMutationsQuery{c.cfg.Database}, &n); err != nil {
 		return 0, fmt.Errorf("storage: reading system.mutations: %w", err)

@@ -13,25 +13,25 @@ import (
 func TestChainRecordsNewestWins(t *testing.T) {
 	c := openTest(t)
 	ctx := testContext(t)
-	_, found, err := c.ChainRecord(ctx, "a")
+	_, found, err := c.Records().ChainRecord(ctx, "a")
 	require.NoError(t, err)
 	require.False(t, found)
 
-	first, err := c.SaveChainRecord(ctx, ChainRecord{ChainID: "a", State: "active", Definition: `{"block_time":"1s"}`})
+	first, err := c.Records().SaveChainRecord(ctx, ChainRecord{ChainID: "a", State: "active", Definition: `{"block_time":"1s"}`})
 	require.NoError(t, err)
 	// A row from a host whose clock runs a day ahead.
 	ahead := first.Version + uint64(24*time.Hour)
 	require.NoError(t, c.insert(ctx, insertStmt{tableChainRegistry, chainRegistryColumns},
 		[][]any{{"a", "paused", `{"block_time":"2s"}`, uint8(0), time.Now().UTC().Truncate(time.Second), ahead}}))
-	got, found, err := c.ChainRecord(ctx, "a")
+	got, found, err := c.Records().ChainRecord(ctx, "a")
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Equal(t, "paused", got.State)
 
-	saved, err := c.SaveChainRecord(ctx, ChainRecord{ChainID: "a", State: "removed", Definition: got.Definition, DropData: true})
+	saved, err := c.Records().SaveChainRecord(ctx, ChainRecord{ChainID: "a", State: "removed", Definition: got.Definition, DropData: true})
 	require.NoError(t, err)
 	require.Greater(t, saved.Version, ahead, "a save is always the newest")
-	_, err = c.SaveChainRecord(ctx, ChainRecord{ChainID: "b", State: "active", Definition: "{}"})
+	_, err = c.Records().SaveChainRecord(ctx, ChainRecord{ChainID: "b", State: "active", Definition: "{}"})
 	require.NoError(t, err)
 
 	// Before and after a merge alike.
@@ -39,7 +39,7 @@ func TestChainRecordsNewestWins(t *testing.T) {
 		if merge {
 			require.NoError(t, c.execSQL(ctx, "OPTIMIZE TABLE "+tableChainRegistry+" FINAL"))
 		}
-		all, err := c.ChainRecords(ctx)
+		all, err := c.Records().ChainRecords(ctx)
 		require.NoError(t, err)
 		require.Len(t, all, 2)
 		require.Equal(t, "a", all[0].ChainID)
@@ -60,28 +60,28 @@ func TestDeleteChainRowsLeavesOtherChains(t *testing.T) {
 	for _, chainID := range []string{"gone", "kept"} {
 		require.NoError(t, c.WriteBlocks(ctx, chainID, blocksOf(sampleBlock(1), sampleBlock(2))))
 		require.NoError(t, c.SaveState(ctx, chainID, StateWatermark, 2))
-		_, err := c.SaveChainRecord(ctx, ChainRecord{ChainID: chainID, State: "active", Definition: "{}"})
+		_, err := c.Records().SaveChainRecord(ctx, ChainRecord{ChainID: chainID, State: "active", Definition: "{}"})
 		require.NoError(t, err)
 	}
-	tables, err := c.ChainTables(ctx)
+	tables, err := c.Records().ChainTables(ctx)
 	require.NoError(t, err)
 	for _, want := range []string{tableBlocks, tableTransactions, tableLogs, tableIndexedHeights, tableChainState} {
 		require.Contains(t, tables, want)
 	}
 	require.NotContains(t, tables, tableChainRegistry, "the registry keeps the removed chain's row")
-	keptBefore, err := c.ChainRows(ctx, "kept")
+	keptBefore, err := c.Records().ChainRows(ctx, "kept")
 	require.NoError(t, err)
-	goneBefore, err := c.ChainRows(ctx, "gone")
+	goneBefore, err := c.Records().ChainRows(ctx, "gone")
 	require.NoError(t, err)
 	require.Positive(t, goneBefore[tableBlocks])
 	require.Positive(t, goneBefore[tableLogs])
 
-	deleted, err := c.DeleteChainRows(ctx, "gone")
+	deleted, err := c.Records().DeleteChainRows(ctx, "gone")
 	require.NoError(t, err)
 	require.Equal(t, tables, deleted)
 	deadline := time.Now().Add(time.Minute)
 	for {
-		n, err := c.PendingMutations(ctx)
+		n, err := c.Records().PendingMutations(ctx)
 		require.NoError(t, err)
 		if n == 0 {
 			break
@@ -89,15 +89,15 @@ func TestDeleteChainRowsLeavesOtherChains(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "%d mutations still running", n)
 		time.Sleep(100 * time.Millisecond)
 	}
-	goneAfter, err := c.ChainRows(ctx, "gone")
+	goneAfter, err := c.Records().ChainRows(ctx, "gone")
 	require.NoError(t, err)
 	for table, n := range goneAfter {
 		require.Zero(t, n, "rows of the deleted chain left in %s", table)
 	}
-	keptAfter, err := c.ChainRows(ctx, "kept")
+	keptAfter, err := c.Records().ChainRows(ctx, "kept")
 	require.NoError(t, err)
 	require.Equal(t, keptBefore, keptAfter)
-	rec, found, err := c.ChainRecord(ctx, "gone")
+	rec, found, err := c.Records().ChainRecord(ctx, "gone")
 	require.NoError(t, err)
 	require.True(t, found, "the registry row stays")
 	require.Equal(t, "active", rec.State)

@@ -31,19 +31,17 @@ func withDefaults(c config.ClickHouse) config.ClickHouse {
 	return c
 }
 
-// ClickHouse is the indexer's store on a ClickHouse server: the one write
-// path (WriteBlocks, RemoveBlock), the scheduler's progress queries, the
-// per-chain state, the aggregator's and retention's reads and writes, the
-// chain registry's records and the migrations. The query API reads
-// through a Reader instead (reader.go), which has no write method. It is
-// safe for concurrent use: the driver pools connections.
+// ClickHouse is the indexer's handle on a ClickHouse server and its
+// indexing path's store: the one write path (WriteBlocks, RemoveBlock,
+// StoredBlocks), the progress questions and per-chain state (Progress,
+// embedded) and the migrations. Everything else is a view of the same
+// connection with the handful of methods one consumer needs (views.go):
+// Records, Aggregates, Retention, Tokens, Traces, Stream, and the query
+// API's Reader, which has no write method. It is safe for concurrent use:
+// the driver pools connections.
 type ClickHouse struct {
 	*db
-	transferObserver transferObserverSlot // transfers_write.go
-	// beforeTraces writes as a binary from before the traces tables
-	// (0051-0053) did, for tests of older data: no traces rows, marks
-	// without their traced flag.
-	beforeTraces bool
+	Progress
 }
 
 // Open connects over the configured protocol and creates the database if it
@@ -53,9 +51,8 @@ func Open(ctx context.Context, cfg config.ClickHouse, logger *zap.Logger) (*Clic
 	if err != nil {
 		return nil, err
 	}
-	return &ClickHouse{db: d}, nil
+	return &ClickHouse{db: d, Progress: Progress{d}}, nil
 }
 
-// Reader is the read-only view of the same connection, for a process that
-// both indexes and serves the query API (the dev stack, tests, benches).
-func (c *ClickHouse) Reader() *Reader { return &Reader{c.db} }
+// Close releases the connections of every view.
+func (c *ClickHouse) Close() error { return c.close() }

@@ -197,7 +197,7 @@ func TestMigrateOnAReplicatedCluster(t *testing.T) {
 	// 1 holds another chain's row) both reach the second replica.
 	require.NoError(t, first.WriteBlocks(ctx, chainID, blocksOf(sampleBlock(1_000_000), sampleBlock(1_000_001))))
 	require.NoError(t, first.WriteBlocks(ctx, "other", blocksOf(sampleBlock(1_000_000))))
-	res, err := first.PruneRows(ctx, chainID, 1_000_000)
+	res, err := first.Retention().PruneRows(ctx, chainID, 1_000_000)
 	require.NoError(t, err)
 	require.Contains(t, res.Dropped, tableBlocks+"/0")
 	require.Contains(t, res.Mutated, tableBlocks)
@@ -206,7 +206,7 @@ func TestMigrateOnAReplicatedCluster(t *testing.T) {
 	// were rewritten (once in about twenty runs).
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		left, err := second.RowsAtOrBelow(ctx, chainID, 1_000_000)
+		left, err := second.Retention().RowsAtOrBelow(ctx, chainID, 1_000_000)
 		require.NoError(t, err)
 		var n uint64
 		for _, c := range left {

@@ -35,6 +35,12 @@ type db struct {
 	// progressEvery is how often a backfill migration logs its progress; a
 	// field so a test can see the line without a long backfill.
 	progressEvery time.Duration
+
+	transferObserver transferObserverSlot // transfers_write.go
+	// beforeTraces writes as a binary from before the traces tables
+	// (0051-0053) did, for tests of older data: no traces rows, marks
+	// without their traced flag.
+	beforeTraces bool
 }
 
 // open connects over the configured protocol. With create (the indexer's
@@ -159,8 +165,8 @@ func ensureDatabase(ctx context.Context, conn driver.Conn, cfg config.ClickHouse
 	return nil
 }
 
-// Close releases the connections.
-func (c *db) Close() error {
+// close releases the connections (ClickHouse.Close, Reader.Close).
+func (c *db) close() error {
 	return c.conn.Close()
 }
 

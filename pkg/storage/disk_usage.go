@@ -58,7 +58,7 @@ func (diskFreeQuery) toSQL() (string, []any) {
 }
 
 // DiskUsage reads the database's parts and the data disk's free space.
-func (c *ClickHouse) DiskUsage(ctx context.Context) (DiskUsage, error) {
+func (c *Retention) DiskUsage(ctx context.Context) (DiskUsage, error) {
 	var u DiskUsage
 	var path string
 	if err := c.queryRow(ctx, partsUsageQuery{}, &u.LiveBytes, &u.ReplacedBytes, &u.Heights, &path); err != nil {

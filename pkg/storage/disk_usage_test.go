@@ -14,7 +14,7 @@ func TestDiskUsage(t *testing.T) {
 	c := openTest(t)
 	ctx := testContext(t)
 
-	empty, err := c.DiskUsage(ctx)
+	empty, err := c.Retention().DiskUsage(ctx)
 	require.NoError(t, err)
 	require.Zero(t, empty.Heights)
 	require.Zero(t, empty.BytesPerHeight())
@@ -22,7 +22,7 @@ func TestDiskUsage(t *testing.T) {
 	for n := uint64(10); n < 13; n++ { // one insert per height: three parts a table
 		require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(n))))
 	}
-	u, err := c.DiskUsage(ctx)
+	u, err := c.Retention().DiskUsage(ctx)
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), u.Heights)
 	require.Positive(t, u.LiveBytes)
@@ -35,7 +35,7 @@ func TestDiskUsage(t *testing.T) {
 	require.InDelta(t, float64(free), float64(u.FreeBytes), 1<<30, "free space of the server's data directory")
 
 	require.NoError(t, c.conn.Exec(ctx, "OPTIMIZE TABLE "+tableIndexedHeights+" FINAL"))
-	after, err := c.DiskUsage(ctx)
+	after, err := c.Retention().DiskUsage(ctx)
 	require.NoError(t, err)
 	require.Positive(t, after.ReplacedBytes, "the three parts the merge replaced stay for old_parts_lifetime")
 	require.Equal(t, uint64(3), after.Heights)

@@ -11,7 +11,7 @@ import (
 )
 
 // IsIndexed reports whether the height is marked indexed.
-func (c *ClickHouse) IsIndexed(ctx context.Context, chainID string, height uint64) (bool, error) {
+func (c *Progress) IsIndexed(ctx context.Context, chainID string, height uint64) (bool, error) {
 	var n uint64
 	if err := c.queryRow(ctx, indexedCountQuery{chainID, height}, &n); err != nil {
 		return false, fmt.Errorf("storage: reading %s for chain %q height %d: %w", tableIndexedHeights, chainID, height, err)
@@ -26,7 +26,7 @@ func (c *ClickHouse) IsIndexed(ctx context.Context, chainID string, height uint6
 // each) are tried from the highest down, and the first that holds a mark of
 // the chain answers: one partition's marks are read, plus a primary-key
 // lookup per higher partition that holds only other chains.
-func (c *ClickHouse) LastIndexed(ctx context.Context, chainID string) (uint64, bool, error) {
+func (c *Progress) LastIndexed(ctx context.Context, chainID string) (uint64, bool, error) {
 	fail := func(err error) (uint64, bool, error) {
 		return 0, false, fmt.Errorf("storage: reading highest %s for chain %q: %w", tableIndexedHeights, chainID, err)
 	}
@@ -53,7 +53,7 @@ const partitionHeights = 1_000_000
 
 // partitions lists, ascending, the partitions of a data table that have
 // active parts: intDiv(height, partitionHeights) of the heights in them.
-func (c *ClickHouse) partitions(ctx context.Context, table string) ([]uint64, error) {
+func (c *db) partitions(ctx context.Context, table string) ([]uint64, error) {
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
 	query, args := partitionsQuery{c.cfg.Database, table}.toSQL()
@@ -89,7 +89,7 @@ func (c *ClickHouse) partitions(ctx context.Context, table string) ([]uint64, er
 // hole (the progress since the saved watermark, for the activity), not the
 // chain's length; and it needs no LastIndexed, which reads every mark of
 // the chain.
-func (c *ClickHouse) Watermark(ctx context.Context, chainID string, from uint64) (uint64, bool, error) {
+func (c *Progress) Watermark(ctx context.Context, chainID string, from uint64) (uint64, bool, error) {
 	holes, err := c.missingHeights(ctx, chainID, from, math.MaxUint64, 1)
 	if err != nil {
 		return 0, false, fmt.Errorf("storage: watermark for chain %q from %d: %w", chainID, from, err)
@@ -113,7 +113,7 @@ func (c *ClickHouse) Watermark(ctx context.Context, chainID string, from uint64)
 // filled one is read (its indexed heights, in order) and walked in Go. The
 // scan stops as soon as limit holes are found, so the cost follows the
 // holes and the distance to them, not the size of the chain.
-func (c *ClickHouse) MissingHeights(ctx context.Context, chainID string, from, to uint64, limit int) ([]uint64, error) {
+func (c *Progress) MissingHeights(ctx context.Context, chainID string, from, to uint64, limit int) ([]uint64, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("storage: MissingHeights chain %q: limit must be positive, got %d", chainID, limit)
 	}
@@ -127,7 +127,7 @@ func (c *ClickHouse) MissingHeights(ctx context.Context, chainID string, from, t
 // CountIndexed returns, per range, how many of its heights are indexed: the
 // scheduler's in-flight window asks it about the batches it started. The
 // ranges go to the server countRangesPerQuery at a time, one query each.
-func (c *ClickHouse) CountIndexed(ctx context.Context, chainID string, ranges []chaindata.HeightRange) ([]uint64, error) {
+func (c *Progress) CountIndexed(ctx context.Context, chainID string, ranges []chaindata.HeightRange) ([]uint64, error) {
 	out := make([]uint64, len(ranges))
 	// Only non-empty ranges are asked about.
 	var idx []int
@@ -184,7 +184,7 @@ const (
 
 // MissingRanges lists the holes of [from, to] as ascending ranges, covering
 // at most maxHeights heights (the lowest ones).
-func (c *ClickHouse) MissingRanges(ctx context.Context, chainID string, from, to uint64, maxHeights int) ([]chaindata.HeightRange, error) {
+func (c *Progress) MissingRanges(ctx context.Context, chainID string, from, to uint64, maxHeights int) ([]chaindata.HeightRange, error) {
 	hs, err := c.MissingHeights(ctx, chainID, from, to, maxHeights)
 	if err != nil {
 		return nil, err

@@ -22,7 +22,7 @@ const (
 	defaultScanChunk  = 10_000
 )
 
-func (c *ClickHouse) missingHeights(ctx context.Context, chainID string, from, to uint64, limit int) ([]uint64, error) {
+func (c *db) missingHeights(ctx context.Context, chainID string, from, to uint64, limit int) ([]uint64, error) {
 	out := []uint64{}
 	err := c.scanChunks(ctx, chainID, from, to, func(a, b, have uint64) (bool, error) {
 		var err error
@@ -46,7 +46,7 @@ func (c *ClickHouse) missingHeights(ctx context.Context, chainID string, from, t
 
 // countIndexed counts the distinct marks of [from, to] chunk by chunk, so
 // that recorded chunks cost nothing: for ranges of many chunks.
-func (c *ClickHouse) countIndexed(ctx context.Context, chainID string, from, to uint64) (uint64, error) {
+func (c *db) countIndexed(ctx context.Context, chainID string, from, to uint64) (uint64, error) {
 	var n uint64
 	err := c.scanChunks(ctx, chainID, from, to, func(_, _, have uint64) (bool, error) {
 		n += have
@@ -66,7 +66,7 @@ func (c *ClickHouse) countIndexed(ctx context.Context, chainID string, from, to 
 // whole range: a thousand rows per ten million heights), so a window whose
 // chunks are all recorded costs no query; the others are counted in one
 // query over their span, and a chunk counted complete is recorded.
-func (c *ClickHouse) scanChunks(ctx context.Context, chainID string, from, to uint64, visit func(a, b, have uint64) (stop bool, err error)) error {
+func (c *db) scanChunks(ctx context.Context, chainID string, from, to uint64, visit func(a, b, have uint64) (stop bool, err error)) error {
 	if from > to {
 		return nil
 	}
@@ -147,7 +147,7 @@ func unknownRuns(lo, hi, chunk uint64, full map[uint64]bool) []chaindata.HeightR
 // fullChunks returns the chunks (by number k: heights [k*chunk,
 // k*chunk+chunk-1]) overlapping [lo, hi] that indexed_chunks records
 // complete.
-func (c *ClickHouse) fullChunks(ctx context.Context, chainID string, lo, hi uint64) (map[uint64]bool, error) {
+func (c *db) fullChunks(ctx context.Context, chainID string, lo, hi uint64) (map[uint64]bool, error) {
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
 	// The chunk holding lo starts at or below it.
@@ -175,7 +175,7 @@ func (c *ClickHouse) fullChunks(ctx context.Context, chainID string, lo, hi uint
 
 // recordFullChunks records chunks just counted complete, so later scans
 // skip them. Marks are never deleted, so a complete chunk stays complete.
-func (c *ClickHouse) recordFullChunks(ctx context.Context, chainID string, ks []uint64) error {
+func (c *db) recordFullChunks(ctx context.Context, chainID string, ks []uint64) error {
 	if len(ks) == 0 {
 		return nil
 	}
@@ -190,7 +190,7 @@ func (c *ClickHouse) recordFullChunks(ctx context.Context, chainID string, ks []
 	return nil
 }
 
-func (c *ClickHouse) chunkCounts(ctx context.Context, chainID string, runs []chaindata.HeightRange) (map[uint64]uint64, error) {
+func (c *db) chunkCounts(ctx context.Context, chainID string, runs []chaindata.HeightRange) (map[uint64]uint64, error) {
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
 	span := chaindata.Span(runs)
@@ -219,7 +219,7 @@ func (c *ClickHouse) chunkCounts(ctx context.Context, chainID string, runs []cha
 
 // walkHoles appends to out the heights of [from, to] that are not indexed,
 // stopping at limit.
-func (c *ClickHouse) walkHoles(ctx context.Context, chainID string, from, to uint64, limit int, out []uint64) ([]uint64, error) {
+func (c *db) walkHoles(ctx context.Context, chainID string, from, to uint64, limit int, out []uint64) ([]uint64, error) {
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
 	query, args := indexedNumbersQuery{chainID, from, to}.toSQL()

@@ -13,7 +13,7 @@ import (
 
 // insert sends a few rows, row by row, as one native block via
 // PrepareBatch. Bulk data goes through insertColumns.
-func (c *ClickHouse) insert(ctx context.Context, s insertStmt, rows [][]any) error {
+func (c *db) insert(ctx context.Context, s insertStmt, rows [][]any) error {
 	batch, err := c.prepareInsert(ctx, s)
 	if err != nil {
 		return err
@@ -39,7 +39,7 @@ func (c *ClickHouse) insert(ctx context.Context, s insertStmt, rows [][]any) err
 // one block's size. The server squashes the blocks of one INSERT into one
 // part (min_insert_block_size_rows), so this adds no parts
 // (TestWriteBlocksOnePartPerTable).
-func (c *ClickHouse) insertColumns(ctx context.Context, s insertStmt, n int, cols []any) error {
+func (c *db) insertColumns(ctx context.Context, s insertStmt, n int, cols []any) error {
 	if len(cols) != len(s.columns) {
 		return fmt.Errorf("insert into %s: %d column slices for %d columns", s.table, len(cols), len(s.columns))
 	}
@@ -106,7 +106,7 @@ func rowsOfColumn(col any, lo, hi int) (any, error) {
 // watchdog has exited, while a Send still running then is cut off as
 // intended. The caller's cancellation is checked before preparing and
 // before sending.
-func (c *ClickHouse) prepareInsert(ctx context.Context, s insertStmt) (driver.Batch, error) {
+func (c *db) prepareInsert(ctx context.Context, s insertStmt) (driver.Batch, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -41,14 +41,14 @@ func (c *ClickHouse) Migrate(ctx context.Context) error {
 
 // migrate runs the numbered files ms only, whatever the database holds,
 // so that tests can stop at any file. It returns the files it applied.
-func (c *ClickHouse) migrate(ctx context.Context, ms []migration) ([]string, error) {
+func (c *db) migrate(ctx context.Context, ms []migration) ([]string, error) {
 	return c.migrateFrom(ctx, nil, ms)
 }
 
 // migrateFrom is Migrate with the baseline base (nil: none); it returns
 // the baseline files (baseline/NNNN_<table>.sql) and numbered files it
 // applied, in order, for tests.
-func (c *ClickHouse) migrateFrom(ctx context.Context, base *baseline, ms []migration) ([]string, error) {
+func (c *db) migrateFrom(ctx context.Context, base *baseline, ms []migration) ([]string, error) {
 	create, _ := createSchemaMigrationsStmt{}.toSQL()
 	create, err := c.ddl(create)
 	if err == nil {
@@ -104,14 +104,14 @@ func (c *ClickHouse) migrateFrom(ctx context.Context, base *baseline, ms []migra
 
 // ddl returns a schema statement as this store runs it: unchanged on one
 // server, rewritten for the cluster when clickhouse.cluster is set.
-func (c *ClickHouse) ddl(stmt string) (string, error) {
+func (c *db) ddl(stmt string) (string, error) {
 	if c.cfg.Cluster == "" {
 		return stmt, nil
 	}
 	return clusterDDL{cluster: c.cfg.Cluster, database: c.cfg.Database}.rewrite(stmt)
 }
 
-func (c *ClickHouse) appliedMigrations(ctx context.Context) (map[uint32]string, error) {
+func (c *db) appliedMigrations(ctx context.Context) (map[uint32]string, error) {
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
 	query, args := appliedMigrationsQuery{}.toSQL()
@@ -138,7 +138,7 @@ func (c *ClickHouse) appliedMigrations(ctx context.Context) (map[uint32]string, 
 }
 
 // recordMigrations records ms in one insert: all of them or none.
-func (c *ClickHouse) recordMigrations(ctx context.Context, ms ...migration) error {
+func (c *db) recordMigrations(ctx context.Context, ms ...migration) error {
 	now := time.Now().UTC().Truncate(time.Second)
 	rows := make([][]any, len(ms))
 	for i, m := range ms {

@@ -107,7 +107,7 @@ func loadBaseline(fsys fs.FS, dir string, version uint32, ms []migration) (basel
 // migration that crashed before its record, and the baseline's IF NOT
 // EXISTS would keep such a table as it is. It returns the baseline files
 // it ran.
-func (c *ClickHouse) createFromBaseline(ctx context.Context, b baseline, applied map[uint32]string) ([]string, error) {
+func (c *db) createFromBaseline(ctx context.Context, b baseline, applied map[uint32]string) ([]string, error) {
 	for v := range applied {
 		if v != baselineMarker {
 			return nil, nil
@@ -168,7 +168,7 @@ func (q databaseTablesQuery) toSQL() (string, []any) {
 		[]any{q.database, tableSchemaMigrations}
 }
 
-func (c *ClickHouse) databaseTables(ctx context.Context) ([]string, error) {
+func (c *db) databaseTables(ctx context.Context) ([]string, error) {
 	var out []string
 	err := c.query(ctx, "listing tables", databaseTablesQuery{c.cfg.Database}, func(r driver.Rows) error {
 		var name string

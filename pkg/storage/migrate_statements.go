@@ -54,7 +54,7 @@ const errTableTooBigToDrop = 359
 // exists, or a RENAME whose new names are taken already (a crash between
 // the file and its record, or another process migrating at the same time),
 // counts as applied.
-func (c *ClickHouse) applyMigration(ctx context.Context, m migration) error {
+func (c *db) applyMigration(ctx context.Context, m migration) error {
 	if sub := backfillRE.FindStringSubmatch(m.stmt); sub != nil {
 		return c.backfill(ctx, m, sub[1])
 	}
@@ -98,7 +98,7 @@ func (c *ClickHouse) applyMigration(ctx context.Context, m migration) error {
 // deadline also becomes the statement's max_execution_time and the
 // connection's read deadline, so neither QueryTimeout nor the driver's
 // read timeout cuts it short.
-func (c *ClickHouse) backfill(ctx context.Context, m migration, table string) error {
+func (c *db) backfill(ctx context.Context, m migration, table string) error {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.MigrateTimeout)
 	defer cancel()
 	var read, total atomic.Uint64
@@ -149,7 +149,7 @@ func (c *ClickHouse) backfill(ctx context.Context, m migration, table string) er
 // looked at: a later migration may have dropped one (an old table renamed
 // out of the way), and another process migrating at the same time may
 // have got that far.
-func (c *ClickHouse) rename(ctx context.Context, m migration, stmt string) error {
+func (c *db) rename(ctx context.Context, m migration, stmt string) error {
 	pairs := renamePairRE.FindAllStringSubmatch(m.stmt, -1)
 	if len(pairs) == 0 {
 		return fmt.Errorf("no \"a TO b\" pair in RENAME")
@@ -181,7 +181,7 @@ func (c *ClickHouse) rename(ctx context.Context, m migration, stmt string) error
 // table is over its max_table_size_to_drop does not stop the migration:
 // the table is one a previous migration put out of the way, nothing reads
 // it, and the operator is told how to drop it (docs/operations.md).
-func (c *ClickHouse) dropTable(ctx context.Context, m migration, stmt, table string) error {
+func (c *db) dropTable(ctx context.Context, m migration, stmt, table string) error {
 	err := c.execSQL(ctx, stmt)
 	var exc *clickhouse.Exception
 	if errors.As(err, &exc) && exc.Code == errTableTooBigToDrop {
@@ -194,7 +194,7 @@ func (c *ClickHouse) dropTable(ctx context.Context, m migration, stmt, table str
 }
 
 // tablesExist says which of names are tables of the store's database.
-func (c *ClickHouse) tablesExist(ctx context.Context, names []string) (map[string]bool, error) {
+func (c *db) tablesExist(ctx context.Context, names []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	err := c.query(ctx, "listing tables", tablesExistQuery{c.cfg.Database, names}, func(r driver.Rows) error {
 		var name string
@@ -207,7 +207,7 @@ func (c *ClickHouse) tablesExist(ctx context.Context, names []string) (map[strin
 	return out, err
 }
 
-func (c *ClickHouse) columnExists(ctx context.Context, table, column string) (bool, error) {
+func (c *db) columnExists(ctx context.Context, table, column string) (bool, error) {
 	var n uint64
 	if err := c.queryRow(ctx, columnExistsQuery{c.cfg.Database, table, column}, &n); err != nil {
 		return false, fmt.Errorf("checking for column %s.%s: %w", table, column, err)

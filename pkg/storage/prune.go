@@ -78,7 +78,7 @@ type PruneResult struct {
 // at or below height (every version, tombstones too: what a deletion must
 // remove). The primary key (chain_id, height, …) keeps each count to the
 // chain's range.
-func (c *ClickHouse) RowsAtOrBelow(ctx context.Context, chainID string, height uint64) (map[string]uint64, error) {
+func (c *Retention) RowsAtOrBelow(ctx context.Context, chainID string, height uint64) (map[string]uint64, error) {
 	out := map[string]uint64{}
 	for _, t := range PruneTables {
 		var n uint64
@@ -105,7 +105,7 @@ func (c *ClickHouse) RowsAtOrBelow(ctx context.Context, chainID string, height u
 // again, and another chain's marks found there are deleted (with its
 // indexed_chunks records of that range): its scans then index those
 // heights again. The chains are listed in Reindex.
-func (c *ClickHouse) PruneRows(ctx context.Context, chainID string, height uint64) (PruneResult, error) {
+func (c *Retention) PruneRows(ctx context.Context, chainID string, height uint64) (PruneResult, error) {
 	var res PruneResult
 	if chainID == "" {
 		return res, errors.New("storage: PruneRows: empty chain id")
@@ -171,7 +171,7 @@ func (c *ClickHouse) PruneRows(ctx context.Context, chainID string, height uint6
 // anyAtOrBelow tells whether the chain has a row at or below height in t:
 // the first one found answers, so a table with billions of the chain's
 // rows to delete is not counted.
-func (c *ClickHouse) anyAtOrBelow(ctx context.Context, t PruneTable, chainID string, height uint64) (bool, error) {
+func (c *db) anyAtOrBelow(ctx context.Context, t PruneTable, chainID string, height uint64) (bool, error) {
 	var n uint64
 	if err := c.queryRow(ctx, anyAtOrBelowQuery{t, chainID, height}, &n); err != nil {
 		return false, fmt.Errorf("storage: looking for rows of chain %q at or below %d in %s: %w", chainID, height, t.Name, err)
@@ -183,7 +183,7 @@ func (c *ClickHouse) anyAtOrBelow(ctx context.Context, t PruneTable, chainID str
 // heights [lo, hi] in t or in indexed_heights. The condition on chain_id
 // is a range of the primary key's first column, so the chain's own
 // granules are skipped, not read.
-func (c *ClickHouse) partitionOfChainAlone(ctx context.Context, t PruneTable, chainID string, lo, hi uint64) (bool, error) {
+func (c *db) partitionOfChainAlone(ctx context.Context, t PruneTable, chainID string, lo, hi uint64) (bool, error) {
 	for _, table := range []PruneTable{t, {tableIndexedHeights, "number"}} {
 		var n uint64
 		if err := c.queryRow(ctx, otherChainsQuery{table, chainID, lo, hi}, &n); err != nil {
@@ -200,7 +200,7 @@ func (c *ClickHouse) partitionOfChainAlone(ctx context.Context, t PruneTable, ch
 // found in partition p of indexed_heights after its detailed rows were
 // dropped, so that their scans index those heights again; it returns
 // those chains.
-func (c *ClickHouse) reindexOthers(ctx context.Context, chainID string, p uint64) ([]string, error) {
+func (c *db) reindexOthers(ctx context.Context, chainID string, p uint64) ([]string, error) {
 	lo, hi := satMul(p, partitionHeights), satAdd(satMul(p, partitionHeights), partitionHeights-1)
 	ctx2, cancel := c.queryContext(ctx)
 	defer cancel()
@@ -239,7 +239,7 @@ func (c *ClickHouse) reindexOthers(ctx context.Context, chainID string, p uint64
 // is older than cutoff (by its timestamp); found is false when none is.
 // It reads the timestamps of the range (no index on time in blocks): the
 // range is what retention keeps, read once per run.
-func (c *ClickHouse) HighestBlockBefore(ctx context.Context, chainID string, from, to uint64, cutoff time.Time) (uint64, bool, error) {
+func (c *Retention) HighestBlockBefore(ctx context.Context, chainID string, from, to uint64, cutoff time.Time) (uint64, bool, error) {
 	if cutoff.Unix() <= 0 {
 		return 0, false, nil
 	}

@@ -16,7 +16,7 @@ func waitMutations(t *testing.T, c *ClickHouse) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		n, err := c.PendingMutations(testContext(t))
+		n, err := c.Records().PendingMutations(testContext(t))
 		require.NoError(t, err)
 		if n == 0 {
 			return
@@ -43,7 +43,7 @@ func chainRowsAbove(t *testing.T, c *ClickHouse, chainID string, height uint64) 
 // a later migration adds must be put in one of the lists.
 func TestPruneTablesCoverTheSchema(t *testing.T) {
 	c := openTest(t)
-	tables, err := c.ChainTables(testContext(t))
+	tables, err := c.Records().ChainTables(testContext(t))
 	require.NoError(t, err)
 	var listed []string
 	for _, p := range PruneTables {
@@ -75,19 +75,19 @@ func TestPruneRowsDropsWhatItCanAndDeletesTheRest(t *testing.T) {
 		require.NoError(t, c.WriteBlocks(ctx, "a", blocksOf(withTraces(transferBlock(h))))) // token transfers and traces
 	}
 	require.NoError(t, c.WriteBlocks(ctx, "b", blocksOf(withTraces(transferBlock(1_000_500)), withTraces(transferBlock(2_000_001)))))
-	require.NoError(t, c.WriteAggregates(ctx, "a", []AggregateRow{{Number: 999_998, Txs: 2}, {Number: 999_999, Txs: 4}}))
+	require.NoError(t, c.Aggregates().WriteAggregates(ctx, "a", []AggregateRow{{Number: 999_998, Txs: 2}, {Number: 999_999, Txs: 4}}))
 	const height = 2_000_000
 
-	before, err := c.RowsAtOrBelow(ctx, "a", height)
+	before, err := c.Retention().RowsAtOrBelow(ctx, "a", height)
 	require.NoError(t, err)
 	for _, p := range PruneTables {
 		require.Positive(t, before[p.Name], "no row of a in %s to prune: the test proves nothing there", p.Name)
 	}
 	aboveBefore := chainRowsAbove(t, c, "a", height)
-	bBefore, err := c.ChainRows(ctx, "b")
+	bBefore, err := c.Records().ChainRows(ctx, "b")
 	require.NoError(t, err)
 
-	res, err := c.PruneRows(ctx, "a", height)
+	res, err := c.Retention().PruneRows(ctx, "a", height)
 	require.NoError(t, err)
 	var want []string
 	for _, p := range PruneTables {
@@ -102,7 +102,7 @@ func TestPruneRowsDropsWhatItCanAndDeletesTheRest(t *testing.T) {
 	require.Empty(t, res.Reindex)
 	waitMutations(t, c)
 
-	after, err := c.RowsAtOrBelow(ctx, "a", height)
+	after, err := c.Retention().RowsAtOrBelow(ctx, "a", height)
 	require.NoError(t, err)
 	for _, p := range PruneTables {
 		require.Zero(t, after[p.Name], "rows of a left at or below %d in %s", height, p.Name)
@@ -114,7 +114,7 @@ func TestPruneRowsDropsWhatItCanAndDeletesTheRest(t *testing.T) {
 		{Number: 2_000_001, Hash: hash('b', 2_000_001), ParentHash: hash('b', 2_000_000), Canonical: true},
 		{Number: 2_000_002, Hash: hash('b', 2_000_002), ParentHash: hash('b', 2_000_001), Canonical: true},
 	}, stored)
-	bAfter, err := c.ChainRows(ctx, "b")
+	bAfter, err := c.Records().ChainRows(ctx, "b")
 	require.NoError(t, err)
 	require.Equal(t, bBefore, bAfter, "the other chain untouched")
 	for _, h := range aHeights {
@@ -122,11 +122,11 @@ func TestPruneRowsDropsWhatItCanAndDeletesTheRest(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok, "the mark of %d stays", h)
 	}
-	rows, err := c.AggregateRows(ctx, "a", 0, height)
+	rows, err := c.Aggregates().AggregateRows(ctx, "a", 0, height)
 	require.NoError(t, err)
 	require.Len(t, rows, 2, "aggregates stay")
 
-	res, err = c.PruneRows(ctx, "a", height)
+	res, err = c.Retention().PruneRows(ctx, "a", height)
 	require.NoError(t, err)
 	require.Equal(t, PruneResult{}, res, "nothing left to prune")
 }
@@ -176,7 +176,7 @@ func TestHighestBlockBefore(t *testing.T) {
 		{6, 10, at(5), 0, false},
 		{1, 10, time.Unix(0, 0), 0, false},
 	} {
-		got, found, err := c.HighestBlockBefore(ctx, "1", tc.from, tc.to, tc.cutoff)
+		got, found, err := c.Retention().HighestBlockBefore(ctx, "1", tc.from, tc.to, tc.cutoff)
 		require.NoError(t, err)
 		require.Equal(t, [2]any{tc.want, tc.found}, [2]any{got, found}, "%+v", tc)
 	}

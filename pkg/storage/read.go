@@ -162,7 +162,7 @@ func scanLog(r driver.Rows) (chaindata.Log, error) {
 	return l, err
 }
 
-func (c *Reader) blocks(ctx context.Context, what string, s statement) ([]chaindata.Block, error) {
+func (c *db) blocks(ctx context.Context, what string, s statement) ([]chaindata.Block, error) {
 	var out []chaindata.Block
 	err := c.query(ctx, what, s, func(r driver.Rows) error {
 		b, err := scanBlock(r)
@@ -172,7 +172,7 @@ func (c *Reader) blocks(ctx context.Context, what string, s statement) ([]chaind
 	return out, err
 }
 
-func (c *Reader) transactions(ctx context.Context, what string, s statement) ([]chaindata.Transaction, error) {
+func (c *db) transactions(ctx context.Context, what string, s statement) ([]chaindata.Transaction, error) {
 	var out []chaindata.Transaction
 	err := c.query(ctx, what, s, func(r driver.Rows) error {
 		tx, err := scanTransaction(r)
@@ -182,7 +182,7 @@ func (c *Reader) transactions(ctx context.Context, what string, s statement) ([]
 	return out, err
 }
 
-func (c *Reader) logs(ctx context.Context, what string, s statement) ([]chaindata.Log, error) {
+func (c *db) logs(ctx context.Context, what string, s statement) ([]chaindata.Log, error) {
 	var out []chaindata.Log
 	err := c.query(ctx, what, s, func(r driver.Rows) error {
 		l, err := scanLog(r)
@@ -192,7 +192,7 @@ func (c *Reader) logs(ctx context.Context, what string, s statement) ([]chaindat
 	return out, err
 }
 
-func (c *Reader) positions(ctx context.Context, what string, s statement) ([]Position, error) {
+func (c *db) positions(ctx context.Context, what string, s statement) ([]Position, error) {
 	var out []Position
 	err := c.query(ctx, what, s, func(r driver.Rows) error {
 		var p Position

@@ -56,14 +56,14 @@ func (c *db) traces(ctx context.Context, what string, s statement) ([]chaindata.
 // TxTraces returns the canonical frames of the transaction at a position,
 // in order (index 0, the top-level call, first); none when its height was
 // not traced.
-func (c *Reader) TxTraces(ctx context.Context, chainID string, p Position) ([]chaindata.Trace, error) {
+func (c *TraceReader) TxTraces(ctx context.Context, chainID string, p Position) ([]chaindata.Trace, error) {
 	return c.traces(ctx, fmt.Sprintf("reading %s of chain %q at %d/%d", tableTraces, chainID, p.Block, p.Index),
 		txTracesQuery{chainID, p.Block, p.Index})
 }
 
 // TracedHeights tells, for each of a few heights, whether its mark says
 // its traces are in (a height without a mark is left out).
-func (c *Reader) TracedHeights(ctx context.Context, chainID string, heights []uint64) (map[uint64]bool, error) {
+func (c *TraceReader) TracedHeights(ctx context.Context, chainID string, heights []uint64) (map[uint64]bool, error) {
 	out := make(map[uint64]bool, len(heights))
 	if len(heights) == 0 {
 		return out, nil
@@ -97,7 +97,7 @@ type AddressTraceQuery struct {
 // AddressTracePositions lists the positions of an address's internal
 // transactions (as caller, callee, created contract or beneficiary) from
 // address_traces.
-func (c *Reader) AddressTracePositions(ctx context.Context, chainID string, q AddressTraceQuery) ([]TracePosition, error) {
+func (c *TraceReader) AddressTracePositions(ctx context.Context, chainID string, q AddressTraceQuery) ([]TracePosition, error) {
 	var out []TracePosition
 	err := c.query(ctx, fmt.Sprintf("reading %s of chain %q", tableAddressTraces, chainID), addressTracePositionsQuery{chainID, q},
 		func(r driver.Rows) error {
@@ -111,7 +111,7 @@ func (c *Reader) AddressTracePositions(ctx context.Context, chainID string, q Ad
 
 // TracesAt returns the canonical frames at the positions, ascending; a
 // position without one is left out.
-func (c *Reader) TracesAt(ctx context.Context, chainID string, ps []TracePosition) ([]chaindata.Trace, error) {
+func (c *TraceReader) TracesAt(ctx context.Context, chainID string, ps []TracePosition) ([]chaindata.Trace, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
@@ -130,7 +130,7 @@ type TraceRangeQuery struct {
 
 // TracesInRange returns the canonical inner frames of a height range, in
 // order (or newest first).
-func (c *Reader) TracesInRange(ctx context.Context, chainID string, q TraceRangeQuery) ([]chaindata.Trace, error) {
+func (c *TraceReader) TracesInRange(ctx context.Context, chainID string, q TraceRangeQuery) ([]chaindata.Trace, error) {
 	return c.traces(ctx, fmt.Sprintf("reading %s of chain %q in [%d, %d]", tableTraces, chainID, q.From, q.To),
 		tracesInRangeQuery{chainID, q})
 }

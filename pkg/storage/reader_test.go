@@ -31,7 +31,7 @@ func TestReaderRunsAsTheReadOnlyUser(t *testing.T) {
 	bs, err := r.BlocksAt(ctx, "1", []uint64{1, 2})
 	require.NoError(t, err)
 	require.Len(t, bs, 2)
-	recs, err := r.ChainRecords(ctx)
+	recs, err := r.Records().ChainRecords(ctx)
 	require.NoError(t, err)
 	require.Empty(t, recs)
 

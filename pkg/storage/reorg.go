@@ -50,6 +50,12 @@ func (q storedBlocksQuery) toSQL() (string, []any) {
 // that has one, ascending: hash, parent hash and whether it is canonical.
 // It is what the indexer compares with the node near the head.
 func (c *ClickHouse) StoredBlocks(ctx context.Context, chainID string, from, to uint64) ([]chaindata.StoredBlock, error) {
+	return c.storedBlocks(ctx, chainID, from, to)
+}
+
+// storedBlocks is StoredBlocks for every view that needs it (the traces
+// backfill's targets too).
+func (c *db) storedBlocks(ctx context.Context, chainID string, from, to uint64) ([]chaindata.StoredBlock, error) {
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
 	query, args := storedBlocksQuery{chainID, from, to}.toSQL()

@@ -59,7 +59,7 @@ const (
 // what their look-up rows are keyed by. It asks for the span of the ranges
 // (one query with bound arguments however scattered the heights); rows of
 // heights between the ranges are dropped here.
-func (c *ClickHouse) stalePositions(ctx context.Context, chainID string, ranges []chaindata.HeightRange) (map[uint64]storedPositions, error) {
+func (c *db) stalePositions(ctx context.Context, chainID string, ranges []chaindata.HeightRange) (map[uint64]storedPositions, error) {
 	span := chaindata.Span(ranges)
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()

@@ -7,7 +7,7 @@ import (
 )
 
 // SaveState stores a named value for the chain; the newest save wins.
-func (c *ClickHouse) SaveState(ctx context.Context, chainID, key string, value uint64) error {
+func (c *Progress) SaveState(ctx context.Context, chainID, key string, value uint64) error {
 	if chainID == "" || key == "" {
 		return fmt.Errorf("storage: SaveState: empty chain id (%q) or key (%q)", chainID, key)
 	}
@@ -19,7 +19,7 @@ func (c *ClickHouse) SaveState(ctx context.Context, chainID, key string, value u
 }
 
 // LoadState returns the newest saved value; found is false if none was.
-func (c *ClickHouse) LoadState(ctx context.Context, chainID, key string) (uint64, bool, error) {
+func (c *Progress) LoadState(ctx context.Context, chainID, key string) (uint64, bool, error) {
 	var v, n uint64
 	if err := c.queryRow(ctx, loadStateQuery{chainID, key}, &v, &n); err != nil {
 		return 0, false, fmt.Errorf("storage: reading %s for chain %q key %q: %w", tableChainState, chainID, key, err)

@@ -36,7 +36,7 @@ type StreamEvent struct {
 // AppendStreamEvents stores events of one chain, in one insert. The
 // caller numbers them; an append repeated with the same numbers and
 // contents (a retry) changes nothing that is read.
-func (c *ClickHouse) AppendStreamEvents(ctx context.Context, chainID string, events []StreamEvent) error {
+func (c *Stream) AppendStreamEvents(ctx context.Context, chainID string, events []StreamEvent) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -53,14 +53,14 @@ func (c *ClickHouse) AppendStreamEvents(ctx context.Context, chainID string, eve
 
 // StreamEvents returns up to limit events of the chain after seq, in
 // order.
-func (c *db) StreamEvents(ctx context.Context, chainID string, after uint64, limit int) ([]StreamEvent, error) {
+func (c *StreamReader) StreamEvents(ctx context.Context, chainID string, after uint64, limit int) ([]StreamEvent, error) {
 	return c.streamEvents(ctx, fmt.Sprintf("reading %s of chain %q after seq %d", tableStreamEvents, chainID, after),
 		streamEventsQuery{chainID, after, limit, false})
 }
 
 // StreamTail returns the chain's last n events, in order (none for a
 // chain never streamed).
-func (c *db) StreamTail(ctx context.Context, chainID string, n int) ([]StreamEvent, error) {
+func (c *StreamReader) StreamTail(ctx context.Context, chainID string, n int) ([]StreamEvent, error) {
 	out, err := c.streamEvents(ctx, fmt.Sprintf("reading the last %d %s of chain %q", n, tableStreamEvents, chainID),
 		streamEventsQuery{chainID, 0, n, true})
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
@@ -73,7 +73,7 @@ func (c *db) StreamTail(ctx context.Context, chainID string, n int) ([]StreamEve
 // has one: what the stream last said of it. It reads the chain's whole
 // log (the table is ordered by seq); the appender asks only when its
 // recent events do not cover a height.
-func (c *db) StreamedAt(ctx context.Context, chainID string, from, to uint64) (map[uint64]StreamEvent, error) {
+func (c *StreamReader) StreamedAt(ctx context.Context, chainID string, from, to uint64) (map[uint64]StreamEvent, error) {
 	out := map[uint64]StreamEvent{}
 	err := c.query(ctx, fmt.Sprintf("reading %s of chain %q at heights [%d, %d]", tableStreamEvents, chainID, from, to),
 		streamedAtQuery{chainID, from, to}, func(r driver.Rows) error {
@@ -89,7 +89,7 @@ func (c *db) StreamedAt(ctx context.Context, chainID string, from, to uint64) (m
 // StreamSeqOfHeight returns the seq of the first event of a height at or
 // above height: where a consumer resuming "from a height" starts. found is
 // false while no such event is stored.
-func (c *db) StreamSeqOfHeight(ctx context.Context, chainID string, height uint64) (seq uint64, found bool, err error) {
+func (c *StreamReader) StreamSeqOfHeight(ctx context.Context, chainID string, height uint64) (seq uint64, found bool, err error) {
 	err = c.query(ctx, fmt.Sprintf("reading %s of chain %q from height %d", tableStreamEvents, chainID, height),
 		streamSeqOfHeightQuery{chainID, height}, func(r driver.Rows) error {
 			found = true
@@ -172,7 +172,7 @@ type BlockHeader struct {
 
 // BlockHeaders returns the canonical blocks of [from, to] that have one,
 // ascending, without their raw JSON.
-func (c *db) BlockHeaders(ctx context.Context, chainID string, from, to uint64) ([]BlockHeader, error) {
+func (c *StreamReader) BlockHeaders(ctx context.Context, chainID string, from, to uint64) ([]BlockHeader, error) {
 	var out []BlockHeader
 	err := c.query(ctx, fmt.Sprintf("reading the headers of %s of chain %q in [%d, %d]", tableBlocks, chainID, from, to),
 		blockHeadersQuery{chainID, from, to}, func(r driver.Rows) error {

@@ -16,19 +16,19 @@ import (
 // reorganisation took out since gets none.
 
 // TransactionsInRange returns the canonical transactions of [from, to].
-func (c *Reader) TransactionsInRange(ctx context.Context, chainID string, from, to uint64) ([]chaindata.Transaction, error) {
+func (c *StreamReader) TransactionsInRange(ctx context.Context, chainID string, from, to uint64) ([]chaindata.Transaction, error) {
 	return c.transactions(ctx, fmt.Sprintf("reading %s of chain %q in [%d, %d]", tableTransactions, chainID, from, to),
 		rangeQuery{txReadColumns, txReadColumns, tableTransactions, "block_number, tx_index", chainID, from, to})
 }
 
 // LogsInRange returns the canonical logs of [from, to].
-func (c *Reader) LogsInRange(ctx context.Context, chainID string, from, to uint64) ([]chaindata.Log, error) {
+func (c *StreamReader) LogsInRange(ctx context.Context, chainID string, from, to uint64) ([]chaindata.Log, error) {
 	return c.logs(ctx, fmt.Sprintf("reading %s of chain %q in [%d, %d]", tableLogs, chainID, from, to),
 		rangeQuery{logReadColumns, logReadColumns, tableLogs, "block_number, log_index", chainID, from, to})
 }
 
 // TransfersInRange returns the canonical token transfers of [from, to].
-func (c *Reader) TransfersInRange(ctx context.Context, chainID string, from, to uint64) ([]TokenTransfer, error) {
+func (c *StreamReader) TransfersInRange(ctx context.Context, chainID string, from, to uint64) ([]TokenTransfer, error) {
 	var out []TokenTransfer
 	err := c.query(ctx, fmt.Sprintf("reading %s of chain %q in [%d, %d]", tableTokenTransfers, chainID, from, to),
 		rangeQuery{transferReadColumns, transferPlainColumns, tableTokenTransfers, transferKey, chainID, from, to},
@@ -42,7 +42,7 @@ func (c *Reader) TransfersInRange(ctx context.Context, chainID string, from, to 
 
 // FramesInRange returns every canonical call frame of [from, to], the
 // top-level ones too.
-func (c *Reader) FramesInRange(ctx context.Context, chainID string, from, to uint64) ([]chaindata.Trace, error) {
+func (c *StreamReader) FramesInRange(ctx context.Context, chainID string, from, to uint64) ([]chaindata.Trace, error) {
 	return c.traces(ctx, fmt.Sprintf("reading %s of chain %q in [%d, %d]", tableTraces, chainID, from, to),
 		rangeQuery{traceReadColumns, traceReadColumns, tableTraces, "block_number, tx_index, trace_index", chainID, from, to})
 }

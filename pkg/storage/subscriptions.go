@@ -40,7 +40,7 @@ type SubscriptionRecord struct {
 // SaveSubscription writes a new row for the subscription and returns it
 // as stored, with a version above every stored row of it (see
 // SaveChainRecord).
-func (c *ClickHouse) SaveSubscription(ctx context.Context, rec SubscriptionRecord) (SubscriptionRecord, error) {
+func (c *Records) SaveSubscription(ctx context.Context, rec SubscriptionRecord) (SubscriptionRecord, error) {
 	if rec.ChainID == "" || rec.ID == "" || rec.State == "" {
 		return rec, fmt.Errorf("storage: SaveSubscription: empty chain id (%q), id (%q) or state (%q)", rec.ChainID, rec.ID, rec.State)
 	}
@@ -63,7 +63,7 @@ func (c *ClickHouse) SaveSubscription(ctx context.Context, rec SubscriptionRecor
 
 // Subscriptions returns the newest row of every subscription of the chain
 // ("" for every chain), removed ones too, by chain and ID.
-func (c *db) Subscriptions(ctx context.Context, chainID string) ([]SubscriptionRecord, error) {
+func (c *RecordReader) Subscriptions(ctx context.Context, chainID string) ([]SubscriptionRecord, error) {
 	var out []SubscriptionRecord
 	err := c.query(ctx, fmt.Sprintf("reading %s of chain %q", tableSubscriptions, chainID), subscriptionsQuery{chainID: chainID},
 		func(r driver.Rows) error {
@@ -78,7 +78,7 @@ func (c *db) Subscriptions(ctx context.Context, chainID string) ([]SubscriptionR
 
 // Subscription returns the newest row of one subscription; found is false
 // if it was never stored.
-func (c *db) Subscription(ctx context.Context, chainID, id string) (SubscriptionRecord, bool, error) {
+func (c *RecordReader) Subscription(ctx context.Context, chainID, id string) (SubscriptionRecord, bool, error) {
 	all, err := c.Subscriptions(ctx, chainID)
 	if err != nil {
 		return SubscriptionRecord{}, false, err

@@ -64,7 +64,7 @@ func (q tokensInRangeQuery) toSQL() (string, []any) {
 }
 
 // TokensInRange lists the tokens with transfers in [from, to].
-func (c *ClickHouse) TokensInRange(ctx context.Context, chainID string, from, to uint64) ([]SeenToken, error) {
+func (c *Tokens) TokensInRange(ctx context.Context, chainID string, from, to uint64) ([]SeenToken, error) {
 	var out []SeenToken
 	err := c.query(ctx, fmt.Sprintf("reading the tokens of %s of chain %q in [%d, %d]", tableTokenTransfers, chainID, from, to),
 		tokensInRangeQuery{chainID, from, to}, func(r driver.Rows) error {
@@ -123,18 +123,18 @@ func (d *db) readTokenMetadata(ctx context.Context, chainID string, tokens []str
 }
 
 // TokenMetadata returns the metadata rows of the tokens that have one.
-func (c *ClickHouse) TokenMetadata(ctx context.Context, chainID string, tokens []string) (map[string]TokenMetadata, error) {
+func (c *Tokens) TokenMetadata(ctx context.Context, chainID string, tokens []string) (map[string]TokenMetadata, error) {
 	return c.readTokenMetadata(ctx, chainID, tokens)
 }
 
 // TokenMetadata returns the metadata rows of the tokens that have one.
-func (c *Reader) TokenMetadata(ctx context.Context, chainID string, tokens []string) (map[string]TokenMetadata, error) {
+func (c *TokenReader) TokenMetadata(ctx context.Context, chainID string, tokens []string) (map[string]TokenMetadata, error) {
 	return c.readTokenMetadata(ctx, chainID, tokens)
 }
 
 // WriteTokenMetadata stores rows (one insert; a token written again gets
 // a newer version).
-func (c *ClickHouse) WriteTokenMetadata(ctx context.Context, chainID string, ms []TokenMetadata) error {
+func (c *Tokens) WriteTokenMetadata(ctx context.Context, chainID string, ms []TokenMetadata) error {
 	if len(ms) == 0 {
 		return nil
 	}

@@ -35,7 +35,7 @@ const (
 
 // UntracedHeights lists, newest first, up to limit heights of [from, to]
 // whose newest mark says their traces are not in.
-func (c *ClickHouse) UntracedHeights(ctx context.Context, chainID string, from, to uint64, limit int) ([]uint64, error) {
+func (c *Traces) UntracedHeights(ctx context.Context, chainID string, from, to uint64, limit int) ([]uint64, error) {
 	var out []uint64
 	err := c.query(ctx, fmt.Sprintf("reading untraced %s of chain %q in [%d, %d]", tableIndexedHeights, chainID, from, to),
 		untracedHeightsQuery{chainID, from, to, limit}, func(r driver.Rows) error {
@@ -62,7 +62,7 @@ func (q untracedHeightsQuery) toSQL() (string, []any) {
 // TraceTargets returns, for each height that has a canonical block, what
 // tracing it needs: the block's number and hash, and its transactions'
 // index and hash, in order (BlockData with those fields only).
-func (c *ClickHouse) TraceTargets(ctx context.Context, chainID string, heights []uint64) (map[uint64]*chaindata.BlockData, error) {
+func (c *Traces) TraceTargets(ctx context.Context, chainID string, heights []uint64) (map[uint64]*chaindata.BlockData, error) {
 	out := map[uint64]*chaindata.BlockData{}
 	if len(heights) == 0 {
 		return out, nil
@@ -133,7 +133,7 @@ func (q traceTargetsQuery) toSQL() (string, []any) {
 // whose stored block is no longer the one traced (a reorganisation
 // rewrote it meanwhile) is left out and returned in skipped: its next
 // write brings its traces.
-func (c *ClickHouse) WriteTraces(ctx context.Context, chainID string, blocks []*chaindata.BlockData) (skipped []uint64, err error) {
+func (c *Traces) WriteTraces(ctx context.Context, chainID string, blocks []*chaindata.BlockData) (skipped []uint64, err error) {
 	if chainID == "" {
 		return nil, errors.New("storage: WriteTraces: empty chain id")
 	}
@@ -153,7 +153,7 @@ func (c *ClickHouse) WriteTraces(ctx context.Context, chainID string, blocks []*
 	}
 	ranges := chaindata.ToRanges(heights)
 	where := heightsText(heights)
-	stored, err := c.StoredBlocks(ctx, chainID, heights[0], heights[len(heights)-1])
+	stored, err := c.storedBlocks(ctx, chainID, heights[0], heights[len(heights)-1])
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ type TraceBackfill struct {
 func (b TraceBackfill) Running() bool { return b.Next > 0 }
 
 // TraceBackfillState reads the backfill's state keys in one query.
-func (c *db) TraceBackfillState(ctx context.Context, chainID string) (TraceBackfill, error) {
+func (c *Traces) TraceBackfillState(ctx context.Context, chainID string) (TraceBackfill, error) {
 	var b TraceBackfill
 	err := c.query(ctx, fmt.Sprintf("reading the traces backfill of chain %q", chainID), traceBackfillQuery{chainID},
 		func(r driver.Rows) error {

@@ -263,7 +263,7 @@ func (c *addressTraceRows) columns() []any {
 // addTraces adds to r the traces rows of a write of blocks (nil: the
 // removal of the heights in ranges): each traced block's frames, and
 // tombstones of the stored frames they supersede, read first.
-func (c *ClickHouse) addTraces(ctx context.Context, chainID, where string, ranges []chaindata.HeightRange, blocks []*chaindata.BlockData, r *rowSet, version uint64) error {
+func (c *db) addTraces(ctx context.Context, chainID, where string, ranges []chaindata.HeightRange, blocks []*chaindata.BlockData, r *rowSet, version uint64) error {
 	if c.beforeTraces {
 		r.marks.legacy = true
 		return nil

@@ -27,7 +27,7 @@ func (q storedTracesQuery) toSQL() (string, []any) {
 // storedTraces reads the frames stored canonical at the heights in ranges,
 // by height (one query over the ranges' span; heights between them are
 // dropped).
-func (c *ClickHouse) storedTraces(ctx context.Context, chainID string, ranges []chaindata.HeightRange) (map[uint64]map[framePos]storedFrame, error) {
+func (c *db) storedTraces(ctx context.Context, chainID string, ranges []chaindata.HeightRange) (map[uint64]map[framePos]storedFrame, error) {
 	span := chaindata.Span(ranges)
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()

@@ -58,7 +58,7 @@ func framesOf(t *testing.T, c *ClickHouse, n uint64, txs int) []chaindata.Trace 
 	t.Helper()
 	var out []chaindata.Trace
 	for i := range txs {
-		fs, err := c.Reader().TxTraces(testContext(t), "c", Position{Block: n, Index: uint32(i)})
+		fs, err := c.Reader().Traces().TxTraces(testContext(t), "c", Position{Block: n, Index: uint32(i)})
 		require.NoError(t, err)
 		out = append(out, fs...)
 	}
@@ -67,7 +67,7 @@ func framesOf(t *testing.T, c *ClickHouse, n uint64, txs int) []chaindata.Trace 
 
 func addressFrames(t *testing.T, c *ClickHouse, addr string, all bool) []TracePosition {
 	t.Helper()
-	ps, err := c.Reader().AddressTracePositions(testContext(t), "c", AddressTraceQuery{Address: addr, From: 0, To: 1000, Desc: true, All: all, Limit: 100})
+	ps, err := c.Reader().Traces().AddressTracePositions(testContext(t), "c", AddressTraceQuery{Address: addr, From: 0, To: 1000, Desc: true, All: all, Limit: 100})
 	require.NoError(t, err)
 	return ps
 }
@@ -80,7 +80,7 @@ func TestWriteBlocksWritesTraces(t *testing.T) {
 	assert.Equal(t, blocks[0].Traces, framesOf(t, c, 10, 3), "stored as written")
 	assert.Equal(t, blocks[1].Traces, framesOf(t, c, 11, 3))
 	assert.Empty(t, framesOf(t, c, 12, 2))
-	traced, err := c.Reader().TracedHeights(ctx, "c", []uint64{10, 11, 12, 13})
+	traced, err := c.Reader().Traces().TracedHeights(ctx, "c", []uint64{10, 11, 12, 13})
 	require.NoError(t, err)
 	assert.Equal(t, map[uint64]bool{10: true, 11: true, 12: false}, traced, "the mark says whether the traces are in")
 
@@ -89,13 +89,13 @@ func TestWriteBlocksWritesTraces(t *testing.T) {
 	assert.Equal(t, []TracePosition{{10, 0, 3}, {10, 0, 2}, {10, 0, 1}}, addressFrames(t, c, callee, true), "caller, callee; newest first")
 	assert.Equal(t, []TracePosition{{10, 0, 2}, {10, 0, 1}}, addressFrames(t, c, callee, false), "the reverted staticcall moves nothing")
 	assert.Equal(t, []TracePosition{{10, 0, 2}}, addressFrames(t, c, created, false), "the created contract")
-	fs, err := c.Reader().TracesAt(ctx, "c", []TracePosition{{10, 0, 2}, {11, 2, 3}, {12, 0, 0}})
+	fs, err := c.Reader().Traces().TracesAt(ctx, "c", []TracePosition{{10, 0, 2}, {11, 2, 3}, {12, 0, 0}})
 	require.NoError(t, err)
 	assert.Equal(t, []chaindata.Trace{blocks[0].Traces[2], blocks[1].Traces[11]}, fs)
-	inner, err := c.Reader().TracesInRange(ctx, "c", TraceRangeQuery{From: 10, To: 12, Limit: 100})
+	inner, err := c.Reader().Traces().TracesInRange(ctx, "c", TraceRangeQuery{From: 10, To: 12, Limit: 100})
 	require.NoError(t, err)
 	assert.Len(t, inner, 12, "two listed frames per transaction, six transactions")
-	all, err := c.Reader().TracesInRange(ctx, "c", TraceRangeQuery{From: 10, To: 12, All: true, Desc: true, Limit: 100})
+	all, err := c.Reader().Traces().TracesInRange(ctx, "c", TraceRangeQuery{From: 10, To: 12, All: true, Desc: true, Limit: 100})
 	require.NoError(t, err)
 	assert.Len(t, all, 18)
 	assert.Equal(t, uint64(11), all[0].BlockNumber)
@@ -163,14 +163,14 @@ func TestWriteTracesFillsIndexedHeights(t *testing.T) {
 	plain := []*chaindata.BlockData{mixBlock(30, 3, 1), mixBlock(31, 2, 1), mixBlock(32, 0, 0), mixBlock(33, 2, 1)}
 	require.NoError(t, c.WriteBlocks(ctx, "c", plain))
 	require.NoError(t, c.WriteBlocks(ctx, "c", []*chaindata.BlockData{tracedBlock(34, 2, 0)}))
-	untraced, err := c.UntracedHeights(ctx, "c", 0, 100, 10)
+	untraced, err := c.Traces().UntracedHeights(ctx, "c", 0, 100, 10)
 	require.NoError(t, err)
 	assert.Equal(t, []uint64{33, 32, 31, 30}, untraced)
-	limited, err := c.UntracedHeights(ctx, "c", 30, 32, 2)
+	limited, err := c.Traces().UntracedHeights(ctx, "c", 30, 32, 2)
 	require.NoError(t, err)
 	assert.Equal(t, []uint64{32, 31}, limited)
 
-	targets, err := c.TraceTargets(ctx, "c", []uint64{30, 31, 32, 99})
+	targets, err := c.Traces().TraceTargets(ctx, "c", []uint64{30, 31, 32, 99})
 	require.NoError(t, err)
 	require.Len(t, targets, 3)
 	assert.Equal(t, plain[0].Block.Hash, targets[30].Block.Hash)
@@ -186,12 +186,12 @@ func TestWriteTracesFillsIndexedHeights(t *testing.T) {
 	other := mixBlock(31, 1, 1)
 	other.Block.Hash = hash('q', 31)
 	require.NoError(t, c.WriteBlocks(ctx, "c", []*chaindata.BlockData{other}))
-	skipped, err := c.WriteTraces(ctx, "c", []*chaindata.BlockData{targets[30], targets[31], targets[32]})
+	skipped, err := c.Traces().WriteTraces(ctx, "c", []*chaindata.BlockData{targets[30], targets[31], targets[32]})
 	require.NoError(t, err)
 	assert.Equal(t, []uint64{31}, skipped)
 	assert.Equal(t, full30.Traces, framesOf(t, c, 30, 3))
 	assert.Empty(t, framesOf(t, c, 31, 2))
-	untraced, err = c.UntracedHeights(ctx, "c", 0, 100, 10)
+	untraced, err = c.Traces().UntracedHeights(ctx, "c", 0, 100, 10)
 	require.NoError(t, err)
 	assert.Equal(t, []uint64{33, 31}, untraced)
 	blocks, err := c.Reader().BlocksAt(ctx, "c", []uint64{30})

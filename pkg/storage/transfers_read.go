@@ -47,7 +47,7 @@ type TransferQuery struct {
 
 // TokenTransferPositions lists the positions of a token's transfers from
 // token_transfers_by_token.
-func (c *Reader) TokenTransferPositions(ctx context.Context, chainID string, q TransferQuery) ([]TransferPosition, error) {
+func (c *TokenReader) TokenTransferPositions(ctx context.Context, chainID string, q TransferQuery) ([]TransferPosition, error) {
 	return c.transferPositions(ctx, fmt.Sprintf("reading %s of chain %q", tableTransfersByTok, chainID),
 		transferPositionsQuery{chainID: chainID, byToken: true, key: q.Token, standard: q.Standard, from: q.From, to: q.To,
 			desc: q.Desc, after: q.After, limit: q.Limit, offset: q.Offset})
@@ -55,13 +55,13 @@ func (c *Reader) TokenTransferPositions(ctx context.Context, chainID string, q T
 
 // AddressTransferPositions lists the positions of an address's transfers
 // (sent or received) from address_transfers.
-func (c *Reader) AddressTransferPositions(ctx context.Context, chainID string, q TransferQuery) ([]TransferPosition, error) {
+func (c *TokenReader) AddressTransferPositions(ctx context.Context, chainID string, q TransferQuery) ([]TransferPosition, error) {
 	return c.transferPositions(ctx, fmt.Sprintf("reading %s of chain %q", tableAddressTransfer, chainID),
 		transferPositionsQuery{chainID: chainID, key: q.Address, token: q.Token, standard: q.Standard, from: q.From, to: q.To,
 			desc: q.Desc, after: q.After, limit: q.Limit, offset: q.Offset})
 }
 
-func (c *Reader) transferPositions(ctx context.Context, what string, s statement) ([]TransferPosition, error) {
+func (c *db) transferPositions(ctx context.Context, what string, s statement) ([]TransferPosition, error) {
 	var out []TransferPosition
 	err := c.query(ctx, what, s, func(r driver.Rows) error {
 		var p TransferPosition
@@ -74,7 +74,7 @@ func (c *Reader) transferPositions(ctx context.Context, what string, s statement
 
 // TransfersAt returns the canonical transfers at the positions, ascending;
 // a position without one is left out.
-func (c *Reader) TransfersAt(ctx context.Context, chainID string, ps []TransferPosition) ([]TokenTransfer, error) {
+func (c *TokenReader) TransfersAt(ctx context.Context, chainID string, ps []TransferPosition) ([]TokenTransfer, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
@@ -113,7 +113,7 @@ type Balance struct {
 
 // TokenHolders returns a token's holders with a positive balance, the
 // largest first, at most limit; tokenID "" ranks every ERC-1155 id.
-func (c *Reader) TokenHolders(ctx context.Context, chainID, token, tokenID string, from, to uint64, limit int) ([]Balance, error) {
+func (c *TokenReader) TokenHolders(ctx context.Context, chainID, token, tokenID string, from, to uint64, limit int) ([]Balance, error) {
 	var out []Balance
 	err := c.query(ctx, fmt.Sprintf("summing %s of token %s of chain %q", tableTransfersByTok, token, chainID),
 		tokenHoldersQuery{chainID, token, tokenID, from, to, limit}, func(r driver.Rows) error {
@@ -133,7 +133,7 @@ func (c *Reader) TokenHolders(ctx context.Context, chainID, token, tokenID strin
 
 // AddressBalances returns an address's balances per token (and ERC-1155
 // id), zero ones included, ordered by token; only token's when it is set.
-func (c *Reader) AddressBalances(ctx context.Context, chainID, address, token string, from, to uint64) ([]Balance, error) {
+func (c *TokenReader) AddressBalances(ctx context.Context, chainID, address, token string, from, to uint64) ([]Balance, error) {
 	var out []Balance
 	err := c.query(ctx, fmt.Sprintf("summing %s of %s of chain %q", tableAddressTransfer, address, chainID),
 		addressBalancesQuery{chainID, address, token, from, to}, func(r driver.Rows) error {

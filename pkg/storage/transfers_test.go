@@ -250,7 +250,7 @@ func checkBalances(t *testing.T, c *ClickHouse, chainID string, from, to uint64,
 	}
 	got := map[string]*big.Int{}
 	for h := range holders {
-		bs, err := r.AddressBalances(ctx, chainID, h, "", from, to)
+		bs, err := r.Tokens().AddressBalances(ctx, chainID, h, "", from, to)
 		require.NoError(t, err)
 		for _, b := range bs {
 			got[b.Holder+" "+b.Token+" "+b.Standard+" "+b.TokenID] = b.Value
@@ -262,7 +262,7 @@ func checkBalances(t *testing.T, c *ClickHouse, chainID string, from, to uint64,
 		require.Zero(t, v.Cmp(got[k]), "%s: want %s, got %s", k, v, got[k])
 	}
 	for _, token := range []string{tokenA, tokenB, tokenC} {
-		hs, err := r.TokenHolders(ctx, chainID, token, "", from, to, 1000)
+		hs, err := r.Tokens().TokenHolders(ctx, chainID, token, "", from, to, 1000)
 		require.NoError(t, err)
 		var wantHolders []string
 		for k, v := range want {

@@ -49,7 +49,7 @@ func (q storedTransfersQuery) toSQL() (string, []any) {
 
 // storedTransfers reads storedTransfersQuery over the span of ranges,
 // keeping the heights in ranges.
-func (c *ClickHouse) storedTransfers(ctx context.Context, chainID string, ranges []chaindata.HeightRange) (map[uint64]map[transferPos]storedTransfer, error) {
+func (c *db) storedTransfers(ctx context.Context, chainID string, ranges []chaindata.HeightRange) (map[uint64]map[transferPos]storedTransfer, error) {
 	span := chaindata.Span(ranges)
 	ctx, cancel := c.queryContext(ctx)
 	defer cancel()
@@ -108,7 +108,7 @@ func (s *transferSet) lookupInserts() []tableRows {
 
 // transferRows reads what is stored at the call's heights and builds the
 // transfer rows of blocks (nil when transfers are turned off).
-func (c *ClickHouse) transferRows(ctx context.Context, chainID string, ranges []chaindata.HeightRange, blocks []*chaindata.BlockData, version uint64) (*transferSet, error) {
+func (c *db) transferRows(ctx context.Context, chainID string, ranges []chaindata.HeightRange, blocks []*chaindata.BlockData, version uint64) (*transferSet, error) {
 	if c.cfg.SkipTokenTransfers {
 		return nil, nil
 	}
@@ -235,7 +235,7 @@ func (c *ClickHouse) OnTransfers(f TransferObserver) {
 	c.transferObserver.Store(&f)
 }
 
-func (c *ClickHouse) observeTransfers(chainID string, s *transferSet) {
+func (c *db) observeTransfers(chainID string, s *transferSet) {
 	if s == nil {
 		return
 	}

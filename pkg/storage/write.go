@@ -98,7 +98,7 @@ func (c *ClickHouse) WriteBlocks(ctx context.Context, chainID string, blocks []*
 
 // insertRows sends the inserts of r in their order (rowSet.inserts),
 // skipping empty ones, and stops at the first failure, naming the table.
-func (c *ClickHouse) insertRows(ctx context.Context, chainID, where string, r *rowSet) error {
+func (c *db) insertRows(ctx context.Context, chainID, where string, r *rowSet) error {
 	for _, ins := range r.inserts() {
 		if ins.n == 0 {
 			continue

@@ -11,7 +11,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
-// Store is what the appender reads and writes (*storage.ClickHouse).
+// Store is what the appender reads and writes (*storage.Stream).
 type Store interface {
 	StreamTail(ctx context.Context, chainID string, n int) ([]storage.StreamEvent, error)
 	StreamedAt(ctx context.Context, chainID string, from, to uint64) (map[uint64]storage.StreamEvent, error)
@@ -173,4 +173,4 @@ func (a *Appender) forget() {
 	}
 }
 
-var _ Store = (*storage.ClickHouse)(nil)
+var _ Store = (*storage.Stream)(nil)

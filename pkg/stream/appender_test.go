@@ -59,13 +59,13 @@ func blocks(fork, parentFork byte, from, to uint64) []*chaindata.BlockData {
 }
 
 func appender(s *storage.ClickHouse) *Appender {
-	return &Appender{Store: s, ChainID: testChain, Start: 0, Window: 4, MaxBatch: 1000, CheckParents: true}
+	return &Appender{Store: s.Stream(), ChainID: testChain, Start: 0, Window: 4, MaxBatch: 1000, CheckParents: true}
 }
 
 // events reads the whole log.
 func events(t *testing.T, s *storage.ClickHouse) []storage.StreamEvent {
 	t.Helper()
-	out, err := s.StreamEvents(context.Background(), testChain, 0, 10_000)
+	out, err := s.Stream().StreamEvents(context.Background(), testChain, 0, 10_000)
 	require.NoError(t, err)
 	return out
 }

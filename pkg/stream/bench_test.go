@@ -26,7 +26,7 @@ func BenchmarkAppenderCatchUp(b *testing.B) {
 			ds := blocks('a', 'a', from, from+4999)
 			require.NoError(b, s.WriteBlocks(ctx, chainID, ds))
 		}
-		a := &Appender{Store: s, ChainID: chainID, Start: 0, Window: 64, MaxBatch: 10_000, CheckParents: true}
+		a := &Appender{Store: s.Stream(), ChainID: chainID, Start: 0, Window: 64, MaxBatch: 10_000, CheckParents: true}
 		b.StartTimer()
 		for {
 			n, err := a.Step(ctx)

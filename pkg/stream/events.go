@@ -79,7 +79,7 @@ func ParseInclude(s string) (Include, error) {
 	return in, nil
 }
 
-// Source is what reading the stream needs (*storage.Reader).
+// Source is what reading the stream needs (*storage.StreamReader).
 type Source interface {
 	StreamEvents(ctx context.Context, chainID string, after uint64, limit int) ([]storage.StreamEvent, error)
 	StreamTail(ctx context.Context, chainID string, n int) ([]storage.StreamEvent, error)
@@ -91,7 +91,7 @@ type Source interface {
 	FramesInRange(ctx context.Context, chainID string, from, to uint64) ([]chaindata.Trace, error)
 }
 
-var _ Source = (*storage.Reader)(nil)
+var _ Source = (*storage.StreamReader)(nil)
 
 // maxEventSpan bounds the heights one page of events covers, so that the
 // rows read for it stay a page's worth: a page ends early where the next

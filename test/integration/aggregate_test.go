@@ -45,12 +45,12 @@ func rawTotals(t *testing.T, conn driver.Conn, chainID string, from, to uint64) 
 func aggregatesDiff(t *testing.T, conn driver.Conn, store *storage.ClickHouse, chainID string, to uint64, rng *rand.Rand) string {
 	t.Helper()
 	ctx := context.Background()
-	rows, err := store.AggregateRows(ctx, chainID, 0, to)
+	rows, err := store.Aggregates().AggregateRows(ctx, chainID, 0, to)
 	require.NoError(t, err)
 	if uint64(len(rows)) != to+1 {
 		return fmt.Sprintf("%d aggregates rows for heights 0..%d", len(rows), to)
 	}
-	blocks, err := store.BlockCounts(ctx, chainID, 0, to)
+	blocks, err := store.Aggregates().BlockCounts(ctx, chainID, 0, to)
 	require.NoError(t, err)
 	if len(blocks) != len(rows) {
 		return fmt.Sprintf("%d canonical blocks for heights 0..%d", len(blocks), to)

@@ -94,7 +94,7 @@ func TestChainsAtRuntime(t *testing.T) {
 	// workers and commands of later tests leave them alone.
 	t.Cleanup(func() {
 		for _, id := range []string{fileID, dynID} {
-			_, err := store.SaveChainRecord(context.Background(), storage.ChainRecord{ChainID: id, State: "removed", Definition: "{}"})
+			_, err := store.Records().SaveChainRecord(context.Background(), storage.ChainRecord{ChainID: id, State: "removed", Definition: "{}"})
 			require.NoError(t, err)
 		}
 	})
@@ -170,7 +170,7 @@ func TestChainsAtRuntime(t *testing.T) {
 	// Added while the workers run: started by both, caught up to the head.
 	out := mustRun(append([]string{"add", dynID}, dynFlags...)...)
 	require.Contains(t, out, "chain "+dynID+" added (active)")
-	rec, found, err := store.ChainRecord(ctx, dynID)
+	rec, found, err := store.Records().ChainRecord(ctx, dynID)
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Contains(t, rec.Definition, "${IT_RT_DYN_HOST}", "the stored URL keeps the reference")
@@ -277,9 +277,9 @@ func TestChainsAtRuntime(t *testing.T) {
 	// The workers delete again what they wrote before they stopped; wait
 	// for those deletions too.
 	waitFor(t, time.Minute, "no row of the removed chain", func() (bool, string) {
-		pending, err := store.PendingMutations(ctx)
+		pending, err := store.Records().PendingMutations(ctx)
 		require.NoError(t, err)
-		rows, err := store.ChainRows(ctx, dynID)
+		rows, err := store.Records().ChainRows(ctx, dynID)
 		require.NoError(t, err)
 		var n uint64
 		for _, c := range rows {
@@ -303,7 +303,7 @@ func TestChainsAtRuntime(t *testing.T) {
 	// The file wins: a registry row for the file's ID (stored before the
 	// file declared it, say), paused and with other endpoints, is ignored;
 	// the file's chain goes on, its Schedules running.
-	_, err = store.SaveChainRecord(ctx, storage.ChainRecord{ChainID: fileID, State: "paused",
+	_, err = store.Records().SaveChainRecord(ctx, storage.ChainRecord{ChainID: fileID, State: "paused",
 		Definition: `{"endpoints":{"elsewhere":"http://127.0.0.1:1"}}`})
 	require.NoError(t, err)
 	chains = list()
@@ -343,7 +343,7 @@ func requireChainGone(t *testing.T, chainID string) {
 // requireNoRows asserts that no table holds a row of the chain.
 func requireNoRows(t *testing.T, store *storage.ClickHouse, chainID string) {
 	t.Helper()
-	rows, err := store.ChainRows(context.Background(), chainID)
+	rows, err := store.Records().ChainRows(context.Background(), chainID)
 	require.NoError(t, err)
 	require.Contains(t, rows, "blocks")
 	for table, n := range rows {

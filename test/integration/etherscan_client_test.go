@@ -97,7 +97,7 @@ func TestEtherscanClientCannotTellTheAPIFromTheNode(t *testing.T) {
 	head := nodeHead(t, node.HTTPURL)
 	waitIndexed(t, st, chainID, head, time.Minute)
 	waitFor(t, 90*time.Second, "the token's metadata", func() (bool, string) {
-		meta, err := st.Reader().TokenMetadata(ctx, chainID, []string{strings.ToLower(token.Hex())})
+		meta, err := st.Reader().Tokens().TokenMetadata(ctx, chainID, []string{strings.ToLower(token.Hex())})
 		require.NoError(t, err)
 		return len(meta) == 1, "not yet asked"
 	})

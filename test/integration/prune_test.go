@@ -42,7 +42,7 @@ func rowsAbove(t *testing.T, conn driver.Conn, chainID string, h uint64) map[str
 // as rowsAbove).
 func keysOf(t *testing.T, conn driver.Conn, store *storage.ClickHouse, chainID string) map[string]uint64 {
 	t.Helper()
-	tables, err := store.ChainTables(context.Background())
+	tables, err := store.Records().ChainTables(context.Background())
 	require.NoError(t, err)
 	out := map[string]uint64{}
 	for _, table := range tables {
@@ -139,7 +139,7 @@ func TestPruningRemovesOldHeightsOnly(t *testing.T) {
 		return top >= otherHead, fmt.Sprintf("stream at %d of %d", top, otherHead)
 	})
 	pruned := head - 30
-	below, err := store.RowsAtOrBelow(ctx, chainID, pruned)
+	below, err := store.Retention().RowsAtOrBelow(ctx, chainID, pruned)
 	require.NoError(t, err)
 	for table, n := range below {
 		require.Positive(t, n, "no row at or below %d in %s: the test would prove nothing there", pruned, table)
@@ -153,9 +153,9 @@ func TestPruningRemovesOldHeightsOnly(t *testing.T) {
 	waitFor(t, time.Minute, fmt.Sprintf("pruned up to %d, its deletions done", pruned), func() (bool, string) {
 		p, ok, err := store.LoadState(ctx, chainID, storage.StatePrunedHeight)
 		require.NoError(t, err)
-		pending, err := store.PendingMutations(ctx)
+		pending, err := store.Records().PendingMutations(ctx)
 		require.NoError(t, err)
-		left, err := store.RowsAtOrBelow(ctx, chainID, pruned)
+		left, err := store.Retention().RowsAtOrBelow(ctx, chainID, pruned)
 		require.NoError(t, err)
 		var n uint64
 		for _, c := range left {
@@ -165,7 +165,7 @@ func TestPruningRemovesOldHeightsOnly(t *testing.T) {
 	})
 	require.Equal(t, above, rowsAbove(t, conn, chainID, pruned), "rows above the pruned height untouched")
 	require.Equal(t, otherBefore, keysOf(t, conn, store, otherID), "the other chain untouched")
-	rows, err := store.AggregateRows(ctx, chainID, 0, head)
+	rows, err := store.Aggregates().AggregateRows(ctx, chainID, 0, head)
 	require.NoError(t, err)
 	require.Len(t, rows, int(head+1), "aggregates keep every height")
 	runs := listWorkflows(t, fmt.Sprintf("WorkflowType = 'Prune' AND ChainID = '%s' AND IndexMode = 'prune'", chainID))
@@ -182,7 +182,7 @@ func TestPruningRemovesOldHeightsOnly(t *testing.T) {
 		require.NoError(t, conn.Exec(ctx, q, chainID, pruned), q)
 	}
 	waitFor(t, time.Minute, "the marks deleted", func() (bool, string) {
-		pending, err := store.PendingMutations(ctx)
+		pending, err := store.Records().PendingMutations(ctx)
 		require.NoError(t, err)
 		missing, err := store.MissingHeights(ctx, chainID, 0, pruned, 1)
 		require.NoError(t, err)
@@ -203,7 +203,7 @@ func TestPruningRemovesOldHeightsOnly(t *testing.T) {
 	started := listWorkflows(t, fmt.Sprintf("WorkflowType = 'IndexBlock' AND ChainID = '%s' AND HeightTo <= %d AND StartTime > '%s'",
 		chainID, pruned, since.Format(time.RFC3339Nano)))
 	require.Empty(t, started, "pruned heights started again")
-	left, err := store.RowsAtOrBelow(ctx, chainID, pruned)
+	left, err := store.Retention().RowsAtOrBelow(ctx, chainID, pruned)
 	require.NoError(t, err)
 	for table, n := range left {
 		require.Zero(t, n, "rows at or below the pruned height are back in %s", table)

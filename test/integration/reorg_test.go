@@ -339,7 +339,7 @@ func waitStreamed(t *testing.T, store *storage.ClickHouse, chainID string, heigh
 	t.Helper()
 	var r streamReplay
 	waitFor(t, time.Minute, fmt.Sprintf("the stream of %s at %d", chainID, height), func() (bool, string) {
-		evs, err := store.StreamEvents(context.Background(), chainID, 0, 1_000_000)
+		evs, err := store.Stream().StreamEvents(context.Background(), chainID, 0, 1_000_000)
 		require.NoError(t, err)
 		r = streamReplay{chain: map[uint64]string{}}
 		for i, e := range evs {

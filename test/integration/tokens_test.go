@@ -206,7 +206,7 @@ func (f *tokenFixture) balancesDiff(t *testing.T, r *storage.Reader, chainID str
 	at := new(big.Int).SetUint64(height)
 	for _, h := range append([]common.Address{f.gen.From()}, f.holders...) {
 		addr := strings.ToLower(h.Hex())
-		bs, err := r.AddressBalances(ctx, chainID, addr, "", 0, height)
+		bs, err := r.Tokens().AddressBalances(ctx, chainID, addr, "", 0, height)
 		require.NoError(t, err)
 		got := map[string]*big.Int{}
 		for _, b := range bs {
@@ -286,7 +286,7 @@ func TestTokenTransfersOnAnvil(t *testing.T) {
 	toks := []string{lower(f.erc20), lower(f.erc721), lower(f.erc1155), lower(f.b32), lower(f.silent)}
 	var meta map[string]storage.TokenMetadata
 	waitFor(t, 90*time.Second, "token metadata of every token", func() (bool, string) {
-		meta, err = reader.TokenMetadata(context.Background(), chainID, toks)
+		meta, err = reader.Tokens().TokenMetadata(context.Background(), chainID, toks)
 		require.NoError(t, err)
 		return len(meta) == len(toks), fmt.Sprintf("%d of %d", len(meta), len(toks))
 	})

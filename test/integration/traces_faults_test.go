@@ -143,7 +143,7 @@ func TestEndpointWithoutTracingBesideOneWithIt(t *testing.T) {
 	deleteChainSchedulesAtEnd(t, chainID)
 	head := plain.Head()
 	waitIndexed(t, st, chainID, head, 2*time.Minute)
-	untraced, err := st.UntracedHeights(context.Background(), chainID, 0, head, 10)
+	untraced, err := st.Traces().UntracedHeights(context.Background(), chainID, 0, head, 10)
 	require.NoError(t, err)
 	require.Empty(t, untraced, "every height indexed with its traces")
 	stored := storedTraces(t, rawConn(t), chainID)
@@ -282,7 +282,7 @@ func TestTracesBackfillOnAnIndexedChain(t *testing.T) {
 	head := sim.Head()
 	waitIndexed(t, st, chainID, head, 2*time.Minute)
 	stop()
-	untraced, err := st.UntracedHeights(context.Background(), chainID, 0, head, 1000)
+	untraced, err := st.Traces().UntracedHeights(context.Background(), chainID, 0, head, 1000)
 	require.NoError(t, err)
 	require.Len(t, untraced, int(head+1))
 	blocksVersion := testkit.NewestVersion(t, stack.ch.Addr, database, "blocks", chainID, head)
@@ -295,7 +295,7 @@ func TestTracesBackfillOnAnIndexedChain(t *testing.T) {
 	c.Chains[chainID] = ch
 	runWorker(t, c)
 	waitFor(t, 2*time.Minute, "every indexed height traced by the backfill", func() (bool, string) {
-		hs, err := st.UntracedHeights(context.Background(), chainID, 0, 1<<40, 1000)
+		hs, err := st.Traces().UntracedHeights(context.Background(), chainID, 0, 1<<40, 1000)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -308,7 +308,7 @@ func TestTracesBackfillOnAnIndexedChain(t *testing.T) {
 		require.Equal(t, want[h], stored[h], "height %d", h)
 	}
 	waitFor(t, time.Minute, "the backfill's pass recorded done", func() (bool, string) {
-		b, err := st.TraceBackfillState(context.Background(), chainID)
+		b, err := st.Traces().TraceBackfillState(context.Background(), chainID)
 		require.NoError(t, err)
 		return !b.Running() && b.Done > head, fmt.Sprintf("%+v", b)
 	})

@@ -107,7 +107,7 @@ func TestWebhookDeliversEveryEventInOrder(t *testing.T) {
 	store := openStore(t)
 	runWorker(t, cfg)
 	waitFor(t, time.Minute, "the stream to hold 15 events", func() (bool, string) {
-		tail, err := store.StreamTail(ctx, chainID, 1)
+		tail, err := store.Stream().StreamTail(ctx, chainID, 1)
 		if err != nil || len(tail) == 0 {
 			return false, fmt.Sprint(err)
 		}
@@ -137,7 +137,7 @@ func TestWebhookDeliversEveryEventInOrder(t *testing.T) {
 	recv.accept = true
 	recv.mu.Unlock()
 
-	tail, err := store.StreamTail(ctx, chainID, 1)
+	tail, err := store.Stream().StreamTail(ctx, chainID, 1)
 	require.NoError(t, err)
 	target := tail[0].Seq + 5 // and the events appended meanwhile
 	waitFor(t, time.Minute, fmt.Sprintf("events up to seq %d accepted", target), func() (bool, string) {
@@ -151,7 +151,7 @@ func TestWebhookDeliversEveryEventInOrder(t *testing.T) {
 	acc, headers, refused, badSig := recv.snapshot()
 	require.Zero(t, badSig, "every signature checks")
 	require.GreaterOrEqual(t, refused, 4)
-	want, err := stream.ReadEvents(ctx, store.Reader(), chainID, 0, len(acc), stream.Include{Transactions: true, Logs: true})
+	want, err := stream.ReadEvents(ctx, store.Reader().Stream(), chainID, 0, len(acc), stream.Include{Transactions: true, Logs: true})
 	require.NoError(t, err)
 	seen := map[uint64]bool{}
 	for i, e := range acc {

@@ -68,7 +68,7 @@ func BenchmarkAggregateCatchUp(b *testing.B) {
 			Store: store, Metrics: metrics.New(prometheus.NewRegistry()), Log: zap.NewNop(),
 		}
 		agg := &aggregate.Job{
-			ChainID: chainID, Settings: aggregate.SettingsOf(ch), Options: acts.Chain.Options, Store: store, Progress: acts,
+			ChainID: chainID, Settings: aggregate.SettingsOf(ch), Options: acts.Chain.Options, Store: store.Aggregates(), Progress: acts,
 			Metrics: aggregate.NewMetrics(prometheus.NewRegistry()), Log: zap.NewNop(),
 		}
 		var suite testsuite.WorkflowTestSuite

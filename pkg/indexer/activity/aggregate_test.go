@@ -42,7 +42,7 @@ func newAggregator(f *reorgFixture, chunk int) *aggregate.Job {
 		m = f.agg.Metrics
 	}
 	return &aggregate.Job{
-		ChainID: f.chainID, Settings: st, Options: f.acts.Chain.Options, Store: f.store, Progress: f.acts,
+		ChainID: f.chainID, Settings: st, Options: f.acts.Chain.Options, Store: f.store.Aggregates(), Progress: f.acts,
 		Metrics: m, Log: f.acts.Log,
 	}
 }
@@ -94,7 +94,7 @@ func (f *reorgFixture) requireAggregatesAreNode(to uint64) {
 		sum = sum.Add(storage.BlockCount{Number: h, Hash: b.Block.Hash, Txs: uint64(len(b.Transactions)), Logs: uint64(len(b.Logs)), Bytes: b.Block.Size})
 		want = append(want, sum)
 	}
-	got, err := f.store.AggregateRows(ctx, f.chainID, 0, to)
+	got, err := f.store.Aggregates().AggregateRows(ctx, f.chainID, 0, to)
 	require.NoError(f.t, err)
 	require.Equal(f.t, want, got)
 	h, ok, err := f.store.LoadState(ctx, f.chainID, storage.StateAggregatorHeight)
@@ -115,7 +115,7 @@ func TestAggregateCountsInChunksUpToTheWatermark(t *testing.T) {
 	res := f.aggregate()
 	require.Equal(t, aggregate.Result{Height: 120, HasHeight: true, Counted: 121, Chunks: 3, Watermark: 120}, res)
 	f.requireAggregatesAreNode(120)
-	rows, err := f.store.AggregateRows(context.Background(), f.chainID, 121, 300)
+	rows, err := f.store.Aggregates().AggregateRows(context.Background(), f.chainID, 121, 300)
 	require.NoError(t, err)
 	require.Empty(t, rows, "nothing counted above the watermark")
 
@@ -234,7 +234,7 @@ func TestAggregateResumesFromItsLastRow(t *testing.T) {
 		sum = sum.Add(storage.BlockCount{Number: h, Hash: b.Block.Hash, Txs: uint64(len(b.Transactions)), Logs: uint64(len(b.Logs)), Bytes: b.Block.Size})
 		rows = append(rows, sum)
 	}
-	require.NoError(t, f.store.WriteAggregates(ctx, f.chainID, rows))
+	require.NoError(t, f.store.Aggregates().WriteAggregates(ctx, f.chainID, rows))
 	res := f.aggregate()
 	require.Equal(t, uint64(10), res.Counted, "31..40 only")
 	f.requireAggregatesAreNode(40)

@@ -26,7 +26,7 @@ func newPruneFixture(t *testing.T, r config.Retention, margin uint64) *reorgFixt
 	st := retention.SettingsOf(config.DefaultChain())
 	st.StartHeight, st.Retention, st.Margin = f.acts.Chain.StartHeight, r, margin
 	f.ret = &retention.Job{
-		ChainID: f.chainID, Settings: st, Options: f.acts.Chain.Options, Store: f.store, Progress: f.acts,
+		ChainID: f.chainID, Settings: st, Options: f.acts.Chain.Options, Store: f.store.Retention(), Progress: f.acts,
 		Metrics: retention.NewMetrics(prometheus.NewRegistry()), Log: f.acts.Log,
 	}
 	f.node.grow('a', 300, func(h uint64) int { return int(h%3) + 1 })
@@ -49,7 +49,7 @@ func (f *reorgFixture) waitMutations() {
 	f.t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		n, err := f.store.PendingMutations(context.Background())
+		n, err := f.store.Records().PendingMutations(context.Background())
 		require.NoError(f.t, err)
 		if n == 0 {
 			return
@@ -61,7 +61,7 @@ func (f *reorgFixture) waitMutations() {
 
 func (f *reorgFixture) rowsAtOrBelow(h uint64) map[string]uint64 {
 	f.t.Helper()
-	n, err := f.store.RowsAtOrBelow(context.Background(), f.chainID, h)
+	n, err := f.store.Retention().RowsAtOrBelow(context.Background(), f.chainID, h)
 	require.NoError(f.t, err)
 	return n
 }
@@ -98,7 +98,7 @@ func TestPruneKeepsTheNewestHeights(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, stored, 100, "201..300 stay")
 	require.Equal(t, uint64(201), stored[0].Number)
-	rows, err := f.store.AggregateRows(context.Background(), f.chainID, 0, 300)
+	rows, err := f.store.Aggregates().AggregateRows(context.Background(), f.chainID, 0, 300)
 	require.NoError(t, err)
 	require.Len(t, rows, 301, "aggregates stay")
 	ok, err := f.store.IsIndexed(context.Background(), f.chainID, 5)

@@ -82,7 +82,7 @@ func (f *traceFixture) backfill(acts *activity.Activities) *tracebackfill.Job {
 	ch.Traces.Backfill.HeightsPerSecond = 100_000
 	return &tracebackfill.Job{
 		ChainID: f.chainID, Settings: tracebackfill.Settings{Traces: acts.Chain.Traces, Backfill: ch.Traces.Backfill},
-		Options: acts.Chain.Options, RPC: acts.Chain.RPC, Store: f.store, Progress: acts,
+		Options: acts.Chain.Options, RPC: acts.Chain.RPC, Store: f.store.Traces(), Progress: acts,
 		Metrics: tracebackfill.NewMetrics(prometheus.NewRegistry(), acts.Metrics.TracesWritten), Log: zap.NewNop(),
 	}
 }
@@ -93,7 +93,7 @@ func (f *traceFixture) indexRange(env *testsuite.TestActivityEnvironment, acts *
 }
 
 func (f *traceFixture) untraced() []uint64 {
-	hs, err := f.store.UntracedHeights(context.Background(), f.chainID, 0, 1<<40, 10_000)
+	hs, err := f.store.Traces().UntracedHeights(context.Background(), f.chainID, 0, 1<<40, 10_000)
 	require.NoError(f.t, err)
 	return hs
 }
@@ -109,7 +109,7 @@ func (f *traceFixture) checkTraces(mode rpc.TraceMode, heights ...uint64) {
 		require.NoError(f.t, r.Err)
 		var stored []chaindata.Trace
 		for i := range r.Data.Transactions {
-			fs, err := f.store.Reader().TxTraces(context.Background(), f.chainID, storage.Position{Block: r.Height, Index: uint32(i)})
+			fs, err := f.store.Reader().Traces().TxTraces(context.Background(), f.chainID, storage.Position{Block: r.Height, Index: uint32(i)})
 			require.NoError(f.t, err)
 			stored = append(stored, fs...)
 		}
@@ -190,7 +190,7 @@ func TestBackfillFillsTheTracesOfIndexedHeights(t *testing.T) {
 	assert.Zero(t, res.Traced)
 	assert.Equal(t, uint64(181), res.Done)
 	assert.Equal(t, "every indexed height is traced", run().Skipped)
-	st, err := f.store.TraceBackfillState(ctx, f.chainID)
+	st, err := f.store.Traces().TraceBackfillState(ctx, f.chainID)
 	require.NoError(t, err)
 	assert.True(t, st.Enabled)
 

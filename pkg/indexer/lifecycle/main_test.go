@@ -85,8 +85,8 @@ func newChains(t *testing.T, file ...string) (*lifecycle.Chains, *storage.ClickH
 		files[id] = config.DefaultChain()
 	}
 	return &lifecycle.Chains{
-		Temporal: tc, Namespace: "default", Rows: store,
-		Registry: &registry.Registry{Store: store, File: files, PollInterval: time.Second},
+		Temporal: tc, Namespace: "default", Rows: store.Records(),
+		Registry: &registry.Registry{Store: store.Records(), File: files, PollInterval: time.Second},
 	}, store
 }
 

@@ -30,7 +30,7 @@ func startIndexBlock(t *testing.T, tc client.Client, id string, height uint64) s
 // rowsOf sums the chain's rows over every table.
 func rowsOf(t *testing.T, store *storage.ClickHouse, id string) uint64 {
 	t.Helper()
-	rows, err := store.ChainRows(testContext(t), id)
+	rows, err := store.Records().ChainRows(testContext(t), id)
 	require.NoError(t, err)
 	var n uint64
 	for _, r := range rows {

@@ -19,20 +19,31 @@ import (
 // started, or signalled); a delivery reads the stored state before each
 // activity, so it converges on it even if the signal was lost.
 
-// SubscriptionStore is what the subscription steps need of the database
-// (*storage.ClickHouse).
+// SubscriptionStore is what the subscription steps need of the stored
+// subscriptions (*storage.Records).
 type SubscriptionStore interface {
 	SaveSubscription(ctx context.Context, rec storage.SubscriptionRecord) (storage.SubscriptionRecord, error)
 	Subscriptions(ctx context.Context, chainID string) ([]storage.SubscriptionRecord, error)
 	Subscription(ctx context.Context, chainID, id string) (storage.SubscriptionRecord, bool, error)
+}
+
+// StreamPositions is what a new subscription's start reads of the change
+// stream (*storage.StreamReader): its last event, or a height's first.
+type StreamPositions interface {
 	StreamTail(ctx context.Context, chainID string, n int) ([]storage.StreamEvent, error)
 	StreamSeqOfHeight(ctx context.Context, chainID string, height uint64) (uint64, bool, error)
 }
+
+var (
+	_ SubscriptionStore = (*storage.Records)(nil)
+	_ StreamPositions   = (*storage.StreamReader)(nil)
+)
 
 // Subscriptions adds, pauses, resumes, removes and lists subscriptions,
 // and starts their deliveries.
 type Subscriptions struct {
 	Store    SubscriptionStore
+	Stream   StreamPositions
 	Temporal client.Client
 	// SearchAttributes says whether the deliveries' starts carry
 	// tideline's search attributes (registered by every worker).
@@ -109,7 +120,7 @@ func (s *Subscriptions) startAfter(ctx context.Context, chainID string, at Start
 		}
 		return *at.Seq - 1, nil
 	case at.Height != nil:
-		seq, found, err := s.Store.StreamSeqOfHeight(ctx, chainID, *at.Height)
+		seq, found, err := s.Stream.StreamSeqOfHeight(ctx, chainID, *at.Height)
 		if err != nil {
 			return 0, err
 		}
@@ -118,7 +129,7 @@ func (s *Subscriptions) startAfter(ctx context.Context, chainID string, at Start
 		}
 		return seq - 1, nil
 	}
-	tail, err := s.Store.StreamTail(ctx, chainID, 1)
+	tail, err := s.Stream.StreamTail(ctx, chainID, 1)
 	if err != nil || len(tail) == 0 {
 		return 0, err
 	}

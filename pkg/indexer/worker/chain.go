@@ -302,7 +302,7 @@ func (s *pushSlot) stop() {
 // fatal: indexing goes on, and the next start of the chain, or
 // `indexer subscription resume`, tries again.
 func (p *process) ensureWebhooks(ctx context.Context, id string) {
-	subs := &lifecycle.Subscriptions{Store: p.store, Temporal: p.tc, SearchAttributes: p.searchAttributes}
+	subs := &lifecycle.Subscriptions{Store: p.store.Records(), Stream: p.store.Reader().Stream(), Temporal: p.tc, SearchAttributes: p.searchAttributes}
 	ids, err := subs.Ensure(ctx, id, StartupTimeout)
 	if err != nil {
 		p.log.Warn("could not start every webhook delivery of the chain", zap.String("chain_id", id), zap.Error(err))

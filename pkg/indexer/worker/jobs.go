@@ -68,28 +68,29 @@ func newJobMetrics(reg prometheus.Registerer, written *prometheus.CounterVec) jo
 func chainJobs(id string, o temporal.Options, ch config.Chain, p *process, acts *activity.Activities) []Job {
 	agg := &aggregate.Job{
 		ChainID: id, Settings: aggregate.SettingsOf(ch), Options: o,
-		Store: p.store, Progress: acts, Metrics: p.jobMetrics.aggregate, Log: p.log,
+		Store: p.store.Aggregates(), Progress: acts, Metrics: p.jobMetrics.aggregate, Log: p.log,
 	}
 	acts.AfterRepair = agg.Rewind
 	prune := &retention.Job{
 		ChainID: id, Settings: retention.SettingsOf(ch), Options: o,
-		Store: p.store, Progress: acts, Metrics: p.jobMetrics.retention, Log: p.log,
+		Store: p.store.Retention(), Progress: acts, Metrics: p.jobMetrics.retention, Log: p.log,
 	}
 	appender := &streamappend.Job{
 		ChainID: id, Settings: streamappend.SettingsOf(ch), Options: o,
-		Store: p.store, Metrics: p.jobMetrics.stream, Log: p.log,
+		Store: p.store.Stream(), Metrics: p.jobMetrics.stream, Log: p.log,
 	}
 	meta := &tokenmeta.Job{
 		ChainID: id, StartHeight: ch.StartHeight, Options: o, RPC: acts.Chain.RPC,
-		Store: p.store, Metrics: p.jobMetrics.tokens, Log: p.log,
+		Store: p.store.Tokens(), Metrics: p.jobMetrics.tokens, Log: p.log,
 	}
 	backfill := &tracebackfill.Job{
 		ChainID: id, Settings: tracebackfill.Settings{Traces: acts.Chain.Traces, Backfill: ch.Traces.Backfill}, Options: o,
-		RPC: acts.Chain.RPC, Store: p.store, Progress: acts, Metrics: p.jobMetrics.traces, Log: p.log,
+		RPC: acts.Chain.RPC, Store: p.store.Traces(), Progress: acts, Metrics: p.jobMetrics.traces, Log: p.log,
 	}
 	deliveries := &webhook.Job{
 		ChainID: id, Settings: webhook.Settings{Webhooks: p.cfg.Webhooks.WithDefaults()}, Options: o,
-		Store: p.store.Reader(), Sender: p.sender, LookupEnv: p.lookupEnv, Metrics: p.jobMetrics.webhooks, Log: p.log,
+		Subscriptions: p.store.Reader().Records(), Stream: p.store.Reader().Stream(),
+		Sender: p.sender, LookupEnv: p.lookupEnv, Metrics: p.jobMetrics.webhooks, Log: p.log,
 	}
 	return []Job{agg, prune, appender, meta, backfill, deliveries}
 }

@@ -146,7 +146,7 @@ type manager struct {
 func newManager(p *process, reg *registry.Registry) *manager {
 	return &manager{
 		p: p, reg: reg, running: map[string]*chainRun{}, failures: map[string]startFailure{},
-		life:    &lifecycle.Chains{Temporal: p.tc, Namespace: p.cfg.Temporal.Namespace, Rows: p.store, CallTimeout: temporalCallTimeout},
+		life:    &lifecycle.Chains{Temporal: p.tc, Namespace: p.cfg.Temporal.Namespace, Rows: p.store.Records(), CallTimeout: temporalCallTimeout},
 		invalid: map[string]uint64{}, warned: map[string]string{}, shadowed: map[string]bool{}, now: time.Now,
 	}
 }

@@ -108,7 +108,7 @@ func RunWith(ctx context.Context, cfg *config.Config, log *zap.Logger, opts Opti
 		sender:           webhook.NewSender(cfg.Webhooks.WithDefaults().RequestTimeout),
 		searchAttributes: EnsureSearchAttributes(startCtx, tc, cfg.Temporal.Namespace, log),
 	}
-	chains := newManager(p, &registry.Registry{Store: store, File: cfg.Chains, PollInterval: cfg.Registry.PollInterval})
+	chains := newManager(p, &registry.Registry{Store: store.Records(), File: cfg.Chains, PollInterval: cfg.Registry.PollInterval})
 	// Every chain stops before the clients and the database close
 	// (defers run in reverse).
 	defer chains.stopAll()
@@ -388,7 +388,7 @@ func pollers(t config.Temporal, o worker.Options) worker.Options {
 // is logged (the scrape then has no disk series).
 func diskFigures(store *storage.ClickHouse, log *zap.Logger) func(context.Context) (metrics.DiskFigures, error) {
 	return func(ctx context.Context) (metrics.DiskFigures, error) {
-		u, err := store.DiskUsage(ctx)
+		u, err := store.Retention().DiskUsage(ctx)
 		if err != nil {
 			log.Warn("reading the database's disk usage for /metrics", zap.Error(err))
 			return metrics.DiskFigures{}, err

@@ -168,7 +168,7 @@ func (b *bench) serveAPI(ctx context.Context, st *benchkit.Stack, cfg *config.Co
 	apiCfg := config.DefaultAPI()
 	apiCfg.Listen, apiCfg.RateLimit = "127.0.0.1:0", 0
 	srv, err := api.New(api.Options{
-		Config: apiCfg, Chains: cfg.Chains, Store: b.store.Reader(), Temporal: tc, Registry: reg, Logger: log,
+		Config: apiCfg, Chains: cfg.Chains, Store: api.NewStore(b.store.Reader()), Temporal: tc, Registry: reg, Logger: log,
 		Head: func(ctx context.Context, _ string) (uint64, error) { return node.HeadHeight(ctx) },
 	})
 	if err != nil {

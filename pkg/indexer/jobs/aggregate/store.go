@@ -6,7 +6,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
-// Store is what the aggregator reads and writes (*storage.ClickHouse):
+// Store is what the aggregator reads and writes (*storage.Aggregates):
 // the canonical blocks' counts, its rows, and its saved height in
 // chain_state (storage.StateAggregatorHeight).
 type Store interface {
@@ -18,4 +18,4 @@ type Store interface {
 	LoadState(ctx context.Context, chainID, key string) (uint64, bool, error)
 }
 
-var _ Store = (*storage.ClickHouse)(nil)
+var _ Store = (*storage.Aggregates)(nil)

@@ -7,7 +7,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
-// Store is what retention reads and writes (*storage.ClickHouse): its
+// Store is what retention reads and writes (*storage.Retention): its
 // pruned height and the aggregator's in chain_state, the age of the
 // stored blocks, the database's pending mutations, and the deletions.
 type Store interface {
@@ -18,4 +18,4 @@ type Store interface {
 	PendingMutations(ctx context.Context) (uint64, error)
 }
 
-var _ Store = (*storage.ClickHouse)(nil)
+var _ Store = (*storage.Retention)(nil)

@@ -6,7 +6,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
-// Store is what the job reads and writes (*storage.ClickHouse): the
+// Store is what the job reads and writes (*storage.Tokens): the
 // watermark and its own height in chain_state, the tokens that moved in a
 // range, and the metadata rows.
 type Store interface {
@@ -17,4 +17,4 @@ type Store interface {
 	WriteTokenMetadata(ctx context.Context, chainID string, ms []storage.TokenMetadata) error
 }
 
-var _ Store = (*storage.ClickHouse)(nil)
+var _ Store = (*storage.Tokens)(nil)

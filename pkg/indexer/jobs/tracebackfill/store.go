@@ -7,7 +7,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
-// Store is what the backfill reads and writes (*storage.ClickHouse): its
+// Store is what the backfill reads and writes (*storage.Traces): its
 // state in chain_state, the highest indexed height, the marks of the
 // heights without traces, the stored blocks to trace, and the traces.
 type Store interface {
@@ -19,4 +19,4 @@ type Store interface {
 	TraceBackfillState(ctx context.Context, chainID string) (storage.TraceBackfill, error)
 }
 
-var _ Store = (*storage.ClickHouse)(nil)
+var _ Store = (*storage.Traces)(nil)

@@ -31,7 +31,7 @@ func (j *Job) DeliverWebhook(ctx context.Context, in DeliverInput) (DeliverResul
 		}
 	}
 	id := j.ChainID
-	rec, found, err := j.Store.Subscription(ctx, id, in.SubscriptionID)
+	rec, found, err := j.Subscriptions.Subscription(ctx, id, in.SubscriptionID)
 	switch {
 	case err != nil:
 		return res, err
@@ -57,7 +57,7 @@ func (j *Job) DeliverWebhook(ctx context.Context, in DeliverInput) (DeliverResul
 	start := res.Cursor
 	deadline := time.Now().Add(RunFor)
 	for {
-		events, err := stream.ReadEvents(ctx, j.Store, id, res.Cursor, w.PageSize, reads)
+		events, err := stream.ReadEvents(ctx, j.Stream, id, res.Cursor, w.PageSize, reads)
 		if err != nil {
 			if ctx.Err() != nil {
 				return res, stopped(res)
@@ -138,7 +138,7 @@ func (j *Job) noteLag(ctx context.Context, subscriptionID string, cursor uint64,
 		gauge.Set(0)
 		return
 	}
-	tail, err := j.Store.StreamTail(ctx, j.ChainID, 1)
+	tail, err := j.Stream.StreamTail(ctx, j.ChainID, 1)
 	if err != nil || len(tail) == 0 {
 		return
 	}

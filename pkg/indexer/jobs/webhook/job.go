@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/stream"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -56,9 +57,11 @@ type Job struct {
 	ChainID  string
 	Settings Settings
 	Options  temporal.Options
-	// Store reads the subscriptions and the chain's stream
-	// (*storage.Reader).
-	Store Store
+	// Subscriptions reads the stored subscriptions
+	// (*storage.RecordReader), Stream the chain's change stream
+	// (*storage.StreamReader).
+	Subscriptions Subscriptions
+	Stream        stream.Source
 	// Sender POSTs the events (one per process).
 	Sender *Sender
 	// LookupEnv reads a subscription's secret (os.LookupEnv).

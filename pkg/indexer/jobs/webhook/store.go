@@ -4,14 +4,14 @@ import (
 	"context"
 
 	"github.com/tideline-dev/tideline/pkg/storage"
-	"github.com/tideline-dev/tideline/pkg/stream"
 )
 
-// Store is what the delivery reads (*storage.Reader): the stored
-// subscription, whose URL and state it follows, and the chain's stream.
-type Store interface {
+// Subscriptions is what the delivery reads of the operator's rows
+// (*storage.RecordReader): the stored subscription, whose URL and state it
+// follows. The chain's stream it reads through a stream.Source
+// (*storage.StreamReader).
+type Subscriptions interface {
 	Subscription(ctx context.Context, chainID, id string) (storage.SubscriptionRecord, bool, error)
-	stream.Source
 }
 
-var _ Store = (*storage.Reader)(nil)
+var _ Subscriptions = (*storage.RecordReader)(nil)
