@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/pkg/chainhead"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/rpc"
@@ -74,9 +75,9 @@ type Activities struct {
 	// counted orphaned blocks). It must not fail the repair: it logs.
 	AfterRepair func(ctx context.Context, fork uint64, log *zap.Logger)
 
-	heads   headCache   // the head, shared by the scans and the reorg check (head.go)
-	repairs repairTurns // one reorg repair at a time (reorg.go)
-	held    holds       // writes held after a deep reorganisation (halt.go)
+	heads   chainhead.Head // the head, shared by the scans and the reorg check (head.go)
+	repairs repairTurns    // one reorg repair at a time (reorg.go)
+	held    holds          // writes held after a deep reorganisation (halt.go)
 	// backlog caps the backlog's single heights at once (backlog.go).
 	backlog backlogTurns
 	// rowsPerHeight is what the last chunk fetched by a range held per

@@ -100,7 +100,7 @@ func (a *Activities) notProduced(ctx context.Context, height uint64, err error) 
 	if herr != nil || height <= head {
 		return head, false
 	}
-	if confirmed, _ := a.heads.get(); height <= confirmed {
+	if confirmed, _ := a.heads.Known(); height <= confirmed {
 		return head, false
 	}
 	last, found, serr := a.Store.LastIndexed(ctx, a.Chain.ID)

@@ -40,12 +40,12 @@ import (
 // reorganisation repair it once.
 
 // nearHead tells whether height is within depth of the chain's head
-// (headCache, read and confirmed from the node the first time). When the
+// (pkg/chainhead, read and confirmed from the node the first time). When the
 // head cannot be read it answers true: the check costs one query, a
 // missed reorganisation costs orphaned rows. height's block was fetched
 // from the node, so it raises the cached head.
 func (a *Activities) nearHead(ctx context.Context, height, depth uint64) bool {
-	head, ok := a.heads.get()
+	head, ok := a.heads.Known()
 	if !ok {
 		h, err := a.head(ctx)
 		if err != nil {
@@ -53,7 +53,7 @@ func (a *Activities) nearHead(ctx context.Context, height, depth uint64) bool {
 		}
 		head = h
 	}
-	a.heads.raise(height)
+	a.heads.Saw(height)
 	head = max(head, height)
 	return height+depth >= head
 }
