@@ -160,7 +160,7 @@ func (q *esReq) internalByHash(hash string, limit, skip int, desc bool) {
 	}
 	listed := fs[:0]
 	for _, f := range fs {
-		if f.Depth() > 0 && storage.Transfers(&f) {
+		if f.Depth() > 0 && f.Transfers() {
 			listed = append(listed, f)
 		}
 	}

@@ -54,6 +54,53 @@ type Trace struct {
 // Depth is the frame's depth: 0 for the top-level call.
 func (t *Trace) Depth() int { return len(t.Address) }
 
+// Transfers tells whether Etherscan's txlistinternal lists the frame: it
+// moves value, or creates or destroys a contract. The address look-up's
+// transfers flag and the API's internal transactions both ask it.
+func (t *Trace) Transfers() bool {
+	switch {
+	case t.Type.IsCreation(), t.Type == TraceSelfDestruct:
+		return true
+	case t.Type.MovesValue():
+		return t.Value != "0" && t.Value != ""
+	}
+	return false
+}
+
+// Parties are the distinct non-empty addresses of a frame: its caller,
+// then its callee (the created contract, the self-destruct's beneficiary),
+// each once. The address look-up lists an inner frame under each. An
+// array, not a slice: it is asked for every frame written.
+type Parties struct {
+	list [2]string
+	n    int
+}
+
+// FrameParties are the parties of a frame from from to to.
+func FrameParties(from, to string) Parties {
+	var p Parties
+	for _, s := range [2]string{from, to} {
+		if s != "" && !p.Has(s) {
+			p.list[p.n] = s
+			p.n++
+		}
+	}
+	return p
+}
+
+// List returns the parties in order.
+func (p *Parties) List() []string { return p.list[:p.n] }
+
+// Has tells whether s is one of the parties.
+func (p *Parties) Has(s string) bool {
+	for _, x := range p.list[:p.n] {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
 // TraceType is the kind of a call frame, as stored (lower case).
 type TraceType string
 

@@ -102,14 +102,14 @@ func (s *traceSet) addBlockTraces(chainID string, height uint64, d *chaindata.Bl
 		if old.depth == 0 {
 			continue // top-level frames have no look-up rows
 		}
-		var keep frameAddrs
+		var keep chaindata.Parties
 		if nt != nil && nt.Depth() > 0 {
-			keep = frameAddresses(nt.From, nt.To)
+			keep = chaindata.FrameParties(nt.From, nt.To)
 		}
 		oldFrame := chaindata.Trace{BlockNumber: height, TxIndex: p.tx, Index: p.index, TxHash: old.txHash, From: old.from, To: old.to, Type: old.typ}
-		addrs := frameAddresses(old.from, old.to)
-		for _, a := range addrs.list[:addrs.n] {
-			if !keep.has(a) {
+		addrs := chaindata.FrameParties(old.from, old.to)
+		for _, a := range addrs.List() {
+			if !keep.Has(a) {
 				s.addresses.add(chainID, a, &oldFrame, version, tombstone)
 			}
 		}
@@ -129,45 +129,6 @@ func (s *traceSet) sort() {
 		}
 		return int(a.traceIndex[i]) - int(a.traceIndex[j])
 	}, a.columns())
-}
-
-// frameAddrs are the distinct non-empty addresses of a frame: its caller,
-// then its callee (the created contract, the beneficiary).
-type frameAddrs struct {
-	list [2]string
-	n    int
-}
-
-func frameAddresses(from, to string) frameAddrs {
-	var a frameAddrs
-	for _, s := range [2]string{from, to} {
-		if s != "" && !a.has(s) {
-			a.list[a.n] = s
-			a.n++
-		}
-	}
-	return a
-}
-
-func (a *frameAddrs) has(s string) bool {
-	for _, x := range a.list[:a.n] {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// Transfers tells whether Etherscan's txlistinternal lists the frame: it
-// moves value, or creates or destroys a contract.
-func Transfers(t *chaindata.Trace) bool {
-	switch {
-	case t.Type.IsCreation(), t.Type == chaindata.TraceSelfDestruct:
-		return true
-	case t.Type.MovesValue():
-		return t.Value != "0" && t.Value != ""
-	}
-	return false
 }
 
 // traceRows holds rows of traceColumns.
@@ -230,8 +191,8 @@ type addressTraceRows struct {
 
 // addFrame lists an inner frame under each of its addresses.
 func (c *addressTraceRows) addFrame(chainID string, t *chaindata.Trace, version uint64, canon uint8) {
-	addrs := frameAddresses(t.From, t.To)
-	for _, a := range addrs.list[:addrs.n] {
+	addrs := chaindata.FrameParties(t.From, t.To)
+	for _, a := range addrs.List() {
 		c.add(chainID, a, t, version, canon)
 	}
 }
@@ -246,7 +207,7 @@ func (c *addressTraceRows) add(chainID, address string, t *chaindata.Trace, vers
 	c.isFrom = append(c.isFrom, flag(address == t.From))
 	c.isTo = append(c.isTo, flag(address == t.To && !t.Type.IsCreation()))
 	c.isCreation = append(c.isCreation, flag(address == t.To && t.Type.IsCreation()))
-	c.transfers = append(c.transfers, flag(canon == canonical && Transfers(t)))
+	c.transfers = append(c.transfers, flag(canon == canonical && t.Transfers()))
 	c.canonical = append(c.canonical, canon)
 	c.version = append(c.version, version)
 }
