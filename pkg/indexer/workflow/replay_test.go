@@ -39,7 +39,7 @@ func replayWorkflows(t *testing.T, chainID string) (*indexwf.Workflows, []worker
 	ch.Scheduler.MaxInFlight = 20
 	ch.Scheduler.ContinueAsNewAfter = 30
 	switch chainID {
-	case "replay", "replay-traces":
+	case "replay", "replay-traces", "replay-jobs":
 	case "replay-range":
 		ch = replayRangeChain(ch)
 	default:
@@ -98,6 +98,12 @@ var recordedHistories = []string{
 	"aggregate-catchup",
 	"prune-pruned",
 	"tracebackfill-pass",
+	"streamappend-appended",
+	"tokenmeta-asked",
+	"webhook-delivered-removed",
+	"streamappend-appended-pre-job-packages",
+	"tokenmeta-asked-pre-job-packages",
+	"webhook-delivered-removed-pre-job-packages",
 }
 
 // Every recorded history replays on today's workflows without a
