@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
+	"github.com/tideline-dev/tideline/pkg/storage/schema"
 )
 
 // lookupViewsDDL is design (b) of the look-up tables, kept here only to
@@ -168,11 +169,11 @@ func BenchmarkBackfillLookups(b *testing.B) {
 		tableTxByHash: tableTransactions, tableAddressTxs: tableTransactions,
 		tableBlockByHash: tableBlocks, tableBlockByTime: tableBlocks, tableAddressLogs: tableLogs,
 	}
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(b, err)
-	var backfills []migration
+	var backfills []schema.File
 	for _, m := range ms {
-		if sub := backfillRE.FindStringSubmatch(m.stmt); sub != nil && source[sub[1]] != "" {
+		if sub := backfillRE.FindStringSubmatch(m.Stmt); sub != nil && source[sub[1]] != "" {
 			backfills = append(backfills, m) // the look-ups' (0017-0021); transfers have their own benchmark
 		}
 	}
@@ -182,15 +183,15 @@ func BenchmarkBackfillLookups(b *testing.B) {
 		for _, m := range backfills {
 			t0 := time.Now()
 			require.NoError(b, c.applyMigration(ctx, m))
-			spent[m.file] += time.Since(t0)
+			spent[m.Name] += time.Since(t0)
 		}
 	}
 	for _, m := range backfills {
-		table := backfillRE.FindStringSubmatch(m.stmt)[1]
+		table := backfillRE.FindStringSubmatch(m.Stmt)[1]
 		var rows uint64
 		require.NoError(b, c.conn.QueryRow(ctx, "SELECT count() FROM "+source[table]).Scan(&rows))
-		secs := spent[m.file].Seconds() / float64(b.N)
+		secs := spent[m.Name].Seconds() / float64(b.N)
 		b.ReportMetric(secs/(float64(rows)/1e6), table+"-s/Mrows")
-		b.Logf("%s: %d rows of %s in %.2f s (%.0f rows/s)", m.file, rows, source[table], secs, float64(rows)/secs)
+		b.Logf("%s: %d rows of %s in %.2f s (%.0f rows/s)", m.Name, rows, source[table], secs, float64(rows)/secs)
 	}
 }

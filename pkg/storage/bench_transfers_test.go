@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
+	"github.com/tideline-dev/tideline/pkg/storage/schema"
 	"github.com/tideline-dev/tideline/pkg/tokens"
 )
 
@@ -51,11 +52,11 @@ func BenchmarkBackfillTransfers(b *testing.B) {
 	for _, table := range []string{tableBlocks, tableTransactions, tableLogs} {
 		require.NoError(b, c.execSQL(ctx, "OPTIMIZE TABLE "+table+" FINAL"))
 	}
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(b, err)
-	var backfills []migration
+	var backfills []schema.File
 	for _, m := range ms {
-		if sub := backfillRE.FindStringSubmatch(m.stmt); sub != nil && slices.Contains(transferTables, sub[1]) {
+		if sub := backfillRE.FindStringSubmatch(m.Stmt); sub != nil && slices.Contains(transferTables, sub[1]) {
 			backfills = append(backfills, m)
 		}
 	}
@@ -67,15 +68,15 @@ func BenchmarkBackfillTransfers(b *testing.B) {
 		for _, m := range backfills {
 			t0 := time.Now()
 			require.NoError(b, c.applyMigration(ctx, m))
-			spent[m.file] += time.Since(t0)
+			spent[m.Name] += time.Since(t0)
 		}
 	}
 	var transfers uint64
 	require.NoError(b, c.conn.QueryRow(ctx, "SELECT count() FROM token_transfers FINAL").Scan(&transfers))
 	for _, m := range backfills {
-		secs := spent[m.file].Seconds() / float64(b.N)
-		table := backfillRE.FindStringSubmatch(m.stmt)[1]
+		secs := spent[m.Name].Seconds() / float64(b.N)
+		table := backfillRE.FindStringSubmatch(m.Stmt)[1]
 		b.ReportMetric(secs/(float64(logs)/1e6), table+"-s/Mlogs")
-		b.Logf("%s: %.2f s for %d logs (%d transfers): %.1f s per million logs", m.file, secs, logs, transfers, secs/(float64(logs)/1e6))
+		b.Logf("%s: %.2f s for %d logs (%d transfers): %.1f s per million logs", m.Name, secs, logs, transfers, secs/(float64(logs)/1e6))
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/localstack"
+	"github.com/tideline-dev/tideline/pkg/storage/schema"
 )
 
 func TestClusterDDL(t *testing.T) {
@@ -83,22 +84,22 @@ func TestClusterDDL(t *testing.T) {
 // Every migration the binary carries has a cluster form: each table is
 // created ON CLUSTER with a Replicated engine whose path names it.
 func TestEveryMigrationRunsOnACluster(t *testing.T) {
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
 	c := clusterDDL{cluster: "tl", database: "tideline"}
 	create := regexp.MustCompile(`(?i)^CREATE TABLE IF NOT EXISTS (\w+) ON CLUSTER tl\b`)
 	for _, m := range ms {
-		got, err := c.rewrite(m.stmt)
-		require.NoError(t, err, m.file)
-		if strings.HasPrefix(strings.ToUpper(m.stmt), "CREATE TABLE") {
+		got, err := c.rewrite(m.Stmt)
+		require.NoError(t, err, m.Name)
+		if strings.HasPrefix(strings.ToUpper(m.Stmt), "CREATE TABLE") {
 			sub := create.FindStringSubmatch(got)
-			require.NotNil(t, sub, "%s:\n%s", m.file, got)
-			require.Contains(t, got, "MergeTree('/clickhouse/tables/{shard}/tideline/"+sub[1]+"', '{replica}'", m.file)
-			require.Regexp(t, `ENGINE = Replicated\w*MergeTree\(`, got, m.file)
-		} else if strings.HasPrefix(strings.ToUpper(m.stmt), "INSERT") {
-			require.Equal(t, m.stmt, got, m.file)
+			require.NotNil(t, sub, "%s:\n%s", m.Name, got)
+			require.Contains(t, got, "MergeTree('/clickhouse/tables/{shard}/tideline/"+sub[1]+"', '{replica}'", m.Name)
+			require.Regexp(t, `ENGINE = Replicated\w*MergeTree\(`, got, m.Name)
+		} else if strings.HasPrefix(strings.ToUpper(m.Stmt), "INSERT") {
+			require.Equal(t, m.Stmt, got, m.Name)
 		} else {
-			require.Contains(t, got, " ON CLUSTER tl", m.file)
+			require.Contains(t, got, " ON CLUSTER tl", m.Name)
 		}
 	}
 }
@@ -149,7 +150,7 @@ func TestMigrateOnAReplicatedCluster(t *testing.T) {
 	t.Logf("a new database on the cluster, from the baseline: %s", time.Since(start).Round(time.Millisecond))
 	second := open(1, "tl_db")
 
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
 	engines := tableEngines(t, second)
 	require.Contains(t, engines, "blocks")
@@ -189,7 +190,7 @@ func TestMigrateOnAReplicatedCluster(t *testing.T) {
 	require.NoError(t, numberedSecond.execSQL(ctx, "SYSTEM SYNC REPLICA "+tableSchemaMigrations))
 	fromFiles := clusterSchemaOf(t, numberedSecond)
 	fromBaseline := clusterSchemaOf(t, second)
-	delete(fromBaseline.Migrations, baselineMarker)
+	delete(fromBaseline.Migrations, schema.BaselineMarker)
 	require.Equal(t, fromFiles, fromBaseline)
 
 	// Retention on the cluster, sent to the first host only: the partition
@@ -235,7 +236,7 @@ var rebuiltPathRE = regexp.MustCompile(`(/clickhouse/tables/\{shard\}/)\w+/(\w+?
 
 // clusterSchemaOf is schemaOf with the database's name taken out of the
 // replication paths, and a rebuilt table's path named after the table.
-func clusterSchemaOf(t *testing.T, c *ClickHouse) schema {
+func clusterSchemaOf(t *testing.T, c *ClickHouse) dbSchema {
 	t.Helper()
 	s := schemaOf(t, c)
 	for name, create := range s.Tables {

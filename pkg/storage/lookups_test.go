@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
+	"github.com/tideline-dev/tideline/pkg/storage/schema"
 )
 
 // lookupTables are the tables WriteBlocks fills besides the main ones.
@@ -305,9 +306,9 @@ func TestBackfillMigrationsMatchTheWritePath(t *testing.T) {
 	c, err := Open(ctx, cfg, zap.New(core))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
-	require.Equal(t, "0015_create_aggregates.sql", ms[14].file)
+	require.Equal(t, "0015_create_aggregates.sql", ms[14].Name)
 	_, err = c.migrate(ctx, ms[:15])
 	require.NoError(t, err)
 	stopMerges(t, c) // every version stays on disk: the backfill must pick the newest
@@ -356,7 +357,7 @@ func TestBackfillMigrationsMatchTheWritePath(t *testing.T) {
 
 	// Again (a crash between a file and its record): nothing changes.
 	for _, m := range ms[15:] {
-		if strings.Contains(m.file, "_backfill_") {
+		if strings.Contains(m.Name, "_backfill_") {
 			require.NoError(t, c.applyMigration(ctx, m))
 		}
 	}
@@ -375,9 +376,9 @@ func TestBackfillTimeoutNamesTheKey(t *testing.T) {
 	ctx := testContext(t)
 	c := openTest(t)
 	require.NoError(t, c.WriteBlocks(ctx, "1", mixBlocks(0, 50, 20, 2)))
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
-	i := slices.IndexFunc(ms, func(m migration) bool { return m.file == "0020_backfill_address_txs.sql" })
+	i := slices.IndexFunc(ms, func(m schema.File) bool { return m.Name == "0020_backfill_address_txs.sql" })
 	require.GreaterOrEqual(t, i, 0)
 	m := ms[i]
 

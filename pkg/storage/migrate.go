@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tideline-dev/tideline/pkg/storage/schema"
 	"go.uber.org/zap"
 )
 
@@ -27,11 +28,11 @@ import (
 // for a backfill, which reads whole tables (backfill). ctx should carry no
 // short deadline of its own.
 func (c *ClickHouse) Migrate(ctx context.Context) error {
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	if err != nil {
 		return err
 	}
-	base, err := loadBaseline(baselineFiles, "baseline", baselineVersion, ms)
+	base, err := schema.Embedded(ms)
 	if err != nil {
 		return err
 	}
@@ -41,14 +42,14 @@ func (c *ClickHouse) Migrate(ctx context.Context) error {
 
 // migrate runs the numbered files ms only, whatever the database holds,
 // so that tests can stop at any file. It returns the files it applied.
-func (c *db) migrate(ctx context.Context, ms []migration) ([]string, error) {
+func (c *db) migrate(ctx context.Context, ms []schema.File) ([]string, error) {
 	return c.migrateFrom(ctx, nil, ms)
 }
 
 // migrateFrom is Migrate with the baseline base (nil: none); it returns
 // the baseline files (baseline/NNNN_<table>.sql) and numbered files it
 // applied, in order, for tests.
-func (c *db) migrateFrom(ctx context.Context, base *baseline, ms []migration) ([]string, error) {
+func (c *db) migrateFrom(ctx context.Context, base *schema.Baseline, ms []schema.File) ([]string, error) {
 	create, _ := createSchemaMigrationsStmt{}.toSQL()
 	create, err := c.ddl(create)
 	if err == nil {
@@ -68,25 +69,25 @@ func (c *db) migrateFrom(ctx context.Context, base *baseline, ms []migration) ([
 		}
 	}
 	for _, m := range ms {
-		if sum, ok := applied[m.version]; ok {
-			if t, ok := m.mended(sum); ok && sum != m.checksum {
+		if sum, ok := applied[m.Version]; ok {
+			if why, ok := m.Mended(sum); ok && sum != m.Checksum {
 				c.log.Info("migration recorded with an earlier text of its file, which did what the file does now; nothing to run",
-					zap.String("migration", m.file), zap.String("recorded_checksum", sum[:12]), zap.String("why_it_changed", t.why))
+					zap.String("migration", m.Name), zap.String("recorded_checksum", sum[:12]), zap.String("why_it_changed", why))
 				continue
 			}
-			if sum != m.checksum {
-				return done, fmt.Errorf("storage: migration %s was changed after it was applied (recorded checksum %.12s…, file %.12s…); add a new migration instead", m.file, sum, m.checksum)
+			if sum != m.Checksum {
+				return done, fmt.Errorf("storage: migration %s was changed after it was applied (recorded checksum %.12s…, file %.12s…); add a new migration instead", m.Name, sum, m.Checksum)
 			}
 			continue
 		}
 		if err := c.applyMigration(ctx, m); err != nil {
-			return done, fmt.Errorf("storage: migration %s: %w", m.file, err)
+			return done, fmt.Errorf("storage: migration %s: %w", m.Name, err)
 		}
 		if err := c.recordMigrations(ctx, m); err != nil {
 			return done, err
 		}
-		c.log.Info("applied migration", zap.String("migration", m.file), zap.String("database", c.cfg.Database))
-		done = append(done, m.file)
+		c.log.Info("applied migration", zap.String("migration", m.Name), zap.String("database", c.cfg.Database))
+		done = append(done, m.Name)
 	}
 	// A newer binary may have migrated already during a rolling deploy;
 	// its additions are columns and tables this binary does not use.
@@ -138,16 +139,16 @@ func (c *db) appliedMigrations(ctx context.Context) (map[uint32]string, error) {
 }
 
 // recordMigrations records ms in one insert: all of them or none.
-func (c *db) recordMigrations(ctx context.Context, ms ...migration) error {
+func (c *db) recordMigrations(ctx context.Context, ms ...schema.File) error {
 	now := time.Now().UTC().Truncate(time.Second)
 	rows := make([][]any, len(ms))
 	for i, m := range ms {
-		rows[i] = []any{m.version, m.file, m.checksum, now}
+		rows[i] = []any{m.Version, m.Name, m.Checksum, now}
 	}
 	if err := c.insert(ctx, insertStmt{tableSchemaMigrations, migrationColumns}, rows); err != nil {
-		what := ms[0].file
+		what := ms[0].Name
 		if len(ms) > 1 {
-			what += " to " + ms[len(ms)-1].file
+			what += " to " + ms[len(ms)-1].Name
 		}
 		return fmt.Errorf("storage: recording migration %s in %s: %w", what, tableSchemaMigrations, err)
 	}

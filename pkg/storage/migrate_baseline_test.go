@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -14,79 +13,39 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/tideline-dev/tideline/internal/testkit"
+	"github.com/tideline-dev/tideline/pkg/storage/schema"
 )
-
-func TestLoadBaselineChecksFiles(t *testing.T) {
-	ms := []migration{{version: 1, file: "0001_a.sql"}, {version: 2, file: "0002_b.sql"}, {version: 3, file: "0003_c.sql"}}
-	create := func(table string) *fstest.MapFile {
-		return &fstest.MapFile{Data: []byte("-- why\nCREATE TABLE IF NOT EXISTS " + table + "\n(\n    a UInt8\n)\nENGINE = ReplacingMergeTree\nORDER BY a;\n")}
-	}
-	ok := fstest.MapFS{"b/0002_t2.sql": create("t2"), "b/0001_t1.sql": create("t1")}
-	b, err := loadBaseline(ok, "b", 2, ms)
-	require.NoError(t, err)
-	require.Equal(t, []string{"0001_t1.sql", "0002_t2.sql"}, []string{b.tables[0].file, b.tables[1].file})
-	require.Equal(t, ms[:2], b.covers)
-	require.Equal(t, migration{version: baselineMarker, file: "baseline_0002", checksum: b.marker.checksum}, b.marker)
-	require.Len(t, b.marker.checksum, 64)
-
-	other, err := loadBaseline(fstest.MapFS{"b/0001_t1.sql": create("t1")}, "b", 2, ms)
-	require.NoError(t, err)
-	require.NotEqual(t, b.marker.checksum, other.marker.checksum, "the marker's checksum covers every file")
-
-	for name, tc := range map[string]struct {
-		fsys    fstest.MapFS
-		version uint32
-		err     string
-	}{
-		"version past the files": {ok, 4, "the binary has migrations 0001 to 0003"},
-		"version zero":           {ok, 0, "the binary has migrations 0001 to 0003"},
-		"no file":                {fstest.MapFS{"b/x/0001_t.sql": create("t")}, 2, "no baseline file"},
-		"bad name":               {fstest.MapFS{"b/t1.sql": create("t1")}, 2, "name must be NNNN_lower_words.sql"},
-		"name is not the table":  {fstest.MapFS{"b/0001_t1.sql": create("t2")}, 2, "must be one CREATE TABLE IF NOT EXISTS t1"},
-		"without IF NOT EXISTS":  {fstest.MapFS{"b/0001_t1.sql": {Data: []byte("CREATE TABLE t1 (a UInt8) ENGINE = Memory")}}, 2, "must be one CREATE TABLE IF NOT EXISTS t1"},
-		"a copy":                 {fstest.MapFS{"b/0001_t1.sql": {Data: []byte("INSERT INTO t1 (a) SELECT a FROM t0")}}, 2, "must be one CREATE TABLE"},
-		"a swap":                 {fstest.MapFS{"b/0001_t1.sql": {Data: []byte("RENAME TABLE t0 TO t1")}}, 2, "must be one CREATE TABLE"},
-		"a drop":                 {fstest.MapFS{"b/0001_t1.sql": {Data: []byte("DROP TABLE IF EXISTS t1")}}, 2, "must be one CREATE TABLE"},
-		"two statements":         {fstest.MapFS{"b/0001_t1.sql": {Data: []byte("CREATE TABLE IF NOT EXISTS t1 (a UInt8) ENGINE = Memory; DROP TABLE t0")}}, 2, "more than one statement"},
-		"schema_migrations":      {fstest.MapFS{"b/0001_schema_migrations.sql": create("schema_migrations")}, 2, "created by Migrate itself"},
-		"numbered past version":  {fstest.MapFS{"b/0003_t3.sql": create("t3")}, 2, "numbered after the baseline's version 0002"},
-		"number repeated":        {fstest.MapFS{"b/0001_t1.sql": create("t1"), "b/0001_t2.sql": create("t2")}, 2, "one number each"},
-	} {
-		_, err := loadBaseline(tc.fsys, "b", tc.version, ms)
-		require.ErrorContains(t, err, tc.err, name)
-	}
-}
 
 // The embedded baseline loads and creates every table the numbered files
 // leave, on one server and on a cluster.
 func TestEmbeddedBaselineLoads(t *testing.T) {
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
-	b, err := loadBaseline(baselineFiles, "baseline", baselineVersion, ms)
+	b, err := schema.Embedded(ms)
 	require.NoError(t, err)
-	require.Len(t, b.covers, baselineVersion)
-	require.Equal(t, "baseline_0043", b.marker.file)
+	require.Len(t, b.Covers, schema.BaselineVersion)
+	require.Equal(t, "baseline_0043", b.Marker.Name)
 	cluster := clusterDDL{cluster: "tl", database: "tideline"}
-	for _, m := range b.tables {
-		got, err := cluster.rewrite(m.stmt)
-		require.NoError(t, err, m.file)
-		require.Contains(t, got, " ON CLUSTER tl", m.file)
-		require.Regexp(t, `ENGINE = Replicated\w*MergeTree\('/clickhouse/tables/\{shard\}/tideline/`, got, m.file)
+	for _, m := range b.Tables {
+		got, err := cluster.rewrite(m.Stmt)
+		require.NoError(t, err, m.Name)
+		require.Contains(t, got, " ON CLUSTER tl", m.Name)
+		require.Regexp(t, `ENGINE = Replicated\w*MergeTree\('/clickhouse/tables/\{shard\}/tideline/`, got, m.Name)
 	}
 }
 
-// schema is what the tests compare between databases: every table's
+// dbSchema is what the tests compare between databases: every table's
 // SHOW CREATE TABLE with the database's name replaced, and what
 // schema_migrations records (version → name and checksum).
-type schema struct {
+type dbSchema struct {
 	Tables     map[string]string
 	Migrations map[uint32][2]string
 }
 
-func schemaOf(t *testing.T, c *ClickHouse) schema {
+func schemaOf(t *testing.T, c *ClickHouse) dbSchema {
 	t.Helper()
 	ctx := testContext(t)
-	s := schema{Tables: map[string]string{}, Migrations: map[uint32][2]string{}}
+	s := dbSchema{Tables: map[string]string{}, Migrations: map[uint32][2]string{}}
 	names, err := c.databaseTables(ctx)
 	require.NoError(t, err)
 	for _, name := range append(names, tableSchemaMigrations) {
@@ -163,29 +122,29 @@ var baselineStatementRE = regexp.MustCompile(`(?s)^(CREATE TABLE IF NOT EXISTS \
 // record is not taken for empty and goes through the numbered files.
 func TestBaselineMatchesTheNumberedMigrations(t *testing.T) {
 	ctx := testContext(t)
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
-	base, err := loadBaseline(baselineFiles, "baseline", baselineVersion, ms)
+	base, err := schema.Embedded(ms)
 	require.NoError(t, err)
 	var baselineRun, numberedFiles []string
-	for _, m := range base.tables {
-		baselineRun = append(baselineRun, "baseline/"+m.file)
+	for _, m := range base.Tables {
+		baselineRun = append(baselineRun, "baseline/"+m.Name)
 	}
 	for _, m := range ms {
-		numberedFiles = append(numberedFiles, m.file)
+		numberedFiles = append(numberedFiles, m.Name)
 	}
 	// The numbered files above the baseline run on top of it, on a fresh
 	// database too: their statements (and, for an ADD COLUMN, the check
 	// that the column is missing) and creates are the ones it may send
 	// besides the baseline's.
 	aboveSent, aboveCreates, aboveAlters := map[string]bool{}, 0, false
-	for _, m := range ms[baselineVersion:] {
-		baselineRun = append(baselineRun, m.file)
-		aboveSent[m.stmt] = true
+	for _, m := range ms[schema.BaselineVersion:] {
+		baselineRun = append(baselineRun, m.Name)
+		aboveSent[m.Stmt] = true
 		switch {
-		case strings.HasPrefix(m.stmt, "CREATE"):
+		case strings.HasPrefix(m.Stmt, "CREATE"):
 			aboveCreates++
-		case strings.HasPrefix(m.stmt, "ALTER TABLE"):
+		case strings.HasPrefix(m.Stmt, "ALTER TABLE"):
 			aboveAlters = true
 		}
 	}
@@ -201,7 +160,7 @@ func TestBaselineMatchesTheNumberedMigrations(t *testing.T) {
 	require.Len(t, want.Migrations, len(ms))
 	require.Contains(t, want.Migrations, uint32(len(ms)), "the last file is recorded")
 	// The baseline adds its marker and nothing else.
-	withMarker := schema{Tables: want.Tables, Migrations: map[uint32][2]string{baselineMarker: {base.marker.file, base.marker.checksum}}}
+	withMarker := dbSchema{Tables: want.Tables, Migrations: map[uint32][2]string{schema.BaselineMarker: {base.Marker.Name, base.Marker.Checksum}}}
 	for v, m := range want.Migrations {
 		withMarker.Migrations[v] = m
 	}
@@ -225,7 +184,7 @@ func TestBaselineMatchesTheNumberedMigrations(t *testing.T) {
 				creates++
 			}
 		}
-		require.Equal(t, 1+len(base.tables)+aboveCreates, creates, "schema_migrations, then each table once")
+		require.Equal(t, 1+len(base.Tables)+aboveCreates, creates, "schema_migrations, then each table once")
 		for _, name := range []string{"blocks_g8192", "blocks_g256", "logs_g512", "address_logs_g1024"} {
 			require.NotContains(t, got.Tables, name)
 		}
@@ -240,9 +199,9 @@ func TestBaselineMatchesTheNumberedMigrations(t *testing.T) {
 		c := openDatabase(t, "half")
 		create, _ := createSchemaMigrationsStmt{}.toSQL()
 		require.NoError(t, c.execSQL(ctx, create))
-		require.NoError(t, c.recordMigrations(ctx, base.marker))
-		for _, m := range base.tables[:3] {
-			require.NoError(t, c.execSQL(ctx, m.stmt))
+		require.NoError(t, c.recordMigrations(ctx, base.Marker))
+		for _, m := range base.Tables[:3] {
+			require.NoError(t, c.execSQL(ctx, m.Stmt))
 		}
 		applied, err := c.migrateFrom(ctx, &base, ms)
 		require.NoError(t, err)
@@ -253,7 +212,7 @@ func TestBaselineMatchesTheNumberedMigrations(t *testing.T) {
 	t.Run("a table without a record", func(t *testing.T) {
 		// 0001 ran, and the process stopped before recording it.
 		c := openDatabase(t, "unrecorded")
-		require.NoError(t, c.execSQL(ctx, ms[0].stmt))
+		require.NoError(t, c.execSQL(ctx, ms[0].Stmt))
 		applied, err := c.migrateFrom(ctx, &base, ms)
 		require.NoError(t, err)
 		require.Equal(t, numberedFiles, applied)
@@ -264,8 +223,8 @@ func TestBaselineMatchesTheNumberedMigrations(t *testing.T) {
 		c := openDatabase(t, "other")
 		create, _ := createSchemaMigrationsStmt{}.toSQL()
 		require.NoError(t, c.execSQL(ctx, create))
-		other := base.marker
-		other.checksum = "another"
+		other := base.Marker
+		other.Checksum = "another"
 		require.NoError(t, c.recordMigrations(ctx, other))
 		err := c.Migrate(ctx)
 		require.ErrorContains(t, err, "was being created from a baseline other than this binary's baseline_0043")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/tideline-dev/tideline/pkg/storage/schema"
 	"go.uber.org/zap"
 )
 
@@ -54,21 +55,21 @@ const errTableTooBigToDrop = 359
 // exists, or a RENAME whose new names are taken already (a crash between
 // the file and its record, or another process migrating at the same time),
 // counts as applied.
-func (c *db) applyMigration(ctx context.Context, m migration) error {
-	if sub := backfillRE.FindStringSubmatch(m.stmt); sub != nil {
+func (c *db) applyMigration(ctx context.Context, m schema.File) error {
+	if sub := backfillRE.FindStringSubmatch(m.Stmt); sub != nil {
 		return c.backfill(ctx, m, sub[1])
 	}
-	stmt, err := c.ddl(m.stmt)
+	stmt, err := c.ddl(m.Stmt)
 	if err != nil {
 		return err
 	}
-	if renameRE.MatchString(m.stmt) {
+	if renameRE.MatchString(m.Stmt) {
 		return c.rename(ctx, m, stmt)
 	}
-	if sub := dropTableRE.FindStringSubmatch(m.stmt); sub != nil {
+	if sub := dropTableRE.FindStringSubmatch(m.Stmt); sub != nil {
 		return c.dropTable(ctx, m, stmt, sub[1])
 	}
-	sub := addColumnRE.FindStringSubmatch(m.stmt)
+	sub := addColumnRE.FindStringSubmatch(m.Stmt)
 	if sub == nil {
 		return c.execSQL(ctx, stmt)
 	}
@@ -79,7 +80,7 @@ func (c *db) applyMigration(ctx context.Context, m migration) error {
 	}
 	if exists {
 		c.log.Info("column already exists; migration counted as applied",
-			zap.String("migration", m.file), zap.String("table", table), zap.String("column", column))
+			zap.String("migration", m.Name), zap.String("table", table), zap.String("column", column))
 		return nil
 	}
 	if err := c.execSQL(ctx, stmt); err != nil {
@@ -98,7 +99,7 @@ func (c *db) applyMigration(ctx context.Context, m migration) error {
 // deadline also becomes the statement's max_execution_time and the
 // connection's read deadline, so neither QueryTimeout nor the driver's
 // read timeout cuts it short.
-func (c *db) backfill(ctx context.Context, m migration, table string) error {
+func (c *db) backfill(ctx context.Context, m schema.File, table string) error {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.MigrateTimeout)
 	defer cancel()
 	var read, total atomic.Uint64
@@ -111,7 +112,7 @@ func (c *db) backfill(ctx context.Context, m migration, table string) error {
 		read.Add(p.Rows)
 		total.Add(p.TotalRows)
 	}))
-	log := c.log.With(zap.String("migration", m.file), zap.String("table", table))
+	log := c.log.With(zap.String("migration", m.Name), zap.String("table", table))
 	log.Info("migration filling a table from indexed data; it reads the source table whole",
 		zap.Duration("timeout", c.cfg.MigrateTimeout))
 	start := time.Now()
@@ -132,7 +133,7 @@ func (c *db) backfill(ctx context.Context, m migration, table string) error {
 			}
 		}
 	}()
-	err := c.conn.Exec(ctx, m.stmt)
+	err := c.conn.Exec(ctx, m.Stmt)
 	close(done)
 	wg.Wait()
 	if err != nil {
@@ -149,8 +150,8 @@ func (c *db) backfill(ctx context.Context, m migration, table string) error {
 // looked at: a later migration may have dropped one (an old table renamed
 // out of the way), and another process migrating at the same time may
 // have got that far.
-func (c *db) rename(ctx context.Context, m migration, stmt string) error {
-	pairs := renamePairRE.FindAllStringSubmatch(m.stmt, -1)
+func (c *db) rename(ctx context.Context, m schema.File, stmt string) error {
+	pairs := renamePairRE.FindAllStringSubmatch(m.Stmt, -1)
 	if len(pairs) == 0 {
 		return fmt.Errorf("no \"a TO b\" pair in RENAME")
 	}
@@ -171,7 +172,7 @@ func (c *db) rename(ctx context.Context, m migration, stmt string) error {
 		}
 	}
 	if done {
-		c.log.Info("tables already renamed; migration counted as applied", zap.String("migration", m.file))
+		c.log.Info("tables already renamed; migration counted as applied", zap.String("migration", m.Name))
 		return nil
 	}
 	return c.execSQL(ctx, stmt)
@@ -181,12 +182,12 @@ func (c *db) rename(ctx context.Context, m migration, stmt string) error {
 // table is over its max_table_size_to_drop does not stop the migration:
 // the table is one a previous migration put out of the way, nothing reads
 // it, and the operator is told how to drop it (docs/operations.md).
-func (c *db) dropTable(ctx context.Context, m migration, stmt, table string) error {
+func (c *db) dropTable(ctx context.Context, m schema.File, stmt, table string) error {
 	err := c.execSQL(ctx, stmt)
 	var exc *clickhouse.Exception
 	if errors.As(err, &exc) && exc.Code == errTableTooBigToDrop {
 		c.log.Warn("table not dropped: larger than the server's max_table_size_to_drop; nothing uses it, drop it by hand",
-			zap.String("migration", m.file), zap.String("table", table), zap.String("database", c.cfg.Database),
+			zap.String("migration", m.Name), zap.String("table", table), zap.String("database", c.cfg.Database),
 			zap.Error(err))
 		return nil
 	}

@@ -1,81 +1,19 @@
 package storage
 
 import (
-	"io/fs"
 	"testing"
-	"testing/fstest"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tideline-dev/tideline/pkg/storage/schema"
 	"go.uber.org/zap/zaptest"
 )
-
-func TestStatementOf(t *testing.T) {
-	cases := []struct {
-		name, src, want, err string
-	}{
-		{name: "comments and trailing semicolon go", src: "-- why ? @x\nCREATE TABLE t (a UInt8) -- trailing ?\nENGINE = Memory;\n", want: "CREATE TABLE t (a UInt8) \nENGINE = Memory"},
-		{name: "block comment", src: "/* a ; b ? */ SELECT 1", want: "SELECT 1"},
-		{name: "semicolon in literal stays", src: "SELECT 'a;b', \"c;d\", `e;f`;", want: "SELECT 'a;b', \"c;d\", `e;f`"},
-		{name: "escaped quotes", src: `SELECT 'it\'s', 'it''s' ;`, want: `SELECT 'it\'s', 'it''s'`},
-		{name: "comment marker in literal stays", src: "SELECT '--x', '/*y*/'", want: "SELECT '--x', '/*y*/'"},
-		{name: "comment after semicolon is fine", src: "SELECT 1; -- done\n", want: "SELECT 1"},
-		{name: "two statements", src: "SELECT 1; SELECT 2", err: "more than one statement"},
-		{name: "literal after semicolon", src: "SELECT 1; 'x'", err: "more than one statement"},
-		{name: "empty", src: "-- nothing\n ; ", err: "no statement"},
-		{name: "unterminated literal", src: "SELECT 'x", err: "unterminated ' literal"},
-		{name: "unterminated comment", src: "SELECT 1 /* x", err: "unterminated /* comment"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := statementOf(tc.src)
-			if tc.err != "" {
-				require.ErrorContains(t, err, tc.err)
-				return
-			}
-			require.NoError(t, err)
-			require.Equal(t, tc.want, got)
-		})
-	}
-}
-
-func TestLoadMigrationsChecksNames(t *testing.T) {
-	ok := fstest.MapFS{
-		"m/0002_b.sql": {Data: []byte("SELECT 2")},
-		"m/0001_a.sql": {Data: []byte("SELECT 1;")},
-	}
-	ms, err := loadMigrations(ok, "m")
-	require.NoError(t, err)
-	require.Len(t, ms, 2)
-	require.Equal(t, "0001_a.sql", ms[0].file)
-	require.Equal(t, "SELECT 1", ms[0].stmt)
-	require.Equal(t, uint32(2), ms[1].version)
-
-	for name, fsys := range map[string]fstest.MapFS{
-		"gap":       {"m/0001_a.sql": {Data: []byte("SELECT 1")}, "m/0003_c.sql": {Data: []byte("SELECT 3")}},
-		"repeat":    {"m/0001_a.sql": {Data: []byte("SELECT 1")}, "m/0001_b.sql": {Data: []byte("SELECT 1")}},
-		"bad name":  {"m/1_a.sql": {Data: []byte("SELECT 1")}},
-		"two stmts": {"m/0001_a.sql": {Data: []byte("SELECT 1; SELECT 2")}},
-	} {
-		_, err := loadMigrations(fsys, "m")
-		require.Error(t, err, name)
-	}
-}
-
-func TestEmbeddedMigrationsLoad(t *testing.T) {
-	ms, err := loadMigrations(migrationFiles, "migrations")
-	require.NoError(t, err)
-	files, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	require.NoError(t, err)
-	require.Len(t, ms, len(files), "every file is a migration")
-	require.GreaterOrEqual(t, len(ms), 15)
-}
 
 func TestMigrateIsIdempotent(t *testing.T) {
 	ctx := testContext(t)
 	c, err := Open(ctx, testConfig(t), zaptest.NewLogger(t))
 	require.NoError(t, err)
 	defer c.Close()
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
 
 	applied, err := c.migrate(ctx, ms)
@@ -120,8 +58,8 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	}, engines)
 
 	// A new file is applied alone, after the others.
-	more := append(ms, migration{version: uint32(len(ms) + 1), file: "0006_probe.sql",
-		stmt: "CREATE TABLE IF NOT EXISTS probe (a UInt8) ENGINE = Memory", checksum: "new"})
+	more := append(ms, schema.File{Version: uint32(len(ms) + 1), Name: "0006_probe.sql",
+		Stmt: "CREATE TABLE IF NOT EXISTS probe (a UInt8) ENGINE = Memory", Checksum: "new"})
 	applied, err = c.migrate(ctx, more)
 	require.NoError(t, err)
 	require.Equal(t, []string{"0006_probe.sql"}, applied)
@@ -134,12 +72,12 @@ func TestMigrateRefusesChangedFile(t *testing.T) {
 	c, err := Open(ctx, testConfig(t), zaptest.NewLogger(t))
 	require.NoError(t, err)
 	defer c.Close()
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
 	_, err = c.migrate(ctx, ms)
 	require.NoError(t, err)
 
-	ms[1].checksum = "edited"
+	ms[1].Checksum = "edited"
 	_, err = c.migrate(ctx, ms)
 	require.ErrorContains(t, err, "migration 0002_create_transactions.sql was changed after it was applied")
 }

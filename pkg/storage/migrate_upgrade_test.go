@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
+	"github.com/tideline-dev/tideline/pkg/storage/schema"
 )
 
 // firstText0048 is migration 0048 as it was first written (ANY INNER JOIN
@@ -21,15 +22,15 @@ const firstText0048 = "testdata/0048_backfill_token_transfers.first.sql"
 func TestMendedChecksumIsTheFirstText(t *testing.T) {
 	src, err := os.ReadFile(firstText0048)
 	require.NoError(t, err)
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
-	first := migration{version: 48, file: ms[47].file, checksum: checksumOf(src)}
-	first.stmt, err = statementOf(string(src))
+	first := schema.File{Version: 48, Name: ms[47].Name, Checksum: schema.Checksum(src)}
+	first.Stmt, err = schema.Statement(string(src))
 	require.NoError(t, err)
-	_, ok := ms[47].mended(first.checksum)
-	require.True(t, ok, "the first text's checksum %s is accepted", first.checksum)
-	require.NotEqual(t, ms[47].checksum, first.checksum)
-	_, ok = ms[46].mended(first.checksum)
+	_, ok := ms[47].Mended(first.Checksum)
+	require.True(t, ok, "the first text's checksum %s is accepted", first.Checksum)
+	require.NotEqual(t, ms[47].Checksum, first.Checksum)
+	_, ok = ms[46].Mended(first.Checksum)
 	require.False(t, ok, "only for its own version")
 }
 
@@ -55,7 +56,7 @@ var upgradePaths = []struct {
 // this binary holds. Versions come from a clock set to one value on every
 // path, so the rows can be compared raw, merges stopped.
 func TestEveryUpgradePathEndsInTheSameSchemaAndRows(t *testing.T) {
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
 	first, err := os.ReadFile(firstText0048)
 	require.NoError(t, err)
@@ -77,14 +78,14 @@ func TestEveryUpgradePathEndsInTheSameSchemaAndRows(t *testing.T) {
 		if p.at == 0 {
 			require.NoError(t, c.Migrate(ctx))
 		} else {
-			path := append([]migration(nil), ms[:p.at]...)
+			path := append([]schema.File(nil), ms[:p.at]...)
 			if p.first {
 				// 18.16 runs the first text as it did; a modern server
 				// refuses it, so there the mended statement stands in for
 				// it under the first text's record.
-				path[47].checksum = checksumOf(first)
+				path[47].Checksum = schema.Checksum(first)
 				if testCH.Native() {
-					path[47].stmt, err = statementOf(string(first))
+					path[47].Stmt, err = schema.Statement(string(first))
 					require.NoError(t, err)
 				}
 			}
@@ -116,8 +117,8 @@ func TestEveryUpgradePathEndsInTheSameSchemaAndRows(t *testing.T) {
 		// recorded its first text, and in the baseline's marker.
 		delete(got.schema.Migrations, 0)
 		if p.first {
-			require.Equal(t, checksumOf(first), got.schema.Migrations[48][1])
-			got.schema.Migrations[48] = [2]string{ms[47].file, ms[47].checksum}
+			require.Equal(t, schema.Checksum(first), got.schema.Migrations[48][1])
+			got.schema.Migrations[48] = [2]string{ms[47].Name, ms[47].Checksum}
 		}
 		require.Positive(t, got.rows["token_transfers"][0], p.name)
 		require.Positive(t, got.rows["address_traces"][0], p.name)
@@ -131,7 +132,7 @@ func TestEveryUpgradePathEndsInTheSameSchemaAndRows(t *testing.T) {
 }
 
 type upgradeResult struct {
-	schema schema
+	schema dbSchema
 	rows   map[string][2]uint64
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
+	"github.com/tideline-dev/tideline/pkg/storage/schema"
 )
 
 // Every statement is a value with toSQL, so the text and its arguments can
@@ -23,7 +24,7 @@ const (
 	tableIndexedHeights   = "indexed_heights"
 	tableIndexedChunks    = "indexed_chunks"
 	tableChainState       = "chain_state"
-	tableSchemaMigrations = "schema_migrations"
+	tableSchemaMigrations = schema.MigrationsTable
 
 	// Look-up tables (migrations 0010-0014): filled by the write path with
 	// the rows they point at, read by the query API.

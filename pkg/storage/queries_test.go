@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
+	"github.com/tideline-dev/tideline/pkg/storage/schema"
 )
 
 // The statements are checked as text: these tests need no server and pin
@@ -145,17 +146,17 @@ func TestStatementsToSQL(t *testing.T) {
 // migration without the list (or the reverse) is caught here without a
 // server, and TestWriteBlockRoundTrip catches the Append order.
 func TestInsertColumnsMatchMigrations(t *testing.T) {
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
 	ddl := map[string]string{}
 	added := map[string][]string{} // table → columns of ALTER TABLE … ADD COLUMN files
 	for _, m := range ms {
 		for _, table := range append([]string{tableBlocks, tableTransactions, tableLogs, tableIndexedHeights, tableChainState}, lookupTables...) {
-			if strings.Contains(m.stmt, "CREATE TABLE IF NOT EXISTS "+table+"\n") {
-				ddl[table] = m.stmt
+			if strings.Contains(m.Stmt, "CREATE TABLE IF NOT EXISTS "+table+"\n") {
+				ddl[table] = m.Stmt
 			}
 		}
-		if sub := addColumnRE.FindStringSubmatch(m.stmt); sub != nil {
+		if sub := addColumnRE.FindStringSubmatch(m.Stmt); sub != nil {
 			added[sub[1]] = append(added[sub[1]], sub[2])
 		}
 	}
@@ -188,13 +189,13 @@ func TestInsertColumnsMatchMigrations(t *testing.T) {
 
 // Features 18.16 lacks must not appear in any statement or migration.
 func TestNoFeaturesMissingFrom1816(t *testing.T) {
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
-	base, err := loadBaseline(baselineFiles, "baseline", baselineVersion, ms)
+	base, err := schema.Embedded(ms)
 	require.NoError(t, err)
 	var texts []string
-	for _, m := range append(ms, base.tables...) {
-		texts = append(texts, m.stmt)
+	for _, m := range append(ms, base.Tables...) {
+		texts = append(texts, m.Stmt)
 	}
 	for _, s := range []statement{
 		insertStmt{tableBlocks, blockColumns}, indexedCountQuery{}, lastIndexedQuery{},

@@ -16,6 +16,7 @@ import (
 	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/localstack"
+	"github.com/tideline-dev/tideline/pkg/storage/schema"
 )
 
 // The tables 0022-0043 rebuild with smaller granules, and the granule size
@@ -27,16 +28,16 @@ var rebuiltTables = map[string]int{
 
 // rebuildSteps finds the rebuild's first file (the first create) and its
 // swap among the migrations, so the tests can stop before each.
-func rebuildSteps(t *testing.T, ms []migration) (firstCreate, firstCopy, swap int) {
+func rebuildSteps(t *testing.T, ms []schema.File) (firstCreate, firstCopy, swap int) {
 	t.Helper()
 	firstCreate, firstCopy, swap = -1, -1, -1
 	for i, m := range ms {
 		switch {
-		case firstCreate < 0 && strings.HasPrefix(m.file, "0022_create_"):
+		case firstCreate < 0 && strings.HasPrefix(m.Name, "0022_create_"):
 			firstCreate = i
-		case firstCopy < 0 && strings.Contains(m.file, "_copy_"):
+		case firstCopy < 0 && strings.Contains(m.Name, "_copy_"):
 			firstCopy = i
-		case strings.HasSuffix(m.file, "_swap_rebuilt_tables.sql"):
+		case strings.HasSuffix(m.Name, "_swap_rebuilt_tables.sql"):
 			swap = i
 		}
 	}
@@ -124,7 +125,7 @@ func granularity(t *testing.T, c *ClickHouse, table string) string {
 func TestRebuildWithSmallerGranulesKeepsEveryRow(t *testing.T) {
 	ctx := testContext(t)
 	c := openFresh(t)
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
 	firstCreate, firstCopy, swap := rebuildSteps(t, ms)
 
@@ -192,7 +193,7 @@ func TestRebuildWhenTheServerRefusesTheDrop(t *testing.T) {
 	c, err := Open(ctx, config.ClickHouse{Addr: ch.Addr, Database: "t_drop", QueryTimeout: 30 * time.Second}, zap.New(core))
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
 	firstCreate, _, _ := rebuildSteps(t, ms)
 	_, err = c.migrate(ctx, ms[:firstCreate])

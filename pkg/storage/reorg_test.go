@@ -10,6 +10,7 @@ import (
 
 	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chaindata"
+	"github.com/tideline-dev/tideline/pkg/storage/schema"
 )
 
 // openFresh is openTest on a database new to this run, so the tests also
@@ -222,9 +223,9 @@ func writeWithoutCanonical(t *testing.T, c *ClickHouse, chainID string, d *chain
 func TestIsCanonicalMigrationsKeepOldRowsAndRepeatSafely(t *testing.T) {
 	ctx := testContext(t)
 	c := openFresh(t)
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
-	require.Equal(t, "0006_add_blocks_is_canonical.sql", ms[5].file)
+	require.Equal(t, "0006_add_blocks_is_canonical.sql", ms[5].Name)
 
 	_, err = c.migrate(ctx, ms[:5])
 	require.NoError(t, err)
@@ -233,7 +234,7 @@ func TestIsCanonicalMigrationsKeepOldRowsAndRepeatSafely(t *testing.T) {
 	_, err = c.migrate(ctx, ms[:7])
 	require.NoError(t, err)
 	// 0008 ran but was not recorded.
-	require.NoError(t, c.execSQL(ctx, ms[7].stmt))
+	require.NoError(t, c.execSQL(ctx, ms[7].Stmt))
 	applied, err := c.migrate(ctx, ms[:8])
 	require.NoError(t, err)
 	require.Equal(t, []string{"0008_add_logs_is_canonical.sql"}, applied)

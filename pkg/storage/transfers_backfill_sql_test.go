@@ -22,7 +22,7 @@ import (
 
 var updateBackfill = goflag.Bool("update", false, "rewrite the generated backfill migration")
 
-const backfillTransfersFile = "migrations/0048_backfill_token_transfers.sql"
+const backfillTransfersFile = "schema/migrations/0048_backfill_token_transfers.sql"
 
 // decimalLevels wraps from (a SELECT whose columns include the hex
 // columns named in hexes, 64 hex digits each) in the subqueries that

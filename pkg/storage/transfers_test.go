@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
+	"github.com/tideline-dev/tideline/pkg/storage/schema"
 	"github.com/tideline-dev/tideline/pkg/tokens"
 )
 
@@ -376,11 +377,11 @@ func TestBackfillTransfersMatchesTheWritePath(t *testing.T) {
 	want := readTransferView(t, c, "new")
 	require.Greater(t, len(want.Main), 150)
 
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
-	var backfills []migration
+	var backfills []schema.File
 	for _, m := range ms {
-		if sub := backfillRE.FindStringSubmatch(m.stmt); sub != nil && slices.Contains(transferTables, sub[1]) {
+		if sub := backfillRE.FindStringSubmatch(m.Stmt); sub != nil && slices.Contains(transferTables, sub[1]) {
 			backfills = append(backfills, m)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chaindata"
+	"github.com/tideline-dev/tideline/pkg/storage/schema"
 )
 
 // mixBlock is a deterministic block of the default mix of issue 8: txs
@@ -229,11 +230,11 @@ func TestWriteBlocksFailingInTheMiddleMarksNothing(t *testing.T) {
 
 	// Once the table is back (its two migration files), the same call
 	// completes and marks them all.
-	ms, err := loadMigrations(migrationFiles, "migrations")
+	ms, err := schema.Numbered()
 	require.NoError(t, err)
 	require.NoError(t, c.execSQL(ctx, "DROP TABLE "+tableBlocks))
-	require.NoError(t, c.execSQL(ctx, ms[0].stmt))
-	require.NoError(t, c.execSQL(ctx, ms[5].stmt))
+	require.NoError(t, c.execSQL(ctx, ms[0].Stmt))
+	require.NoError(t, c.execSQL(ctx, ms[5].Stmt))
 	require.NoError(t, c.WriteBlocks(ctx, "1", blocks))
 	counts, err = c.CountIndexed(ctx, "1", []chaindata.HeightRange{{From: 0, To: 10_000}})
 	require.NoError(t, err)

@@ -2,7 +2,7 @@
 // ERC-721 Transfer, ERC-1155 TransferSingle and TransferBatch. It is pure
 // (no I/O) and a lower layer: pkg/storage derives the token_transfers rows
 // with it in the write path, and the backfill migration's SQL
-// (pkg/storage/migrations, BackfillSQL here) follows exactly the same
+// (pkg/storage/schema/migrations, BackfillSQL here) follows exactly the same
 // rules, which TestBackfillMatchesTheWritePath checks.
 package tokens
 

@@ -1,4 +1,7 @@
-package storage
+// Package schema is tideline's ClickHouse schema: the numbered migration
+// files and the baseline, compiled in, read and checked. Applying them is
+// storage.Migrate's; this package has no connection.
+package schema
 
 import (
 	"crypto/sha256"
@@ -25,24 +28,34 @@ var migrationFiles embed.FS
 // migrationNameRE is NNNN_words.sql; the number is the version.
 var migrationNameRE = regexp.MustCompile(`^([0-9]{4})_([a-z0-9_]+)\.sql$`)
 
-type migration struct {
-	version  uint32
-	file     string
-	stmt     string
-	checksum string
+// File is one numbered migration or baseline file: its version (the
+// number in its name), its name, its one statement without comments, and
+// the checksum of its whole text, which schema_migrations records.
+type File struct {
+	Version  uint32
+	Name     string
+	Stmt     string
+	Checksum string
 }
 
-// loadMigrations reads and checks every file. Versions must run 1, 2, 3…
+// Numbered returns the binary's numbered migration files, checked.
+func Numbered() ([]File, error) { return Load(migrationFiles, "migrations") }
+
+// MigrationsTable is the table where Migrate records each file it ran,
+// with its checksum; it is created by Migrate itself, never by a file.
+const MigrationsTable = "schema_migrations"
+
+// Load reads and checks every file. Versions must run 1, 2, 3…
 // without gaps or repeats: two branches that both add 0006 then fail here
 // instead of one silently shadowing the other.
-func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
+func Load(fsys fs.FS, dir string) ([]File, error) {
 	out, err := readSQLFiles(fsys, dir, "migration")
 	if err != nil {
 		return nil, err
 	}
 	for i, m := range out {
-		if want := uint32(i + 1); m.version != want {
-			return nil, fmt.Errorf("storage: migration file %q: expected version %04d (versions start at 1, without gaps or repeats)", m.file, want)
+		if want := uint32(i + 1); m.Version != want {
+			return nil, fmt.Errorf("schema: migration file %q: expected version %04d (versions start at 1, without gaps or repeats)", m.Name, want)
 		}
 	}
 	return out, nil
@@ -51,37 +64,37 @@ func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
 // readSQLFiles reads every NNNN_words.sql file of dir, sorted by number,
 // each with its one statement and the checksum of its whole text. what
 // names the kind of file in errors.
-func readSQLFiles(fsys fs.FS, dir, what string) ([]migration, error) {
+func readSQLFiles(fsys fs.FS, dir, what string) ([]File, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("storage: reading %s files: %w", what, err)
+		return nil, fmt.Errorf("schema: reading %s files: %w", what, err)
 	}
-	var out []migration
+	var out []File
 	for _, e := range entries {
 		if e.IsDir() {
 			continue
 		}
 		m := migrationNameRE.FindStringSubmatch(e.Name())
 		if m == nil {
-			return nil, fmt.Errorf("storage: %s file %q: name must be NNNN_lower_words.sql", what, e.Name())
+			return nil, fmt.Errorf("schema: %s file %q: name must be NNNN_lower_words.sql", what, e.Name())
 		}
 		v, _ := strconv.ParseUint(m[1], 10, 32)
 		src, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
 		if err != nil {
-			return nil, fmt.Errorf("storage: %s file %q: %w", what, e.Name(), err)
+			return nil, fmt.Errorf("schema: %s file %q: %w", what, e.Name(), err)
 		}
-		stmt, err := statementOf(string(src))
+		stmt, err := Statement(string(src))
 		if err != nil {
-			return nil, fmt.Errorf("storage: %s file %q: %w", what, e.Name(), err)
+			return nil, fmt.Errorf("schema: %s file %q: %w", what, e.Name(), err)
 		}
-		out = append(out, migration{
-			version:  uint32(v),
-			file:     e.Name(),
-			stmt:     stmt,
-			checksum: checksumOf(src),
+		out = append(out, File{
+			Version:  uint32(v),
+			Name:     e.Name(),
+			Stmt:     stmt,
+			Checksum: Checksum(src),
 		})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	return out, nil
 }
 
@@ -107,26 +120,28 @@ type mendedText struct {
 	why      string
 }
 
-// mended returns the earlier text of m whose checksum is sum, if any.
-func (m migration) mended(sum string) (mendedText, bool) {
-	for _, t := range mendedMigrations[m.version] {
+// Mended says whether sum is the checksum of an earlier text of f that
+// was mended (mendedMigrations), and why the text changed.
+func (f File) Mended(sum string) (why string, ok bool) {
+	for _, t := range mendedMigrations[f.Version] {
 		if t.checksum == sum {
-			return t, true
+			return t.why, true
 		}
 	}
-	return mendedText{}, false
+	return "", false
 }
 
-func checksumOf(src []byte) string {
+// Checksum is the checksum of a file's text as schema_migrations records it.
+func Checksum(src []byte) string {
 	sum := sha256.Sum256(src)
 	return hex.EncodeToString(sum[:])
 }
 
-// statementOf returns the one statement in a migration file, with comments
+// Statement returns the one statement in a migration file, with comments
 // removed and a final `;` dropped. Comments go because clickhouse-go scans
 // query text for `?` placeholders and a comment could hold one; a second
 // statement is refused because the native protocol runs one per query.
-func statementOf(src string) (string, error) {
+func Statement(src string) (string, error) {
 	var b strings.Builder
 	ended := false // a `;` was seen outside literals and comments
 	for i := 0; i < len(src); {
