@@ -16,7 +16,9 @@ import (
 // Connect opens a connection to database on ch over its protocol.
 func Connect(t testing.TB, ch *localstack.ClickHouse, database string) driver.Conn {
 	t.Helper()
-	return connect(t, ch.Addr, database)
+	conn := connect(t, ch.Addr, database)
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }
 
 // Reads that only tests make of the stored chain, to compare it with the
@@ -28,6 +30,7 @@ func Connect(t testing.TB, ch *localstack.ClickHouse, database string) driver.Co
 func CountRows(t testing.TB, addr, database, chainID string) (blocks, txs, logs uint64) {
 	t.Helper()
 	conn := connect(t, addr, database)
+	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	counts := [3]uint64{}
@@ -47,6 +50,7 @@ func CountRows(t testing.TB, addr, database, chainID string) (blocks, txs, logs 
 func BlockHashes(t testing.TB, addr, database, chainID string, from, to uint64) map[uint64]string {
 	t.Helper()
 	conn := connect(t, addr, database)
+	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	rows, err := conn.Query(ctx, "SELECT number, argMax(hash, version) FROM blocks"+
@@ -75,6 +79,5 @@ func connect(t testing.TB, addr, database string) driver.Conn {
 	}
 	conn, err := clickhouse.Open(opts)
 	require.NoError(t, err)
-	t.Cleanup(func() { conn.Close() })
 	return conn
 }

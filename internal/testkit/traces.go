@@ -191,6 +191,7 @@ func errorString(output string) string {
 func NewestVersion(t testing.TB, addr, database, table, chainID string, upTo uint64) uint64 {
 	t.Helper()
 	conn := connect(t, addr, database)
+	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	height := "block_number"

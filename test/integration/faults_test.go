@@ -42,6 +42,7 @@ func buildIndexer(t *testing.T) string {
 // is the only account of what a process that never became ready did.
 func startWorkerProcess(t *testing.T, name, bin, cfgPath string) *localstack.Process {
 	t.Helper()
+	forgetChainsAtEnd(t)
 	w, err := localstack.Start(name, filepath.Join(t.TempDir(), name+".log"), bin, "worker", "--config", cfgPath)
 	require.NoError(t, err)
 	t.Cleanup(func() {

@@ -54,6 +54,7 @@ func pushConfig(t *testing.T, chainID string, node *localstack.Node, threshold u
 func runWorkerWith(t *testing.T, cfg *config.Config, opts worker.Options) {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
+	forgetChainsAtEnd(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- worker.RunWith(ctx, cfg, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), opts) }()
