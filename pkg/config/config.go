@@ -312,6 +312,12 @@ type GapScan struct {
 type Index struct {
 	// ActivityTimeout bounds one fetch-and-write attempt of a block.
 	ActivityTimeout time.Duration `mapstructure:"activity_timeout"`
+	// HeartbeatTimeout is the heartbeat timeout of that attempt: a height
+	// whose worker died, or whose activity was lost (started in Temporal,
+	// run by no worker), is tried again this soon, not after
+	// ActivityTimeout. An attempt shorter than a quarter of it sends no
+	// heartbeat at all.
+	HeartbeatTimeout time.Duration `mapstructure:"heartbeat_timeout"`
 	// WorkerConcurrency bounds how many blocks this process indexes at once.
 	WorkerConcurrency int `mapstructure:"worker_concurrency"`
 	// BacklogConcurrency bounds how many of those are the backlog's

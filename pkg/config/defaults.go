@@ -77,7 +77,12 @@ func DefaultChain() Chain {
 		},
 		GapScan: GapScan{Interval: time.Minute},
 		Index: Index{
-			ActivityTimeout:   2 * time.Minute,
+			ActivityTimeout: 2 * time.Minute,
+			// A block's fetch and write takes milliseconds; a longer
+			// attempt (a retried fetch, a backlog height waiting for its
+			// turn) heartbeats every quarter of this. docs/operations.md,
+			// "Recovery times".
+			HeartbeatTimeout:  5 * time.Second,
 			WorkerConcurrency: 16,
 			// A new head's write shares the machine with the backlog's
 			// single heights running beside it: 16 of them made heavy
@@ -102,7 +107,9 @@ func DefaultChain() Chain {
 			// blocks, or traces, get fewer heights a chunk.
 			WriteBatchRows: 400_000,
 			RangeTimeout:   5 * time.Minute,
-			RangeHeartbeat: 30 * time.Second,
+			// A range heartbeats every quarter of this whatever it does,
+			// so a dead worker's range is taken over within ~10 s.
+			RangeHeartbeat: 10 * time.Second,
 		},
 		Push:       Push{LagThreshold: 2},
 		Aggregator: Aggregator{Interval: 10 * time.Second, Chunk: 10_000},

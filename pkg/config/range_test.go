@@ -27,18 +27,19 @@ func TestRangeSettings(t *testing.T) {
 	require.Equal(t, 400_000, ch.Index.WriteBatchRows)
 	require.Equal(t, 4, ch.Index.BacklogConcurrency)
 	require.Equal(t, 5*time.Minute, ch.Index.RangeTimeout)
-	require.Equal(t, 30*time.Second, ch.Index.RangeHeartbeat)
+	require.Equal(t, 10*time.Second, ch.Index.RangeHeartbeat)
+	require.Equal(t, 5*time.Second, ch.Index.HeartbeatTimeout)
 
 	cfg, err = config.Load(config.New(), writeFile(t, minimal+`
     scheduler: {range_size: 0, max_in_flight: 500, heights_per_second: 2500}
-    index: {range_concurrency: 3, fetch_batch: 20, fetch_concurrency: 2, write_batch: 100, write_batch_rows: 0, range_timeout: 2m, range_heartbeat: 10s}
+    index: {range_concurrency: 3, fetch_batch: 20, fetch_concurrency: 2, write_batch: 100, write_batch_rows: 0, range_timeout: 2m, range_heartbeat: 20s, heartbeat_timeout: 3s}
 `))
 	require.NoError(t, err)
 	ch = cfg.Chains["eth"]
 	require.False(t, ch.Scheduler.Ranges())
 	require.Equal(t, 2500.0, ch.Scheduler.HeightsPerSecond)
-	require.Equal(t, config.Index{ActivityTimeout: 2 * time.Minute, WorkerConcurrency: 16, BacklogConcurrency: 4, RangeConcurrency: 3,
-		WriteBatch: 100, RangeTimeout: 2 * time.Minute, RangeHeartbeat: 10 * time.Second}, ch.Index)
+	require.Equal(t, config.Index{ActivityTimeout: 2 * time.Minute, HeartbeatTimeout: 3 * time.Second, WorkerConcurrency: 16, BacklogConcurrency: 4, RangeConcurrency: 3,
+		WriteBatch: 100, RangeTimeout: 2 * time.Minute, RangeHeartbeat: 20 * time.Second}, ch.Index)
 	// index.fetch_batch and index.fetch_concurrency moved to rpc: the old
 	// keys still load, as the new ones.
 	require.Equal(t, []int{20, 2}, []int{ch.RPC.FetchBatch, ch.RPC.FetchConcurrency})
@@ -55,6 +56,8 @@ func TestRangeSettings(t *testing.T) {
 		{"scheduler: {range_size: 9000}", "chains.eth.scheduler.max_in_flight"},
 		{"scheduler: {single_heights: 10}", "chains.eth.scheduler.single_heights"},
 		{"index: {range_concurrency: 0}", "chains.eth.index.range_concurrency"},
+		{"index: {heartbeat_timeout: 0s}", "chains.eth.index.heartbeat_timeout"},
+		{"index: {activity_timeout: 10s, heartbeat_timeout: 11s}", "chains.eth.index.heartbeat_timeout"},
 		{"index: {write_batch_rows: -1}", "chains.eth.index.write_batch_rows"},
 		{"index: {backlog_concurrency: -1}", "chains.eth.index.backlog_concurrency"},
 		{"index: {fetch_batch: 0}", "chains.eth.rpc.fetch_batch"},

@@ -257,6 +257,11 @@ func (ch Chain) validate(prefix, id string) []error {
 	if ch.Index.ActivityTimeout <= 0 {
 		bad(".index.activity_timeout", "must be positive")
 	}
+	if ch.Index.HeartbeatTimeout <= 0 {
+		bad(".index.heartbeat_timeout", "must be positive")
+	} else if ch.Index.ActivityTimeout > 0 && ch.Index.HeartbeatTimeout > ch.Index.ActivityTimeout {
+		bad(".index.heartbeat_timeout", "must not be above index.activity_timeout")
+	}
 	if ch.Index.BlocksPerSecond < 0 {
 		bad(".index.blocks_per_second", "must not be negative (0 = no cap)")
 	}

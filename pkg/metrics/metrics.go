@@ -55,6 +55,7 @@ type Metrics struct {
 	SchedulerActive        *prometheus.GaugeVec
 	HeadScanMode           *prometheus.GaugeVec
 	HeadScanPending        *prometheus.GaugeVec
+	WatermarkStalled       *prometheus.GaugeVec
 	BlocksByPriority       *prometheus.GaugeVec
 
 	// Push source (names from the push design). DuplicateDeliveries counts
@@ -175,6 +176,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "headscan_blocks_pending",
 			Help: "Heights above the watermark up to the head, as seen by the last HeadScan.",
 		}, chain),
+		WatermarkStalled: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "indexer_watermark_stalled_seconds",
+			Help: "Outside a catch-up: how long the watermark has stood still with heights pending above it, as this process's HeadScans saw it (0 while it moves). Above 30 s the worker logs the height that holds it.",
+		}, chain),
 		BlocksByPriority: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "blocks_by_priority_bucket",
 			Help: "Heights of the current catch-up range, by priority level.",
@@ -195,7 +200,7 @@ func New(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.Watermark, m.Head, m.BlocksIndexed, m.TxsIndexed, m.LogsIndexed,
 		m.IndexDuration, m.IndexErrors, m.PoisonedAttempts, m.UnconfirmedHeads, m.NotProduced, m.ChainHalted, m.DeepReorgs, m.Reorgs, m.ReorgDepth,
 		m.HeightsIndexed, m.RangeDuration, m.RangeHandoffs, m.SchedulerScheduled, m.SchedulerBatchDuration,
-		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.BlocksByPriority,
+		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.WatermarkStalled, m.BlocksByPriority,
 		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy)
 	m.Traces = newTraces(reg)
 	return m

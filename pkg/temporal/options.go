@@ -23,6 +23,9 @@ type Options struct {
 	// IndexTimeout is the start-to-close timeout of one IndexBlock
 	// activity (index.activity_timeout).
 	IndexTimeout time.Duration
+	// IndexHeartbeat is its heartbeat timeout (index.heartbeat_timeout);
+	// 0 sets none.
+	IndexHeartbeat time.Duration
 	// SearchAttributes says whether starts carry tideline's search
 	// attributes (visibility.go). On by default; the worker turns it off
 	// when the namespace lacks them and they could not be registered
@@ -45,6 +48,7 @@ func NewOptions(chainID string, indexTimeout time.Duration) Options {
 // index.activity_timeout and its retry.* policies.
 func ChainOptions(chainID string, ch config.Chain) Options {
 	o := NewOptions(chainID, ch.Index.ActivityTimeout)
+	o.IndexHeartbeat = ch.Index.HeartbeatTimeout
 	o.Retry = ch.Retry
 	return o
 }
@@ -115,10 +119,14 @@ func (o Options) AdminActivity() workflow.ActivityOptions {
 // IndexActivity is for fetching and writing one block. Attempts are
 // unlimited: a height is never given up, only retried with backoff, so no
 // height is skipped; a poisoned height shows in the activity's attempt count.
+// The heartbeat timeout is how soon an attempt no worker runs any more (its
+// worker died or stopped, or Temporal lost it) is tried again; the
+// start-to-close timeout only bounds an attempt that is alive.
 func (o Options) IndexActivity() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		TaskQueue:           IndexQueue(o.ChainID),
 		StartToCloseTimeout: o.IndexTimeout,
+		HeartbeatTimeout:    o.IndexHeartbeat,
 		RetryPolicy:         RetryPolicy(o.Retry.Index),
 	}
 }
@@ -159,6 +167,7 @@ func (o Options) indexBlockStart(height uint64, priorityKey int, mode string, re
 	return client.StartWorkflowOptions{
 		ID:                                       IndexBlockID(o.ChainID, height),
 		TaskQueue:                                IndexQueue(o.ChainID),
+		WorkflowTaskTimeout:                      LiveTaskTimeout,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:                    reuse,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
@@ -263,8 +272,20 @@ func (o Options) AdminStart(id, mode, summary string) client.StartWorkflowOption
 // `every` with input arg (mode: types.IndexMode direct, the path HeadScan
 // starts heights by).
 func (o Options) HeadScanSchedule(every time.Duration, mode string, arg any) PeriodicWorkflow {
-	return o.ScanSchedule(HeadScanScheduleID(o.ChainID), HeadScanWorkflowID(o.ChainID), HeadScanWorkflow, "head scan", every, mode, arg)
+	p := o.ScanSchedule(HeadScanScheduleID(o.ChainID), HeadScanWorkflowID(o.ChainID), HeadScanWorkflow, "head scan", every, mode, arg)
+	// The Schedule skips while a run is under way: a task lost with its
+	// worker would hold every live height for the server's 10 s.
+	p.TaskTimeout = LiveTaskTimeout
+	return p
 }
+
+// LiveTaskTimeout is the workflow task timeout of the live path's
+// workflows (HeadScan, IndexBlock): how long a workflow task handed to a
+// worker that died or stopped answering (a frozen process still holds its
+// polls, so the server hands it tasks) waits before another worker gets
+// it. Their tasks are short; a local activity longer than that keeps its
+// task alive (the SDK renews it at 80 % of the timeout).
+const LiveTaskTimeout = 4 * time.Second
 
 // GapScanSchedule is the Schedule that runs the chain's GapScan every
 // `every` with input arg (mode: types.IndexMode gap).

@@ -137,6 +137,15 @@ func TestLocalActivityOptionsMatchSeed(t *testing.T) {
 	require.Equal(t, "5s", lo.RetryPolicy.MaximumInterval.String())
 }
 
+// The live path's workflow tasks are retried soon when their worker is
+// gone: a height's run and each HeadScan run.
+func TestLiveWorkflowTasksTimeOutSoon(t *testing.T) {
+	o := temporal.NewOptions("eth", time.Minute)
+	require.Equal(t, temporal.LiveTaskTimeout, o.IndexBlockStart(7, 1, "live").WorkflowTaskTimeout)
+	require.Equal(t, temporal.LiveTaskTimeout, o.HeadScanSchedule(time.Second, "direct", nil).TaskTimeout)
+	require.Less(t, temporal.LiveTaskTimeout, 10*time.Second, "below the server's default")
+}
+
 func TestIndexActivityTakesTheTimeoutGiven(t *testing.T) {
 	ao := temporal.NewOptions("eth", 90*time.Second).IndexActivity()
 	require.Equal(t, 90*time.Second, ao.StartToCloseTimeout)
@@ -159,4 +168,6 @@ func TestChainOptionsTakeTheConfiguredRetryPolicies(t *testing.T) {
 	require.Equal(t, int32(9), o.AdminActivity().RetryPolicy.MaximumAttempts)
 	require.Equal(t, int32(5), o.LocalActivity().RetryPolicy.MaximumAttempts, "the default")
 	require.Equal(t, ch.Index.ActivityTimeout, o.IndexActivity().StartToCloseTimeout)
+	require.Equal(t, ch.Index.HeartbeatTimeout, o.IndexActivity().HeartbeatTimeout, "an attempt no worker runs is retried within seconds")
+	require.Positive(t, o.IndexActivity().HeartbeatTimeout)
 }

@@ -21,7 +21,10 @@ type PeriodicWorkflow struct {
 	TaskQueue  string
 	Every      time.Duration
 	Timeout    time.Duration
-	Args       []any
+	// TaskTimeout is each run's workflow task timeout; 0 leaves the
+	// server's (10 s).
+	TaskTimeout time.Duration
+	Args        []any
 	// SearchAttributes, Memo and Summary are set on every run the
 	// Schedule starts.
 	SearchAttributes sdktemporal.SearchAttributes
@@ -54,6 +57,7 @@ func EnsureSchedule(ctx context.Context, c client.Client, p PeriodicWorkflow) er
 		TaskQueue:                p.TaskQueue,
 		Args:                     p.Args,
 		WorkflowExecutionTimeout: p.Timeout,
+		WorkflowTaskTimeout:      p.TaskTimeout,
 		TypedSearchAttributes:    p.SearchAttributes,
 		Memo:                     p.Memo,
 		StaticSummary:            p.Summary,

@@ -83,6 +83,8 @@ type Activities struct {
 	// rowsPerHeight is what the last chunk fetched by a range held per
 	// height, shared by this process's ranges of the chain (range_chunks.go).
 	rowsPerHeight rowsEstimate
+	// stall is the watermark as this process's scans saw it (stall.go).
+	stall stallWatch
 }
 
 // logger returns the activity logger with the chain named.

@@ -12,6 +12,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/metrics"
 	"github.com/tideline-dev/tideline/pkg/rpc"
+	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // IsIndexed is the cheap check an IndexBlockWorkflow makes first. A height
@@ -50,8 +51,18 @@ const poisonAttempts = 10
 // follow the chain.
 func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (types.IndexBlockResult, error) {
 	id := a.Chain.ID
-	attempt := activity.GetInfo(ctx).Attempt
+	info := activity.GetInfo(ctx)
+	attempt := info.Attempt
 	log := a.logger().With(zap.Uint64("height", in.Height), zap.Int32("attempt", attempt))
+	// Alive while it runs: the first beat after a quarter of the heartbeat
+	// timeout, so the usual attempt (milliseconds) costs Temporal no write,
+	// while one that no worker runs any more is retried within the timeout.
+	if info.HeartbeatTimeout > 0 {
+		stop := temporal.TickUntil(ctx, temporal.HeartbeatPeriod(info.HeartbeatTimeout), func() {
+			activity.RecordHeartbeat(ctx, in.Height)
+		})
+		defer stop()
+	}
 	fail := func(stage string, err error, typed func(string, error) error) error {
 		a.Metrics.IndexErrors.WithLabelValues(id, stage).Inc()
 		if attempt >= poisonAttempts {

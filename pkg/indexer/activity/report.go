@@ -17,5 +17,6 @@ func (a *Activities) ReportScan(_ context.Context, _ string, res types.HeadScanR
 		a.Metrics.HeadScanMode.WithLabelValues(chainID, mode).Set(v)
 	}
 	a.Metrics.HeadScanPending.WithLabelValues(chainID).Set(float64(res.Pending))
+	a.reportStall(res)
 	return nil
 }

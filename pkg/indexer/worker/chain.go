@@ -109,7 +109,7 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 	// Before the workers run: the traces backfill records whether the
 	// chain traces, which decides where its next pass starts.
 	if err := prepareJobs(dctx, id, jobs); err != nil {
-		return nil, err
+		return nil, slowOr("clickhouse", err)
 	}
 	wfs := &workflow.Workflows{Chain: workflow.NewChainSetup(o, ch)}
 
@@ -129,12 +129,17 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 		// Enforced by the server over every worker of the queue: one
 		// shared budget for the chain's endpoints.
 		TaskQueueActivitiesPerSecond: ch.Index.BlocksPerSecond,
+		// The SDK holds heartbeats back up to 80 % of the heartbeat
+		// timeout, which would leave a live attempt one second of a
+		// loaded server's slack before it counts as lost: a quarter.
+		MaxHeartbeatThrottleInterval: temporal.HeartbeatPeriod(ch.Index.HeartbeatTimeout),
 	}))
 	// Range activities (the backlog) have a queue and slots of their own:
 	// however many run, a live block's IndexBlock activity on the index
 	// queue never waits for one of them.
 	ranges := worker.New(p.tc, temporal.RangeQueue(id), pollers(t, worker.Options{
 		MaxConcurrentActivityExecutionSize: ch.Index.RangeConcurrency,
+		MaxHeartbeatThrottleInterval:       temporal.HeartbeatPeriod(ch.Index.RangeHeartbeat),
 	}))
 	for _, w := range []worker.Worker{admin, index, ranges} {
 		Register(w, wfs, r.acts, jobs...)
@@ -150,7 +155,7 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 	sctx, cancelSchedules := context.WithTimeout(ctx, StartupTimeout)
 	defer cancelSchedules()
 	if err := EnsureSchedules(sctx, p.tc, o, ch, paused); err != nil {
-		return nil, fmt.Errorf("chain %s: %w", id, err)
+		return nil, slowOr("temporal", fmt.Errorf("chain %s: %w", id, err))
 	}
 	p.ensureWebhooks(sctx, id)
 	// The follower starts once the workers of the IndexBlock workflows it
