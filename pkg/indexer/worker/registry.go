@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"time"
 
@@ -154,10 +155,17 @@ func newManager(p *process, reg *registry.Registry) *manager {
 // startFileChains starts the config file's chains, as the process always
 // did at start: an error (no endpoint answers, …) stops the process,
 // naming the key. A static deployment fails loudly; a chain of the
-// registry instead is retried (reconcile).
+// registry instead is retried (reconcile). So is a file chain that met a
+// slow Temporal or ClickHouse (*SlowDependencyError): the process says so
+// and the polls try it again with backoff (start).
 func (m *manager) startFileChains(ctx context.Context) error {
 	for _, e := range registry.Merge(m.reg.File, nil) {
 		r, err := m.p.startChain(ctx, e.ID, e.Chain, e.Fingerprint, false)
+		var slow *SlowDependencyError
+		if errors.As(err, &slow) && ctx.Err() == nil {
+			m.failed(e, err)
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -178,6 +186,13 @@ func (m *manager) reconcile(ctx context.Context) {
 		if !m.readFailing {
 			m.p.log.Warn("cannot read the chain registry; running chains go on as they are", zap.Error(err))
 			m.readFailing = true
+		}
+		// The file's chains need no registry: one whose start met a slow
+		// dependency is tried again all the same.
+		for _, e := range registry.Merge(m.reg.File, nil) {
+			if _, running := m.running[e.ID]; !running {
+				m.start(ctx, e)
+			}
 		}
 		return
 	}
@@ -266,13 +281,7 @@ func (m *manager) start(ctx context.Context, e registry.Entry) {
 		if ctx.Err() != nil {
 			return // stopping: not the chain's fault
 		}
-		wait := m.reg.PollInterval
-		if failed && f.fingerprint == e.Fingerprint {
-			wait = min(2*f.wait, retryAfter)
-		}
-		m.failures[e.ID] = startFailure{fingerprint: e.Fingerprint, next: now.Add(wait), wait: wait}
-		m.p.chains.StartFailures.WithLabelValues(e.ID).Inc()
-		log.Error("chain from the registry did not start; trying again later", zap.Error(err), zap.Duration("retry_in", wait))
+		m.failed(e, err)
 		return
 	}
 	delete(m.failures, e.ID)
@@ -282,8 +291,27 @@ func (m *manager) start(ctx context.Context, e registry.Entry) {
 	} else {
 		m.ensureActive(ctx, e.ID)
 	}
-	log.Info("chain from the registry started", zap.String("source", string(e.Source)), zap.Bool("paused", paused),
+	log.Info("chain started", zap.String("source", string(e.Source)), zap.Bool("paused", paused),
 		zap.Strings("endpoints", registry.EndpointNames(e.Chain)))
+}
+
+// failed records a chain's failed start: the polls skip it until its wait
+// is over, the wait doubling (from registry.poll_interval, up to
+// retryAfter) while the same definition keeps failing.
+func (m *manager) failed(e registry.Entry, err error) {
+	f, failed := m.failures[e.ID]
+	wait := m.reg.PollInterval
+	if failed && f.fingerprint == e.Fingerprint {
+		wait = min(2*f.wait, retryAfter)
+	}
+	m.failures[e.ID] = startFailure{fingerprint: e.Fingerprint, next: m.now().Add(wait), wait: wait}
+	m.p.chains.StartFailures.WithLabelValues(e.ID).Inc()
+	msg := "chain did not start; trying again later"
+	var slow *SlowDependencyError
+	if errors.As(err, &slow) {
+		msg = "chain did not start: " + slow.Service + " was slow or unavailable; trying again later"
+	}
+	m.p.log.Error(msg, zap.String("chain_id", e.ID), zap.String("source", string(e.Source)), zap.Error(err), zap.Duration("retry_in", wait))
 }
 
 // temporalCallTimeout bounds the Temporal calls of one step, so that an
