@@ -76,7 +76,13 @@ func (a *app) load() (*config.Config, *zap.Logger, error) {
 	return cfg, log, nil
 }
 
-func newLogger(c config.Log) (*zap.Logger, error) {
+// newLogger builds the process's logger. One line per event in either
+// format: a goroutine's stack comes with a panic, or with any warning or
+// error at log.level debug. zap's presets add one to every error (json)
+// or warning (console), and the Temporal SDK logs each failed attempt as
+// an error: tens of lines per retry of an unreachable endpoint, which
+// bury the line that says what failed. extra is for tests.
+func newLogger(c config.Log, extra ...zap.Option) (*zap.Logger, error) {
 	zc := zap.NewProductionConfig()
 	if c.Format == "console" {
 		zc = zap.NewDevelopmentConfig()
@@ -87,7 +93,12 @@ func newLogger(c config.Log) (*zap.Logger, error) {
 		return nil, &config.KeyError{Key: "log.level", Reason: err.Error()}
 	}
 	zc.Level = zap.NewAtomicLevelAt(lvl)
-	return zc.Build()
+	stacks := zapcore.DPanicLevel
+	if lvl == zapcore.DebugLevel {
+		stacks = zapcore.WarnLevel
+	}
+	zc.DisableStacktrace = true
+	return zc.Build(append([]zap.Option{zap.AddStacktrace(stacks)}, extra...)...)
 }
 
 func (a *app) workerCmd() *cobra.Command {
