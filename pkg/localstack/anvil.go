@@ -47,6 +47,9 @@ type AnvilOptions struct {
 	Port int
 	// ChainID; 0 keeps anvil's default 31337.
 	ChainID uint64
+	// Network is anvil's --network ("optimism": OP-stack deposit
+	// transactions and receipts); "" is Ethereum.
+	Network string
 }
 
 // AnvilDefaultKey is the private key of anvil's prefunded account 0 (from
@@ -81,6 +84,9 @@ func StartAnvil(dir string, opts AnvilOptions) (*Node, error) {
 		}
 		if opts.ChainID != 0 {
 			args = append(args, "--chain-id", strconv.FormatUint(opts.ChainID, 10))
+		}
+		if opts.Network != "" {
+			args = append(args, "--network", opts.Network)
 		}
 		p, err := Start("anvil", filepath.Join(dir, "anvil.log"), bin, args...)
 		if err != nil {

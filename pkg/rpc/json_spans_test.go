@@ -128,7 +128,7 @@ func TestTracesDecodeWithSpansAsWithout(t *testing.T) {
 			if c.tracer == "parity" {
 				return d.decodeParityTraces(data, raw)
 			}
-			traces, failed, err := d.decodeCallTraces(data, raw)
+			traces, failed, _, err := d.decodeCallTraces(data, raw)
 			require.Empty(t, failed)
 			return traces, err
 		}

@@ -25,6 +25,7 @@ type Metrics struct {
 	healthy  *prometheus.GaugeVec
 	wrong    *prometheus.GaugeVec
 	traces   *prometheus.GaugeVec
+	kept     *prometheus.CounterVec
 }
 
 // NewMetrics creates the series and registers them with reg (nil: not
@@ -57,9 +58,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "rpc_endpoint_traces",
 			Help: "Chains with tracing on: 1 if the endpoint answers its tracer, 0 if it said it lacks the method (it is skipped for traces).",
 		}, []string{"chain_id", "endpoint"}),
+		kept: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rpc_answers_incomplete_total",
+			Help: "Parts of answers kept although a field was missing (an older client's shape), by reason: the height is indexed with what the answer had.",
+		}, []string{"chain_id", "endpoint", "method", "reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.errors, m.duration, m.healthy, m.wrong, m.traces)
+		reg.MustRegister(m.requests, m.errors, m.duration, m.healthy, m.wrong, m.traces, m.kept)
 	}
 	return m
 }
@@ -77,6 +82,12 @@ func (m *Metrics) failure(chainID, endpoint, method, kind string) {
 		return
 	}
 	m.errors.WithLabelValues(chainID, endpoint, method, kind).Inc()
+}
+
+func (m *Metrics) incomplete(chainID, endpoint, method, reason string, n int) {
+	if m != nil {
+		m.kept.WithLabelValues(chainID, endpoint, method, reason).Add(float64(n))
+	}
 }
 
 func (m *Metrics) endpointHealthy(chainID, endpoint string, ok bool) {

@@ -69,6 +69,7 @@ func TestTraceAnswersAreChecked(t *testing.T) {
 		{"a transaction missing", "debug", edit(1, "", nil), "result"},
 		{"an unknown frame type", "debug", frameOf(4, "type", "JUMP"), "result[0].frames[4].type"},
 		{"a value that is not hex", "debug", frameOf(1, "value", "1000"), "result[0].frames[1].value"},
+		{"a call without its caller", "debug", frameOf(0, "from", nil), "result[0].frames[0].from"},
 		{"another block's hash", "parity", edit(0, "blockHash", other), "result[0].blockHash"},
 		{"a transaction position out of the block", "parity", edit(9, "transactionPosition", 7), "result[9].transactionPosition"},
 		{"a child without its parent", "parity", edit(8, "traceAddress", []int{7, 0}), "result[8]"},

@@ -52,14 +52,14 @@ const traceStep = 1100
 // decodeCallTraces decodes a debug_traceBlockByNumber callTracer answer
 // for data's block. failed is set (and the error nil) when the node said
 // it could not trace one of the transactions: asking again may succeed.
-func (d decoder) decodeCallTraces(data *chaindata.BlockData, raw json.RawMessage) (traces []chaindata.Trace, failed string, err error) {
+func (d decoder) decodeCallTraces(data *chaindata.BlockData, raw json.RawMessage) (traces []chaindata.Trace, failed string, kept Incomplete, err error) {
 	elems, err := d.elements(raw, nil)
 	if err != nil {
-		return nil, "", d.malformed("result", "expected an array of transaction traces, got %s", snippet(raw))
+		return nil, "", nil, d.malformed("result", "expected an array of transaction traces, got %s", snippet(raw))
 	}
 	txs := data.Transactions
 	if len(elems) != len(txs) {
-		return nil, "", d.malformed("result", "%d transaction traces for %d transactions", len(elems), len(txs))
+		return nil, "", nil, d.malformed("result", "%d transaction traces for %d transactions", len(elems), len(txs))
 	}
 	a := newArena(len(raw)/2 + 1024)
 	w := callWalker{d: d, a: a, block: &data.Block, buf: make([]member, 0, 16)}
@@ -67,28 +67,28 @@ func (d decoder) decodeCallTraces(data *chaindata.BlockData, raw json.RawMessage
 		tx := &txs[i]
 		o, err := d.objectInto(where{list: "result", i: i}, el, nil, a)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		if h, err := o.hexMismatch("txHash", hashLen, false, tx.Hash); err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		} else if h != "" {
-			return nil, "", o.malformed("txHash", "%s, but transaction %d of the block is %s", h, i, tx.Hash)
+			return nil, "", nil, o.malformed("txHash", "%s, but transaction %d of the block is %s", h, i, tx.Hash)
 		}
 		if msg, ok, err := o.str("error"); err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		} else if ok && !o.has("result") {
-			return nil, "transaction " + tx.Hash + ": " + string(msg), nil
+			return nil, "transaction " + tx.Hash + ": " + string(msg), nil, nil
 		}
 		m, present := o.get("result")
 		if !present || m.typ != jsonparser.Object {
-			return nil, "", o.malformed("result", "expected the transaction's call frame, got %s", snippet(m.val))
+			return nil, "", nil, o.malformed("result", "expected the transaction's call frame, got %s", snippet(m.val))
 		}
 		w.tx, w.next = tx, 0
 		if traces, err = w.frame(traces, m.val, nil, false, i); err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 	}
-	return traces, "", nil
+	return traces, "", w.kept, nil
 }
 
 // callWalker walks one transaction's nested callTracer frames.
@@ -100,6 +100,32 @@ type callWalker struct {
 	next  uint32 // the next frame's index in the transaction
 	buf   []member
 	path  []uint32
+	// kept counts, by reason, the frames kept although a field was
+	// missing (Incomplete).
+	kept Incomplete
+}
+
+// Incomplete counts, by reason, the parts of an answer that were kept
+// although a field was missing: well-formed, but less than a current
+// client says. A missing field that no answer may lack is a
+// *MalformedError instead.
+type Incomplete map[string]int
+
+// Reasons of Incomplete (rpc_answers_incomplete_total's reason label).
+const (
+	// Older geth tracers report a SELFDESTRUCT frame as its type alone
+	// ({"type":"SELFDESTRUCT"}, 2016-era clients): kept with an empty
+	// from and to and a value of 0.
+	IncompleteSelfDestructFrom  = "selfdestruct_without_from"
+	IncompleteSelfDestructTo    = "selfdestruct_without_to"
+	IncompleteSelfDestructValue = "selfdestruct_without_value"
+)
+
+func (k *Incomplete) add(reason string) {
+	if *k == nil {
+		*k = Incomplete{}
+	}
+	(*k)[reason]++
 }
 
 // frame appends the frame raw (at trace address addr) and its children,
@@ -127,7 +153,22 @@ func (w *callWalker) frame(out []chaindata.Trace, raw []byte, addr []uint32, par
 		return nil, o.malformed("type", "%s is not a frame type this indexer knows (CALL, CALLCODE, DELEGATECALL, STATICCALL, CREATE, CREATE2, SELFDESTRUCT)", clip(typ))
 	}
 	t.Type = chaindata.TraceType(lowerType)
-	if t.From, err = o.hexBytes("from", addressLen); err != nil {
+	if t.Type == chaindata.TraceSelfDestruct {
+		// What an old tracer leaves out is kept out (counted), not
+		// guessed, and the frame is kept: one such answer must not hold
+		// the chain for ever.
+		if t.From, err = o.optHexBytes("from", addressLen); err != nil {
+			return nil, err
+		} else if t.From == "" {
+			w.kept.add(IncompleteSelfDestructFrom)
+		}
+		if !o.has("to") {
+			w.kept.add(IncompleteSelfDestructTo)
+		}
+		if !o.has("value") {
+			w.kept.add(IncompleteSelfDestructValue)
+		}
+	} else if t.From, err = o.hexBytes("from", addressLen); err != nil {
 		return nil, err
 	}
 	if t.To, err = o.optHexBytes("to", addressLen); err != nil {

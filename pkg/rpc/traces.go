@@ -292,7 +292,11 @@ func (e *Ethereum) traceResult(ctx context.Context, mode TraceMode, data *chaind
 		traces, err = d.decodeParityTraces(data, raw)
 	} else {
 		var failed string
-		traces, failed, err = d.decodeCallTraces(data, raw)
+		var kept Incomplete
+		traces, failed, kept, err = d.decodeCallTraces(data, raw)
+		for reason, n := range kept {
+			e.metrics.incomplete(e.cfg.ChainID, e.cfg.EndpointName, method, reason, n)
+		}
 		if failed != "" {
 			// The node could not trace a transaction (its own timeout):
 			// another try may succeed.
