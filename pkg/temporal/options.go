@@ -167,7 +167,7 @@ func (o Options) indexBlockStart(height uint64, priorityKey int, mode string, re
 	return client.StartWorkflowOptions{
 		ID:                                       IndexBlockID(o.ChainID, height),
 		TaskQueue:                                IndexQueue(o.ChainID),
-		WorkflowTaskTimeout:                      LiveTaskTimeout,
+		WorkflowTaskTimeout:                      ShortTaskTimeout,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:                    reuse,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
@@ -227,6 +227,7 @@ func (o Options) SchedulerStart(owned chaindata.HeightRange, mode string) client
 	return client.StartWorkflowOptions{
 		ID:                                       SchedulerID(o.ChainID),
 		TaskQueue:                                AdminQueue(o.ChainID),
+		WorkflowTaskTimeout:                      ShortTaskTimeout,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
@@ -275,17 +276,20 @@ func (o Options) HeadScanSchedule(every time.Duration, mode string, arg any) Per
 	p := o.ScanSchedule(HeadScanScheduleID(o.ChainID), HeadScanWorkflowID(o.ChainID), HeadScanWorkflow, "head scan", every, mode, arg)
 	// The Schedule skips while a run is under way: a task lost with its
 	// worker would hold every live height for the server's 10 s.
-	p.TaskTimeout = LiveTaskTimeout
+	p.TaskTimeout = ShortTaskTimeout
 	return p
 }
 
-// LiveTaskTimeout is the workflow task timeout of the live path's
-// workflows (HeadScan, IndexBlock): how long a workflow task handed to a
-// worker that died or stopped answering (a frozen process still holds its
-// polls, so the server hands it tasks) waits before another worker gets
-// it. Their tasks are short; a local activity longer than that keeps its
-// task alive (the SDK renews it at 80 % of the timeout).
-const LiveTaskTimeout = 4 * time.Second
+// ShortTaskTimeout is the workflow task timeout of the live path's
+// workflows (HeadScan, IndexBlock) and of the Scheduler: how long a
+// workflow task handed to a worker that died or stopped answering (a
+// frozen process still holds its polls, so the server hands it tasks)
+// waits before another worker gets it. Their tasks are short; a local
+// activity longer than that keeps its task alive, the SDK completing the
+// task at 80 % of the timeout and going on in the next, which is also
+// when a query waiting on the workflow (the Scheduler's progress) can be
+// answered: after ~3 s rather than ~8.
+const ShortTaskTimeout = 4 * time.Second
 
 // GapScanSchedule is the Schedule that runs the chain's GapScan every
 // `every` with input arg (mode: types.IndexMode gap).

@@ -141,9 +141,10 @@ func TestLocalActivityOptionsMatchSeed(t *testing.T) {
 // gone: a height's run and each HeadScan run.
 func TestLiveWorkflowTasksTimeOutSoon(t *testing.T) {
 	o := temporal.NewOptions("eth", time.Minute)
-	require.Equal(t, temporal.LiveTaskTimeout, o.IndexBlockStart(7, 1, "live").WorkflowTaskTimeout)
-	require.Equal(t, temporal.LiveTaskTimeout, o.HeadScanSchedule(time.Second, "direct", nil).TaskTimeout)
-	require.Less(t, temporal.LiveTaskTimeout, 10*time.Second, "below the server's default")
+	require.Equal(t, temporal.ShortTaskTimeout, o.IndexBlockStart(7, 1, "live").WorkflowTaskTimeout)
+	require.Equal(t, temporal.ShortTaskTimeout, o.HeadScanSchedule(time.Second, "direct", nil).TaskTimeout)
+	require.Equal(t, temporal.ShortTaskTimeout, o.SchedulerStart(chaindata.HeightRange{From: 1, To: 9}, "scheduler").WorkflowTaskTimeout, "its progress query waits less")
+	require.Less(t, temporal.ShortTaskTimeout, 10*time.Second, "below the server's default")
 }
 
 func TestIndexActivityTakesTheTimeoutGiven(t *testing.T) {

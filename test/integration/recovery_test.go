@@ -205,14 +205,34 @@ func lostMidHeight(t *testing.T, chainID string, sig syscall.Signal) {
 	tookOver := time.Since(lost)
 	head := nodeHead(t, node.HTTPURL)
 	// Later heights too: a frozen worker still holds its polls, so the
-	// server hands it workflow tasks, each lost for LiveTaskTimeout; how
+	// server hands it workflow tasks, each lost for ShortTaskTimeout; how
 	// long the head takes is logged (docs/performance.md, "Recovery").
 	waitIndexed(t, store, chainID, head, 2*time.Minute)
 	backAtHead := time.Since(lost)
 	t.Logf("after %s: height %d indexed in %.1f s; the watermark at the head it saw then (%d) in %.1f s",
 		sig, held, tookOver.Seconds(), head, backAtHead.Seconds())
 	logHistory(t, temporal.IndexBlockID(chainID, held), lost)
+	logRuns(t, chainID, held, head, lost)
 	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
+}
+
+// logRuns logs when each height's workflow started and closed, from the
+// loss, and which attempt indexed it.
+func logRuns(t *testing.T, chainID string, from, to uint64, since time.Time) {
+	t.Helper()
+	var b strings.Builder
+	for h := from; h <= to; h++ {
+		d, err := temporalClient(t).DescribeWorkflowExecution(context.Background(), temporal.IndexBlockID(chainID, h), "")
+		if err != nil {
+			fmt.Fprintf(&b, "\n  height %d: %v", h, err)
+			continue
+		}
+		info := d.GetWorkflowExecutionInfo()
+		fmt.Fprintf(&b, "\n  height %d: started %+6.1f s, closed %+6.1f s (%s), %d history events", h,
+			info.GetStartTime().AsTime().Sub(since).Seconds(), info.GetCloseTime().AsTime().Sub(since).Seconds(),
+			info.GetStatus(), info.GetHistoryLength())
+	}
+	t.Logf("heights %d-%d, from the loss:%s", from, to, b.String())
 }
 
 // logHistory logs the events of a workflow's latest run with their time

@@ -123,6 +123,7 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 		// in Temporal's store, and each subscription and the stream's
 		// appender heartbeat on every look.
 		MaxHeartbeatThrottleInterval: 5 * time.Second,
+		StickyScheduleToStartTimeout: liveStickyTimeout,
 	}))
 	index := worker.New(p.tc, temporal.IndexQueue(id), pollers(t, worker.Options{
 		MaxConcurrentActivityExecutionSize: ch.Index.WorkerConcurrency,
@@ -133,6 +134,7 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 		// timeout, which would leave a live attempt one second of a
 		// loaded server's slack before it counts as lost: a quarter.
 		MaxHeartbeatThrottleInterval: temporal.HeartbeatPeriod(ch.Index.HeartbeatTimeout),
+		StickyScheduleToStartTimeout: liveStickyTimeout,
 	}))
 	// Range activities (the backlog) have a queue and slots of their own:
 	// however many run, a live block's IndexBlock activity on the index
@@ -172,6 +174,14 @@ func (p *process) startChain(ctx context.Context, id string, ch config.Chain, fi
 		zap.String("range_queue", temporal.RangeQueue(id)), zap.Bool("poller_autoscaling", t.PollerAutoscaling))
 	return r, nil
 }
+
+// liveStickyTimeout is how long a workflow task waits on the sticky queue
+// of the worker that ran the workflow's last task before any worker may
+// take it (the SDK's default is 5 s). A worker that died or froze leaves
+// the next task of every workflow it had cached there: for a height,
+// that is the task that ends its run, after the write. A short history
+// (a height's, a scan's) costs another worker little to replay.
+const liveStickyTimeout = 2 * time.Second
 
 // startPush connects to the chain's push endpoint and runs its follower
 // (nothing without push.endpoint, or when it runs already).

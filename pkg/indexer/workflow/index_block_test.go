@@ -2,6 +2,7 @@ package workflow_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/mock"
@@ -36,4 +37,21 @@ func TestIndexBlock(t *testing.T) {
 		}
 		env.AssertExpectations(t)
 	}
+}
+
+// A check that keeps failing (the database down for longer than the local
+// activity's retries) does not fail the run: the height is indexed by the
+// activity, whose retries have no end, so no height is left to no one.
+func TestIndexBlockIndexesWhenItsCheckFails(t *testing.T) {
+	env := newEnv(newWorkflows(chainConfig(nil)), t0)
+	in := types.IndexBlockInput{ChainID: chainID, Height: 43}
+	env.OnActivity(acts.IsIndexed, mock.Anything, in).Return(false, errors.New("dial tcp 127.0.0.1:9000: connect: connection refused"))
+	env.OnActivity(acts.IndexBlock, mock.Anything, in).Return(types.IndexBlockResult{Hash: "0xdef", TxCount: 1}, nil).Once()
+	env.ExecuteWorkflow(temporal.IndexBlockWorkflow, in)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res types.IndexBlockResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, types.IndexBlockResult{Hash: "0xdef", TxCount: 1}, res)
+	env.AssertExpectations(t)
 }
