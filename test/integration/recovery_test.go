@@ -152,7 +152,9 @@ func TestAWorkerLostMidHeightIsTakenOverInSeconds(t *testing.T) {
 		name   string
 		signal syscall.Signal
 	}{{"SIGKILL", syscall.SIGKILL}, {"SIGSTOP", syscall.SIGSTOP}} {
-		t.Run(tc.name, func(t *testing.T) { lostMidHeight(t, "it-lost-"+map[syscall.Signal]string{syscall.SIGKILL: "kill", syscall.SIGSTOP: "stop"}[tc.signal], tc.signal) })
+		t.Run(tc.name, func(t *testing.T) {
+			lostMidHeight(t, "it-lost-"+map[syscall.Signal]string{syscall.SIGKILL: "kill", syscall.SIGSTOP: "stop"}[tc.signal], tc.signal)
+		})
 	}
 }
 
