@@ -149,12 +149,10 @@ func (h *holdOnce) take(worker int, body []byte) bool {
 // here, as by default), decides. Nothing is lost or stored twice.
 func TestAWorkerLostMidHeightIsTakenOverInSeconds(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		signal syscall.Signal
-	}{{"SIGKILL", syscall.SIGKILL}, {"SIGSTOP", syscall.SIGSTOP}} {
-		t.Run(tc.name, func(t *testing.T) {
-			lostMidHeight(t, "it-lost-"+map[syscall.Signal]string{syscall.SIGKILL: "kill", syscall.SIGSTOP: "stop"}[tc.signal], tc.signal)
-		})
+		name, chainID string
+		signal        syscall.Signal
+	}{{"SIGKILL", "it-lost-kill", syscall.SIGKILL}, {"SIGSTOP", "it-lost-stop", syscall.SIGSTOP}} {
+		t.Run(tc.name, func(t *testing.T) { lostMidHeight(t, tc.chainID, tc.signal) })
 	}
 }
 
