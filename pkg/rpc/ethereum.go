@@ -247,6 +247,7 @@ func (e *Ethereum) BlockByHeight(ctx context.Context, height uint64) (*chaindata
 	if err != nil {
 		return nil, e.fail(method, err)
 	}
+	e.countKeptTxs(method, data)
 	return data, nil
 }
 
@@ -285,6 +286,7 @@ func (e *Ethereum) blockReceipts(ctx context.Context, data *chaindata.BlockData)
 	if err := (decoder{method: method, endpoint: e.cfg.EndpointName, height: height}).decodeReceipts(data, raw); err != nil {
 		return e.fail(method, err)
 	}
+	e.countKeptReceipts(method, data)
 	return nil
 }
 
@@ -317,6 +319,7 @@ func (e *Ethereum) txReceipts(ctx context.Context, data *chaindata.BlockData) er
 	if err := (decoder{method: method, endpoint: e.cfg.EndpointName, height: height}).applyReceipts(data, receipts); err != nil {
 		return e.fail(method, err)
 	}
+	e.countKeptReceipts(method, data)
 	return nil
 }
 

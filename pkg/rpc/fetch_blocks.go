@@ -308,6 +308,7 @@ func (e *Ethereum) blockResult(ctx context.Context, height uint64, raw json.RawM
 	if err != nil {
 		return nil, nil, e.fail(method, err)
 	}
+	e.countKeptTxs(method, data)
 	return data, nil, nil
 }
 
@@ -330,6 +331,7 @@ func (e *Ethereum) receiptsResult(ctx context.Context, data *chaindata.BlockData
 	if err := (decoder{method: method, endpoint: e.cfg.EndpointName, height: height, known: known}).decodeReceipts(data, raw); err != nil {
 		return nil, e.fail(method, err)
 	}
+	e.countKeptReceipts(method, data)
 	return nil, nil
 }
 

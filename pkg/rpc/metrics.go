@@ -60,7 +60,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"chain_id", "endpoint"}),
 		kept: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rpc_answers_incomplete_total",
-			Help: "Parts of answers kept although a field was missing (an older client's shape), by reason: the height is indexed with what the answer had.",
+			Help: "Parts of answers kept although incomplete or unknown (an older client's shape, a transaction type without columns), by reason: the height is indexed with what the answer had.",
 		}, []string{"chain_id", "endpoint", "method", "reason"}),
 	}
 	if reg != nil {
