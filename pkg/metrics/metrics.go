@@ -23,6 +23,11 @@ type Metrics struct {
 	// heights, because Temporal's attempt count outlives worker restarts
 	// while a process's gauge would not.
 	PoisonedAttempts *prometheus.CounterVec
+	// PoisonedHeight names each poisoned height this process is retrying:
+	// its attempt count, with the stage and, for a fetch, the endpoint,
+	// method and answer field at fault as labels (few series: a height
+	// has one while it keeps failing, and loses it once indexed).
+	PoisonedHeight *prometheus.GaugeVec
 	// UnconfirmedHeads counts heads a node reported that it could not show
 	// a block for (a phantom head); they are not acted on.
 	UnconfirmedHeads *prometheus.CounterVec
@@ -117,6 +122,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "indexer_poisoned_attempts_total",
 			Help: "Failed indexing attempts of heights that had failed 10 or more times; alert on any increase. They keep being retried.",
 		}, chain),
+		PoisonedHeight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "indexer_poisoned_height",
+			Help: "Heights that failed 10 or more attempts and are still retried by this process: the attempt count, by height, stage (fetch or write), error type, and for a fetch the endpoint, method and answer field at fault. Removed once the height is indexed.",
+		}, []string{"chain_id", "height", "stage", "type", "endpoint", "method", "field"}),
 		UnconfirmedHeads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "indexer_unconfirmed_heads_total",
 			Help: "Heads a node reported without having a block at that height (a phantom head); the scans went on with the last confirmed head.",
@@ -198,7 +207,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, chain),
 	}
 	reg.MustRegister(m.Watermark, m.Head, m.BlocksIndexed, m.TxsIndexed, m.LogsIndexed,
-		m.IndexDuration, m.IndexErrors, m.PoisonedAttempts, m.UnconfirmedHeads, m.NotProduced, m.ChainHalted, m.DeepReorgs, m.Reorgs, m.ReorgDepth,
+		m.IndexDuration, m.IndexErrors, m.PoisonedAttempts, m.PoisonedHeight, m.UnconfirmedHeads, m.NotProduced, m.ChainHalted, m.DeepReorgs, m.Reorgs, m.ReorgDepth,
 		m.HeightsIndexed, m.RangeDuration, m.RangeHandoffs, m.SchedulerScheduled, m.SchedulerBatchDuration,
 		m.SchedulerActive, m.HeadScanMode, m.HeadScanPending, m.WatermarkStalled, m.BlocksByPriority,
 		m.DuplicateDeliveries, m.PushHeadHeight, m.PushHealthy)

@@ -60,6 +60,9 @@ func Render(w io.Writer, chains []Report, profile termenv.Profile) {
 		if tr := c.Traces; tr != nil {
 			t.AppendRow(table.Row{"  traces backfill", "", "", "", bar.ViewAs(tr.Fraction()), tr.describe(), "", "", ""})
 		}
+		if h := c.Held; h != nil {
+			t.AppendRow(table.Row{"  watermark", "", "", "", h.describe(), "", "", "", ""})
+		}
 		for _, e := range c.Errors {
 			t.AppendRow(table.Row{"  error", "", "", "", e, "", "", "", ""})
 		}

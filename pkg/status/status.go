@@ -34,7 +34,9 @@ type Report struct {
 	// Scheduler is set while a catch-up runs.
 	Scheduler *Scheduler `json:"scheduler,omitempty"`
 	// Traces is set for a chain that traces: its traces backfill.
-	Traces *Traces  `json:"traces_backfill,omitempty"`
+	Traces *Traces `json:"traces_backfill,omitempty"`
+	// Held is set while the height above the watermark keeps failing.
+	Held   *Held    `json:"held,omitempty"`
 	Errors []string `json:"errors,omitempty"`
 }
 
@@ -133,6 +135,13 @@ func collectOne(ctx context.Context, src Sources, w Want) Report {
 		c.Lag = head + 1 - next
 	}
 	c.LagSeconds = float64(c.Lag) * w.BlockTime.Seconds()
+	if src.Temporal != nil && head >= next {
+		h, err := held(ctx, src.Temporal, w.ChainID, next)
+		if err != nil {
+			fail("held height", err)
+		}
+		c.Held = h
+	}
 	sched, err := scheduler(ctx, src, w.ChainID)
 	if err != nil {
 		fail("scheduler", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
+	"github.com/tideline-dev/tideline/pkg/status"
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
@@ -215,6 +216,24 @@ func TestRangePoisonedHeightGetsItsOwnWorkflow(t *testing.T) {
 		return false, fmt.Sprintf("%d pending activities", len(d.GetPendingActivities()))
 	})
 	require.Positive(t, proxy.poisoned.Load())
+
+	// `indexer status` names it, from Temporal's record of the attempt:
+	// the watermark waits below it, the field and endpoint at fault.
+	rep := status.Collect(context.Background(), status.Sources{
+		Head:      func(context.Context, string) (uint64, error) { return head, nil },
+		Watermark: store.Progress.Watermark,
+		Temporal:  tc,
+	}, []status.Want{{ChainID: chainID}})[0]
+	require.Empty(t, rep.Errors)
+	require.Equal(t, uint64(poisoned-1), rep.Watermark)
+	require.NotNil(t, rep.Held, "status shows the height that holds the watermark")
+	require.Equal(t, uint64(poisoned), rep.Held.Height)
+	require.GreaterOrEqual(t, rep.Held.Attempt, int32(2))
+	f := rep.Held.Failure
+	require.Equal(t, temporal.HeightFailure{Stage: "fetch", Type: activity.ErrTypeMalformedResponse, Endpoint: f.Endpoint,
+		Method: "eth_getBlockByNumber", Field: "hash", Reason: f.Reason}, f)
+	require.NotEmpty(t, f.Endpoint)
+	require.NotEmpty(t, f.Reason)
 	proxy.healed.Store(true)
 	waitIndexed(t, store, chainID, head, 2*time.Minute)
 	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)

@@ -85,6 +85,8 @@ type Activities struct {
 	rowsPerHeight rowsEstimate
 	// stall is the watermark as this process's scans saw it (stall.go).
 	stall stallWatch
+	// poisoned are the heights this process names as poisoned (poisoned.go).
+	poisoned poisonedHeights
 }
 
 // logger returns the activity logger with the chain named.

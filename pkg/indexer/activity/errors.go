@@ -6,6 +6,7 @@ import (
 	sdktemporal "go.temporal.io/sdk/temporal"
 
 	"github.com/tideline-dev/tideline/pkg/rpc"
+	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
 // Application error types of IndexBlock failures. Temporal keeps the type
@@ -19,25 +20,45 @@ const (
 	ErrTypeStorage           = "StorageError"
 )
 
-// fetchFailure types a failed fetch for Temporal, keeping the cause.
-func fetchFailure(msg string, err error) error {
-	var malformed *rpc.MalformedError
-	switch {
-	case errors.As(err, &malformed):
-		return sdktemporal.NewApplicationErrorWithCause(msg, ErrTypeMalformedResponse, err)
-	case errors.Is(err, rpc.ErrBlockNotFound):
-		return sdktemporal.NewApplicationErrorWithCause(msg, ErrTypeBlockNotFound, err)
-	default:
-		return sdktemporal.NewApplicationErrorWithCause(msg, ErrTypeRPC, err)
-	}
-}
+// fetchFailure types a failed fetch for Temporal, keeping the cause and,
+// as the failure's details, what the node's answer got wrong.
+func fetchFailure(msg string, err error) error { return failure(msg, fetchDetail(err), err) }
 
 // writeFailure types a failed write for Temporal, keeping the cause.
-func writeFailure(msg string, err error) error {
-	if isHeld(err) {
-		return sdktemporal.NewApplicationErrorWithCause(msg, ErrTypeChainHalted, err)
+func writeFailure(msg string, err error) error { return failure(msg, writeDetail(err), err) }
+
+// fetchDetail names what failed in a fetch: the endpoint and method, and
+// for a malformed answer the field and why.
+func fetchDetail(err error) temporal.HeightFailure {
+	d := temporal.HeightFailure{Stage: stageFetch, Type: ErrTypeRPC}
+	var (
+		malformed *rpc.MalformedError
+		transient *rpc.TransientError
+		request   *rpc.RequestError
+	)
+	switch {
+	case errors.As(err, &malformed):
+		d.Type, d.Endpoint, d.Method, d.Field, d.Reason = ErrTypeMalformedResponse, malformed.Endpoint, malformed.Method, malformed.Field, malformed.Reason
+	case errors.Is(err, rpc.ErrBlockNotFound):
+		d.Type = ErrTypeBlockNotFound
+	case errors.As(err, &transient):
+		d.Endpoint, d.Method = transient.Endpoint, transient.Method
+	case errors.As(err, &request):
+		d.Endpoint, d.Method = request.Endpoint, request.Method
 	}
-	return sdktemporal.NewApplicationErrorWithCause(msg, ErrTypeStorage, err)
+	return d
+}
+
+func writeDetail(err error) temporal.HeightFailure {
+	d := temporal.HeightFailure{Stage: stageWrite, Type: ErrTypeStorage}
+	if isHeld(err) {
+		d.Type = ErrTypeChainHalted
+	}
+	return d
+}
+
+func failure(msg string, d temporal.HeightFailure, err error) error {
+	return sdktemporal.NewApplicationErrorWithOptions(msg, d.Type, sdktemporal.ApplicationErrorOptions{Cause: err, Details: []any{d}})
 }
 
 // Stages of a failed write, for the index errors metric and the error type.

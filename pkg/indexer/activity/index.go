@@ -35,10 +35,8 @@ func (a *Activities) IsIndexed(ctx context.Context, in types.IndexBlockInput) (b
 	return ok, nil
 }
 
-// poisonAttempts is the attempt from which a height counts as poisoned: at
-// the activity's backoff (1 s doubling to 1 min) that is about five minutes
-// of failures, long past any transient outage of a node or the database.
-const poisonAttempts = 10
+// poisonAttempts: see temporal.PoisonAttempts and poisoned.go.
+const poisonAttempts = temporal.PoisonAttempts
 
 // IndexBlock fetches one height (header, transactions, receipts, logs) and
 // writes it. Fetch and write are one activity so that the block's data
@@ -63,11 +61,15 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 		})
 		defer stop()
 	}
-	fail := func(stage string, err error, typed func(string, error) error) error {
+	fail := func(stage string, err error, typed func(string, error) error, detail func(error) temporal.HeightFailure) error {
 		a.Metrics.IndexErrors.WithLabelValues(id, stage).Inc()
 		if attempt >= poisonAttempts {
+			d := detail(err)
 			a.Metrics.PoisonedAttempts.WithLabelValues(id).Inc()
-			log.Error("height keeps failing; still retrying, other heights go on", zap.String("stage", stage), zap.Error(err))
+			a.markPoisoned(in.Height, attempt, d)
+			log.Error("height keeps failing; still retrying at the backoff's ceiling, other heights go on, the watermark waits below it",
+				zap.String("stage", stage), zap.String("type", d.Type), zap.String("endpoint", d.Endpoint),
+				zap.String("method", d.Method), zap.String("field", d.Field), zap.Error(err))
 		} else {
 			log.Warn(stage+" failed; will retry", zap.Error(err))
 		}
@@ -83,11 +85,12 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 					zap.Uint64("node_head", head))
 				return types.IndexBlockResult{NotProduced: true}, nil
 			}
-			return types.IndexBlockResult{}, fail(stageFetch, se.err, fetchFailure)
+			return types.IndexBlockResult{}, fail(stageFetch, se.err, fetchFailure, fetchDetail)
 		}
-		return types.IndexBlockResult{}, fail(stageWrite, err, writeFailure)
+		return types.IndexBlockResult{}, fail(stageWrite, err, writeFailure, writeDetail)
 	}
 	if attempt > poisonAttempts {
+		a.clearPoisonedHeight(in.Height)
 		log.Info("poisoned height indexed at last")
 	}
 	return res, nil
