@@ -104,6 +104,11 @@ var recordedHistories = []string{
 	"streamappend-appended-pre-job-packages",
 	"tokenmeta-asked-pre-job-packages",
 	"webhook-delivered-removed-pre-job-packages",
+	"scheduler-continue-as-new-pre-scheduler-start-activity",
+	"scheduler-finish-pre-scheduler-start-activity",
+	"scheduler-pause-resume-pre-scheduler-start-activity",
+	"scheduler-ranges-pre-scheduler-start-activity",
+	"scheduler-pause-midrun-pre-scheduler-start-activity",
 }
 
 // Every recorded history replays on today's workflows without a

@@ -19,10 +19,12 @@ const drainChange = "scheduler-drain"
 // recorded before it schedules one workflow per height for its whole life.
 const indexRangeChange = "index-range"
 
-// The Scheduler's activities (files in pkg/indexer/activity), all local
-// and retried until they succeed (untilDone): StartIndex (start.go) per
-// batch of single heights, StartRange (start.go) per range, CountIndexed
-// (gaps.go) for the in-flight window.
+// The Scheduler's activities (files in pkg/indexer/activity), retried
+// until they succeed (untilDone, startUnit): StartIndex (start.go) per
+// batch of single heights and StartRange (start.go) per range, regular
+// activities on the admin queue (local before scheduler_starts.go);
+// CountIndexed (gaps.go) for the in-flight window and HeadHeight for the
+// head check, local.
 
 // Scheduler catches a chain up over a large backlog. It walks its ranges
 // from the newest height down, which serves the seed's buckets in order
@@ -78,6 +80,10 @@ type schedulerRun struct {
 	knownHead   uint64
 	headKnown   bool
 	nextHeadAsk time.Time
+
+	// Starts as regular activities (scheduler_starts.go): on unless the
+	// run was recorded before it.
+	startsAsActivities bool
 }
 
 func newSchedulerRun(ctx workflow.Context, c ChainSetup, in types.SchedulerInput) *schedulerRun {
@@ -90,6 +96,7 @@ func newSchedulerRun(ctx workflow.Context, c ChainSetup, in types.SchedulerInput
 		began:     workflow.Now(ctx),
 		checkHead: workflow.GetVersion(ctx, shrinkChange, workflow.DefaultVersion, 1) == 1,
 	}
+	s.startsAsActivities = workflow.GetVersion(ctx, startActivityChange, workflow.DefaultVersion, 1) == 1
 	first := s.state.Buckets == nil
 	if first {
 		s.state.Owned = chaindata.Span(s.remaining)
@@ -191,12 +198,12 @@ func (s *schedulerRun) run(ctx workflow.Context) (types.SchedulerResult, error) 
 		starts := cfg.BatchSize // the seed's pace: a batch costs its full size
 		if isRange {
 			starts = 1
-			err = s.untilDone(ctx, lctx, nil, a.StartRange, types.StartRangeInput{
+			err = s.startUnit(ctx, lctx, nil, a.StartRange, types.StartRangeInput{
 				ChainID: s.chainID, Range: batch, Level: level,
 			})
 		} else {
 			var r types.StartIndexResult
-			err = s.untilDone(ctx, lctx, &r, a.StartIndex, types.StartIndexInput{
+			err = s.startUnit(ctx, lctx, &r, a.StartIndex, types.StartIndexInput{
 				ChainID: s.chainID, Heights: batch.Descending(), Level: level, SkipIndexed: true,
 				Mode: types.IndexModeScheduler,
 			})
@@ -361,11 +368,17 @@ const outageRetry = 5 * time.Second
 // database or the frontend pauses the catch-up instead of failing it, and
 // since a batch leaves `remaining` only once started, nothing is skipped.
 func (s *schedulerRun) untilDone(ctx, lctx workflow.Context, out any, fn any, arg any) error {
-	// Rounds of the local activity's bounded policy (retry.local, shared
-	// with the scans, which may give up): the scheduler may not. Workflow
-	// code, replay-tested: left as it is.
+	return s.retryOutage(ctx, func() error { return workflow.ExecuteLocalActivity(lctx, fn, arg).Get(lctx, out) })
+}
+
+// retryOutage runs step until it succeeds, pausing outageRetry between
+// rounds of its activity's bounded policy (retry.local or retry.admin,
+// shared with the scans, which may give up): the scheduler may not.
+// Workflow code, replay-tested: the commands are those untilDone always
+// gave.
+func (s *schedulerRun) retryOutage(ctx workflow.Context, step func() error) error {
 	for {
-		err := workflow.ExecuteLocalActivity(lctx, fn, arg).Get(lctx, out)
+		err := step()
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
