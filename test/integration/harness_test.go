@@ -54,6 +54,10 @@ func runMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	stack.dir = dir
+	var rate float64
+	boxScale, rate = measureBoxScale()
+	fmt.Fprintf(os.Stderr, "integration: bounds scaled by %.2f (parallel hash rate %.2f GB/s, reference %.2f)\n",
+		boxScale, rate/1e9, referenceHashRate/1e9)
 	stack.temporal, err = localstack.StartTemporal(filepath.Join(dir, "temporal"), localstack.TemporalOptions{
 		NoUI: true, SearchAttributes: temporal.SearchAttributeSpecs(),
 	})
@@ -262,9 +266,11 @@ func nodeClient(t testing.TB, url string) *gethrpc.Client {
 }
 
 // waitFor polls cond until it holds or the deadline passes; polling a
-// condition, not sleeping a guessed time.
+// condition, not sleeping a guessed time. The bound is scaled to the box
+// (pace_test.go).
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
+	timeout = scaled(timeout)
 	deadline := time.Now().Add(timeout)
 	var last string
 	for time.Now().Before(deadline) {
