@@ -61,10 +61,12 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 		})
 		defer stop()
 	}
-	fail := func(stage string, err error, typed func(string, error) error, detail func(error) temporal.HeightFailure) error {
+	// fail counts and logs a failed attempt and types it for Temporal,
+	// with d (what failed where) as the failure's details.
+	fail := func(err error, d temporal.HeightFailure) error {
+		stage := d.Stage
 		a.Metrics.IndexErrors.WithLabelValues(id, stage).Inc()
 		if attempt >= poisonAttempts {
-			d := detail(err)
 			a.Metrics.PoisonedAttempts.WithLabelValues(id).Inc()
 			a.markPoisoned(in.Height, attempt, d)
 			log.Error("height keeps failing; still retrying at the backoff's ceiling, other heights go on, the watermark waits below it",
@@ -73,7 +75,7 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 		} else {
 			log.Warn(stage+" failed; will retry", zap.Error(err))
 		}
-		return typed(fmt.Sprintf("chain %s height %d: %s: %v", id, in.Height, stage, err), err)
+		return failure(fmt.Sprintf("chain %s height %d: %s: %v", id, in.Height, stage, err), d, err)
 	}
 	res, err := a.deliver(ctx, in.Height, in.Mode, log)
 	if err != nil {
@@ -85,9 +87,9 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 					zap.Uint64("node_head", head))
 				return types.IndexBlockResult{NotProduced: true}, nil
 			}
-			return types.IndexBlockResult{}, fail(stageFetch, se.err, fetchFailure, fetchDetail)
+			return types.IndexBlockResult{}, fail(se.err, fetchDetail(se.err))
 		}
-		return types.IndexBlockResult{}, fail(stageWrite, err, writeFailure, writeDetail)
+		return types.IndexBlockResult{}, fail(err, writeDetail(err))
 	}
 	if attempt > poisonAttempts {
 		a.clearPoisonedHeight(in.Height)
