@@ -125,6 +125,10 @@ func TestTwoWorkersIndexEachHeadOnce(t *testing.T) {
 		a, b := readPushMetrics(t, addrs[0], chainID), readPushMetrics(t, addrs[1], chainID)
 		return a.Healthy == 1 && b.Healthy == 1, fmt.Sprintf("%+v / %+v", a, b)
 	})
+	// Heights the node had before both followers were healthy may have
+	// been started by pull: a HeadScan reads its own process's follower,
+	// which may not have delivered a head yet. The live claims start above.
+	healthyAt := nodeHead(t, node.HTTPURL)
 
 	// The backlog went to one scheduler; everything above it is live.
 	var sched []listed
@@ -155,9 +159,10 @@ func TestTwoWorkersIndexEachHeadOnce(t *testing.T) {
 	// reads by asking for that block (the phantom-head check), whichever
 	// worker runs it: at most one more fetch of a height per scan run.
 	scans := listWorkflows(t, fmt.Sprintf("ChainID = '%s' AND WorkflowType IN ('HeadScan', 'GapScan')", chainID))
-	runs := indexRuns(t, chainID, owned+1, head)
+	from := max(owned, healthyAt) + 1
+	runs := indexRuns(t, chainID, from, head)
 	var blockFetches, receiptFetches, others int
-	for h := owned + 1; h <= head; h++ {
+	for h := from; h <= head; h++ {
 		live, n := liveRun(t, runs[h])
 		require.NotNil(t, live, "height %d has no IndexBlock run started live: %+v", h, runs[h])
 		others += n
@@ -168,7 +173,7 @@ func TestTwoWorkersIndexEachHeadOnce(t *testing.T) {
 		blockFetches += b
 		receiptFetches += r
 	}
-	n := int(head - owned)
+	n := int(head - from + 1)
 	var pushDups, pullDups float64
 	for _, addr := range addrs {
 		m := readPushMetrics(t, addr, chainID)
@@ -177,9 +182,15 @@ func TestTwoWorkersIndexEachHeadOnce(t *testing.T) {
 		pullDups += m.DupPull
 	}
 	t.Logf("%d live heights (%d..%d): %d block fetches, %d receipt fetches in total; %d scan runs; %d other runs of live heights; push duplicates %v, pull duplicates %v",
-		n, owned+1, head, blockFetches, receiptFetches, len(scans), others, pushDups, pullDups)
+		n, from, head, blockFetches, receiptFetches, len(scans), others, pushDups, pullDups)
 	require.LessOrEqual(t, others, len(scans), "at most one extra (pull's, ended at once) run per scan run")
-	require.LessOrEqual(t, blockFetches, n+len(scans), "each live height fetched once (plus scans' head checks), not once per worker")
+	// Besides its IndexBlock's fetch and the scans' head checks, a live
+	// height may be read again by the reorg check of the height above it
+	// when that one is written first (two workers write in parallel; the
+	// check anchors it to the highest stored block below). So the bound is
+	// the claim itself: fewer fetches than one per worker and height. The
+	// receipts, which only IndexBlock asks for, are at most once each.
+	require.Less(t, blockFetches, 2*n, "each live height fetched once (plus head checks and anchors), not once per worker")
 	require.Positive(t, receiptFetches)
 	require.GreaterOrEqual(t, pushDups, float64(n-2), "the second follower's start of each head was refused, and counted")
 	for _, addr := range addrs {
