@@ -25,27 +25,24 @@ func knownTxType(t uint64) bool { return t <= 4 || t == 0x7e }
 
 // countKeptTxs counts a decoded block's transactions of unknown types.
 func (e *Ethereum) countKeptTxs(method string, data *chaindata.BlockData) {
-	n := 0
-	for i := range data.Transactions {
-		if !knownTxType(data.Transactions[i].Type) {
-			n++
-		}
-	}
-	if n > 0 {
-		e.metrics.incomplete(e.cfg.ChainID, e.cfg.EndpointName, method, IncompleteTxTypeUnknown, n)
-	}
+	e.countKept(method, IncompleteTxTypeUnknown, data, func(tx *chaindata.Transaction) bool { return !knownTxType(tx.Type) })
 }
 
 // countKeptReceipts counts a block's receipts without a status, once they
 // are applied.
 func (e *Ethereum) countKeptReceipts(method string, data *chaindata.BlockData) {
+	e.countKept(method, IncompleteReceiptWithoutStatus, data, func(tx *chaindata.Transaction) bool { return tx.Status == chaindata.StatusUnknown })
+}
+
+// countKept counts the block's transactions that kept counts under reason.
+func (e *Ethereum) countKept(method, reason string, data *chaindata.BlockData, kept func(*chaindata.Transaction) bool) {
 	n := 0
 	for i := range data.Transactions {
-		if data.Transactions[i].Status == chaindata.StatusUnknown {
+		if kept(&data.Transactions[i]) {
 			n++
 		}
 	}
 	if n > 0 {
-		e.metrics.incomplete(e.cfg.ChainID, e.cfg.EndpointName, method, IncompleteReceiptWithoutStatus, n)
+		e.metrics.incomplete(e.cfg.ChainID, e.cfg.EndpointName, method, reason, n)
 	}
 }

@@ -2,12 +2,9 @@ package status
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
@@ -36,17 +33,9 @@ type Held struct {
 // held reads the height's IndexBlock run: nil when it does not run, or
 // runs without a failed attempt yet.
 func held(ctx context.Context, tc client.Client, chainID string, height uint64) (*Held, error) {
-	id := temporal.IndexBlockID(chainID, height)
-	desc, err := tc.DescribeWorkflowExecution(ctx, id, "")
-	var notFound *serviceerror.NotFound
-	switch {
-	case errors.As(err, &notFound):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("describe %s: %w", id, err)
-	}
-	if desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		return nil, nil
+	desc, err := describeRunning(ctx, tc, temporal.IndexBlockID(chainID, height))
+	if desc == nil {
+		return nil, err
 	}
 	for _, pa := range desc.GetPendingActivities() {
 		last := pa.GetLastFailure()

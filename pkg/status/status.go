@@ -12,6 +12,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
@@ -163,18 +164,11 @@ func scheduler(ctx context.Context, src Sources, chainID string) (*Scheduler, er
 		return nil, errors.New("no Temporal client: the scheduler is not known")
 	}
 	id := temporal.SchedulerID(chainID)
-	desc, err := src.Temporal.DescribeWorkflowExecution(ctx, id, "")
-	var notFound *serviceerror.NotFound
-	switch {
-	case errors.As(err, &notFound):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("describe %s: %w", id, err)
+	desc, err := describeRunning(ctx, src.Temporal, id)
+	if desc == nil {
+		return nil, err
 	}
 	info := desc.GetWorkflowExecutionInfo()
-	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		return nil, nil
-	}
 	s := &Scheduler{}
 	if p := info.GetMemo().GetFields()[temporal.SchedulerOwnedMemo]; p != nil {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &s.Owned)
@@ -210,4 +204,21 @@ func FromProgress(p temporal.SchedulerProgress) Scheduler {
 		s.Buckets = append(s.Buckets, Bucket{Name: b.Name, Total: b.Total, Done: b.Done})
 	}
 	return s
+}
+
+// describeRunning describes the workflow id's current run: nil, and no
+// error, when there is none or it is not running.
+func describeRunning(ctx context.Context, tc client.Client, id string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	desc, err := tc.DescribeWorkflowExecution(ctx, id, "")
+	var notFound *serviceerror.NotFound
+	switch {
+	case errors.As(err, &notFound):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("describe %s: %w", id, err)
+	}
+	if desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return nil, nil
+	}
+	return desc, nil
 }

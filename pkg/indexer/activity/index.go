@@ -35,9 +35,6 @@ func (a *Activities) IsIndexed(ctx context.Context, in types.IndexBlockInput) (b
 	return ok, nil
 }
 
-// poisonAttempts: see temporal.PoisonAttempts and poisoned.go.
-const poisonAttempts = temporal.PoisonAttempts
-
 // IndexBlock fetches one height (header, transactions, receipts, logs) and
 // writes it. Fetch and write are one activity so that the block's data
 // never enters the workflow's history. An error leaves the height unmarked;
@@ -66,7 +63,7 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 	fail := func(err error, d temporal.HeightFailure) error {
 		stage := d.Stage
 		a.Metrics.IndexErrors.WithLabelValues(id, stage).Inc()
-		if attempt >= poisonAttempts {
+		if attempt >= temporal.PoisonAttempts {
 			a.Metrics.PoisonedAttempts.WithLabelValues(id).Inc()
 			a.markPoisoned(in.Height, attempt, d)
 			log.Error("height keeps failing; still retrying at the backoff's ceiling, other heights go on, the watermark waits below it",
@@ -91,7 +88,7 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 		}
 		return types.IndexBlockResult{}, fail(err, writeDetail(err))
 	}
-	if attempt > poisonAttempts {
+	if attempt > temporal.PoisonAttempts {
 		a.clearPoisonedHeight(in.Height)
 		log.Info("poisoned height indexed at last")
 	}

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.uber.org/zap"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
@@ -208,12 +209,14 @@ func TestOddAnswersAreIndexedKeptAndCounted(t *testing.T) {
 			// Counted per answer read: the write path may read a block
 			// again (a chain's first height is checked against the node
 			// once more), so each count is a multiple of one answer's.
-			got := incompleteByReason(t, reg, chainID)
-			require.Len(t, got, len(c.counted), "reasons counted: %v", got)
+			const name = "rpc_answers_incomplete_total"
+			var sum float64
 			for reason, per := range c.counted {
-				n := got[reason]
+				n := testkit.Sum(t, reg, name, map[string]string{"chain_id": chainID, "reason": reason})
 				require.True(t, n >= per && int(n)%int(per) == 0, "%s counted %v times, not a multiple of %v", reason, n, per)
+				sum += n
 			}
+			require.Equal(t, sum, testkit.Sum(t, reg, name, map[string]string{"chain_id": chainID}), "no other reason counted")
 		})
 	}
 }
@@ -227,28 +230,4 @@ func requireKeys(t *testing.T, raw []byte, keys []string, what string) {
 		require.Contains(t, obj, k, "%s's raw object", what)
 		require.NotEqual(t, "null", string(obj[k]), "%s's %s", what, k)
 	}
-}
-
-// incompleteByReason sums rpc_answers_incomplete_total of the chain by
-// reason, over endpoints and methods.
-func incompleteByReason(t *testing.T, reg *prometheus.Registry, chainID string) map[string]float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	require.NoError(t, err)
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		if mf.GetName() != "rpc_answers_incomplete_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["chain_id"] == chainID {
-				out[labels["reason"]] += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return out
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
-// A poisoned height is one whose IndexBlock attempt failed poisonAttempts
+// A poisoned height is one whose IndexBlock attempt failed temporal.PoisonAttempts
 // times or more (about five minutes of failures at the activity's backoff):
 // no outage of a node or the database lasts that long, so something in
 // the height's answer or rows is wrong. It is isolated, not skipped:
@@ -41,9 +41,7 @@ func (a *Activities) markPoisoned(height uint64, attempt int32, d temporal.Heigh
 	lv := []string{a.Chain.ID, strconv.FormatUint(height, 10), d.Stage, d.Type, d.Endpoint, d.Method, d.Field}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if old, ok := p.labels[height]; ok {
-		a.Metrics.PoisonedHeight.DeleteLabelValues(old...)
-	}
+	a.dropPoisonedLocked(height)
 	if p.labels == nil {
 		p.labels = map[uint64][]string{}
 	}
@@ -56,10 +54,9 @@ func (a *Activities) clearPoisoned(upTo uint64) {
 	p := &a.poisoned
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for h, lv := range p.labels {
+	for h := range p.labels {
 		if h <= upTo {
-			a.Metrics.PoisonedHeight.DeleteLabelValues(lv...)
-			delete(p.labels, h)
+			a.dropPoisonedLocked(h)
 		}
 	}
 }
@@ -69,6 +66,12 @@ func (a *Activities) clearPoisonedHeight(height uint64) {
 	p := &a.poisoned
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	a.dropPoisonedLocked(height)
+}
+
+// dropPoisonedLocked removes the height's series, if any; p.mu is held.
+func (a *Activities) dropPoisonedLocked(height uint64) {
+	p := &a.poisoned
 	if lv, ok := p.labels[height]; ok {
 		a.Metrics.PoisonedHeight.DeleteLabelValues(lv...)
 		delete(p.labels, height)

@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"context"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -44,7 +45,9 @@ func TestAPoisonedHeightIsNamedUntilTheWatermarkPassesIt(t *testing.T) {
 		t.Fatalf("detail %+v", malformed)
 	}
 
-	a.reportStall(types.HeadScanResult{Mode: types.ModeNormal, HasWatermark: true, Watermark: 8, Head: 20, Pending: 12})
+	if err := a.ReportScan(context.Background(), "eth", types.HeadScanResult{Mode: types.ModeNormal, HasWatermark: true, Watermark: 8, Head: 20, Pending: 12}); err != nil {
+		t.Fatal(err)
+	}
 	if n := count(); n != 1 {
 		t.Fatalf("%d series after the watermark passed 7, want 1 (height 9)", n)
 	}

@@ -18,5 +18,8 @@ func (a *Activities) ReportScan(_ context.Context, _ string, res types.HeadScanR
 	}
 	a.Metrics.HeadScanPending.WithLabelValues(chainID).Set(float64(res.Pending))
 	a.reportStall(res)
+	if res.HasWatermark {
+		a.clearPoisoned(res.Watermark) // indexed here or by another worker
+	}
 	return nil
 }

@@ -67,9 +67,6 @@ func (w *stallWatch) observe(res types.HeadScanResult, now time.Time) stallState
 
 // reportStall updates the gauge and logs the start and end of a stall.
 func (a *Activities) reportStall(res types.HeadScanResult) {
-	if res.HasWatermark {
-		a.clearPoisoned(res.Watermark)
-	}
 	st := a.stall.observe(res, time.Now())
 	a.Metrics.WatermarkStalled.WithLabelValues(a.Chain.ID).Set(st.stalled.Seconds())
 	switch {
