@@ -110,9 +110,28 @@ func (a *Activities) schedulerIdle(chainID string) {
 // StartScheduler starts the chain's SchedulerWorkflow through the client, so
 // that it outlives the HeadScan that asked for it. Temporal refuses a second
 // one with the fixed ID; that refusal is reported, not failed.
+//
+// It reads the watermark again first and drops what it has passed. The
+// scan read the watermark before it asked CheckScheduler, and a scheduler
+// that finished in between (it finishes only once its heights are
+// indexed, see drain) left a backlog that is no longer there: started
+// with the scan's stale range, a second scheduler would walk the whole
+// range again only to find it indexed.
 func (a *Activities) StartScheduler(ctx context.Context, in types.SchedulerInput) (types.StartSchedulerResult, error) {
 	chainID := a.Chain.ID
-	_, err := a.Temporal.ExecuteWorkflow(ctx, a.Chain.Options.SchedulerStart(chaindata.Span(in.Remaining), string(types.IndexModeScheduler)), temporal.SchedulerWorkflow, in)
+	wm, err := a.Watermark(ctx, chainID)
+	if err != nil {
+		return types.StartSchedulerResult{}, err
+	}
+	if wm.Found {
+		in.Remaining = chaindata.Subtract(in.Remaining, chaindata.HeightRange{From: 0, To: wm.Height})
+	}
+	if len(in.Remaining) == 0 {
+		a.logger().Info("scheduler not started: the watermark passed the backlog since the scan read it",
+			zap.Uint64("watermark", wm.Height))
+		return types.StartSchedulerResult{CaughtUp: true}, nil
+	}
+	_, err = a.Temporal.ExecuteWorkflow(ctx, a.Chain.Options.SchedulerStart(chaindata.Span(in.Remaining), string(types.IndexModeScheduler)), temporal.SchedulerWorkflow, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case errors.As(err, &already):

@@ -69,4 +69,7 @@ type StartSchedulerResult struct {
 	// AlreadyRunning is true when Temporal refused the start because a
 	// scheduler with the chain's fixed ID runs.
 	AlreadyRunning bool `json:"already_running"`
+	// CaughtUp is true when the watermark, read again just before the
+	// start, had passed every height asked for: nothing was started.
+	CaughtUp bool `json:"caught_up,omitempty"`
 }
