@@ -66,6 +66,16 @@ type rejection struct {
 	retryAfter int    // seconds; 0 for none
 }
 
+// surface is which API a route belongs to: a refusal is answered in its
+// envelope, and Etherscan's route reads the key from its parameters too.
+type surface int
+
+const (
+	surfaceREST surface = iota
+	surfaceEtherscan
+	surfaceJSONRPC
+)
+
 // keyIDContext carries the admitted key's id (or "anonymous") to the
 // handler's failure log lines.
 type keyIDContext struct{}
@@ -76,9 +86,9 @@ func keyIDOf(ctx context.Context) string {
 }
 
 // admit checks the request's key and limit, then runs h.
-func (s *Server) admit(route string, etherscan bool, h http.Handler) http.Handler {
+func (s *Server) admit(route string, api surface, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if keyParam(route, etherscan) {
+		if keyParam(route, api) {
 			// The form holds apikey. Parsed once here: the handler's own
 			// ParseForm then finds it done.
 			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
@@ -87,9 +97,9 @@ func (s *Server) admit(route string, etherscan bool, h http.Handler) http.Handle
 				return
 			}
 		}
-		id, rej := s.admission(route, r, etherscan, time.Now())
+		id, rej := s.admission(route, r, api, time.Now())
 		if rej != nil {
-			s.reject(w, r, etherscan, rej)
+			s.reject(w, r, api, rej)
 			return
 		}
 		s.m.keyRequests.WithLabelValues(id).Inc()
@@ -99,8 +109,8 @@ func (s *Server) admit(route string, etherscan bool, h http.Handler) http.Handle
 
 // admission decides: the key id (or "anonymous") of a request let
 // through, or why it is not.
-func (s *Server) admission(route string, r *http.Request, etherscan bool, now time.Time) (string, *rejection) {
-	param := keyParam(route, etherscan)
+func (s *Server) admission(route string, r *http.Request, api surface, now time.Time) (string, *rejection) {
+	param := keyParam(route, api)
 	key, conflict := s.presentedKey(r, param)
 	if conflict {
 		return "", &rejection{status: http.StatusUnauthorized, reason: reasonUnknown, keyID: keyUnknown,
@@ -156,7 +166,7 @@ const streamRoute = "GET /v1/chains/{id}/stream"
 // Etherscan's, whose clients send it so, and the change stream's, whose
 // browser clients (EventSource, WebSocket) cannot set a header. A URL
 // may end up in a proxy's log: a header is better where it can be sent.
-func keyParam(route string, etherscan bool) bool { return etherscan || route == streamRoute }
+func keyParam(route string, api surface) bool { return api == surfaceEtherscan || route == streamRoute }
 
 // presentedKey is the key the request carries ("" for none); conflict
 // when it carries two different ones. param reads the apikey parameter
@@ -187,7 +197,7 @@ func (s *Server) presentedKey(r *http.Request, param bool) (key string, conflict
 }
 
 // reject answers a refused request in its API's envelope and counts it.
-func (s *Server) reject(w http.ResponseWriter, r *http.Request, etherscan bool, rej *rejection) {
+func (s *Server) reject(w http.ResponseWriter, r *http.Request, api surface, rej *rejection) {
 	s.m.keyRejections.WithLabelValues(rej.reason, rej.keyID).Inc()
 	s.log.Debug("request refused", zap.String("route", r.Pattern), zap.Int("status", rej.status),
 		zap.String("reason", rej.reason), zap.String("key_id", rej.keyID))
@@ -197,8 +207,12 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request, etherscan bool, 
 	if rej.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(rej.retryAfter))
 	}
-	if etherscan {
+	switch api {
+	case surfaceEtherscan:
 		writeJSON(w, rej.status, envelope{Status: "0", Message: "NOTOK", Result: rej.esResult})
+		return
+	case surfaceJSONRPC:
+		writeJSON(w, rej.status, rpcRefusal(rej))
 		return
 	}
 	code := codeUnauthorized

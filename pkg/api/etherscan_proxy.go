@@ -2,12 +2,10 @@ package api
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
-	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
 // The proxy module: eth_blockNumber, eth_getBlockByNumber,
@@ -15,40 +13,19 @@ import (
 // node answers them (JSON-RPC objects rebuilt by ethjson.go), errors
 // included.
 
-// rpcAnswer and rpcFailure are the proxy module's JSON-RPC answers.
-type rpcAnswer struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      int             `json:"id"`
-	Result  json.RawMessage `json:"result"`
-}
-
-type rpcFailure struct {
-	JSONRPC string   `json:"jsonrpc"`
-	ID      int      `json:"id"`
-	Error   rpcError `json:"error"`
-}
-
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
-// JSON-RPC error codes of the proxy module.
-const (
-	rpcInvalidParams = -32602
-	rpcServerError   = -32000
-	rpcInternal      = -32603
-)
+// esRPCID is the id of the proxy module's answers: Etherscan's request
+// has none, and Etherscan answers with 1.
+var esRPCID = json.RawMessage("1")
 
 func (q *esReq) rpcResult(v json.RawMessage) {
 	if v == nil {
 		v = json.RawMessage("null")
 	}
-	writeJSON(q.w, http.StatusOK, rpcAnswer{JSONRPC: "2.0", ID: 1, Result: v})
+	writeJSON(q.w, http.StatusOK, rpcReply{JSONRPC: "2.0", ID: esRPCID, Result: v})
 }
 
 func (q *esReq) rpcFail(status, code int, format string, args ...any) {
-	writeJSON(q.w, status, rpcFailure{JSONRPC: "2.0", ID: 1, Error: rpcError{Code: code, Message: fmt.Sprintf(format, args...)}})
+	writeJSON(q.w, status, rpcFailure(esRPCID, rpcErrorf(code, format, args...)))
 }
 
 func (q *esReq) rpcFailed(e *apiError) {
@@ -106,16 +83,10 @@ func (q *esReq) blockByNumber() {
 		q.rpcResult(nil)
 		return
 	}
-	txs, err := q.s.store.Chain.BlockTransactions(ctx, q.id, h, 0, int(bs[0].TxCount)+1)
+	own, err := q.ownTransactions(bs[0])
 	if err != nil {
 		q.rpcFailed(fromStore(err))
 		return
-	}
-	own := txs[:0]
-	for _, tx := range txs {
-		if tx.BlockHash == bs[0].Hash {
-			own = append(own, tx)
-		}
 	}
 	out, err := rpcBlock(bs[0], own, full)
 	if err != nil {
@@ -173,16 +144,10 @@ func (q *esReq) transactionReceipt() {
 	if !ok {
 		return
 	}
-	logs, err := q.s.store.Chain.TxLogs(q.r.Context(), q.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
+	own, err := q.ownLogs(tx)
 	if err != nil {
 		q.rpcFailed(fromStore(err))
 		return
-	}
-	own := logs[:0]
-	for _, l := range logs {
-		if l.BlockHash == tx.BlockHash && l.TxHash == tx.Hash {
-			own = append(own, l)
-		}
 	}
 	out, err := rpcReceipt(tx, own)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
+	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
 // The node's JSON-RPC objects, rebuilt from what is stored: a stored
@@ -203,4 +204,35 @@ func rpcReceipt(tx chaindata.Transaction, logs []chaindata.Log) (json.RawMessage
 		o.set("logsBloom", "0x"+strings.ToLower(common.Bytes2Hex(bloom[:])))
 	}
 	return json.Marshal(o)
+}
+
+// ownTransactions reads a block's transactions: the canonical rows at
+// its height that belong to it (the block's hash), in order.
+func (c chainReq) ownTransactions(b chaindata.Block) ([]chaindata.Transaction, error) {
+	txs, err := c.s.store.Chain.BlockTransactions(c.r.Context(), c.id, b.Number, 0, int(b.TxCount)+1)
+	if err != nil {
+		return nil, err
+	}
+	own := txs[:0]
+	for _, tx := range txs {
+		if tx.BlockHash == b.Hash {
+			own = append(own, tx)
+		}
+	}
+	return own, nil
+}
+
+// ownLogs reads a transaction's logs (a receipt's), those of its block.
+func (c chainReq) ownLogs(tx chaindata.Transaction) ([]chaindata.Log, error) {
+	logs, err := c.s.store.Chain.TxLogs(c.r.Context(), c.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
+	if err != nil {
+		return nil, err
+	}
+	own := logs[:0]
+	for _, l := range logs {
+		if l.BlockHash == tx.BlockHash && l.TxHash == tx.Hash {
+			own = append(own, l)
+		}
+	}
+	return own, nil
 }

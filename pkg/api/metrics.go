@@ -11,6 +11,7 @@ type metrics struct {
 	duration    *prometheus.HistogramVec // route
 	rateLimited *prometheus.CounterVec   // route
 	etherscan   *prometheus.CounterVec   // module, action
+	rpcCalls    *prometheus.CounterVec   // method, outcome (jsonrpc.go)
 	watermark   *prometheus.GaugeVec     // chain_id
 	// The change stream (stream*.go).
 	streamsOpen  prometheus.GaugeFunc
@@ -45,6 +46,10 @@ func newMetrics(reg prometheus.Registerer, open func() float64) *metrics {
 			Name: "api_etherscan_requests_total",
 			Help: "Etherscan-compatible requests by module and action (\"other\" for ones not served).",
 		}, []string{"module", "action"}),
+		rpcCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "api_rpc_calls_total",
+			Help: "JSON-RPC calls of the /v1/chains/{id}/rpc route (a batch counts each call), by method (\"other\" for ones not served) and outcome: ok, client_error (the call's fault, or a block not served), server_error (the database's).",
+		}, []string{"method", "outcome"}),
 		watermark: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "api_watermark_height",
 			Help: "The highest height the API serves per chain: the watermark it last read.",
@@ -83,7 +88,7 @@ func newMetrics(reg prometheus.Registerer, open func() float64) *metrics {
 		Name: "api_keys_reload_failures_total",
 		Help: "Failed reads of the API keys; the keys of the last good read stay in use.",
 	})
-	reg.MustRegister(m.requests, m.duration, m.rateLimited, m.etherscan, m.watermark, m.streamsOpen, m.streamEvents, m.streamsEnded,
+	reg.MustRegister(m.requests, m.duration, m.rateLimited, m.etherscan, m.rpcCalls, m.watermark, m.streamsOpen, m.streamEvents, m.streamsEnded,
 		m.keyRequests, m.keyRejections, m.keysLoaded, m.keysReloaded, m.keyReloadFailures)
 	return m
 }

@@ -44,7 +44,7 @@ func (s *Server) routes() {
 	s.rest("/v1/chains/{id}/txs/{hash}/input", s.txInput)
 	// The change stream: its own long-lived answer, no request deadline
 	// (stream.go bounds each write instead).
-	s.mux.Handle(streamRoute, s.instrument(streamRoute, s.admit(streamRoute, false, http.HandlerFunc(s.stream))))
+	s.mux.Handle(streamRoute, s.instrument(streamRoute, s.admit(streamRoute, surfaceREST, http.HandlerFunc(s.stream))))
 	s.mux.Handle("/v1/chains/{id}/stream", s.notAllowed("/v1/chains/{id}/stream", false))
 	// …/blocks/hash/{hash} and …/blocks/{height}/txs overlap as patterns
 	// (…/blocks/hash/txs matches both), which ServeMux refuses: one
@@ -67,14 +67,18 @@ func (s *Server) routes() {
 	// Etherscan clients send GET and POST (a form), as Etherscan takes both.
 	for _, m := range []string{"GET", "POST"} {
 		pattern := m + " /v1/chains/{id}/etherscan/api"
-		s.mux.Handle(pattern, s.instrument(pattern, s.admit(pattern, true, s.deadline(http.HandlerFunc(s.etherscan)))))
+		s.mux.Handle(pattern, s.instrument(pattern, s.admit(pattern, surfaceEtherscan, s.deadline(http.HandlerFunc(s.etherscan)))))
 	}
 	s.mux.Handle("/v1/chains/{id}/etherscan/api", s.notAllowed("/v1/chains/{id}/etherscan/api", true))
 	for _, m := range []string{"GET", "POST"} { // Etherscan's V2 addressing (etherscan_v2.go)
 		pattern := m + " /v2/api"
-		s.mux.Handle(pattern, s.instrument(pattern, s.admit(pattern, true, s.deadline(http.HandlerFunc(s.etherscanV2)))))
+		s.mux.Handle(pattern, s.instrument(pattern, s.admit(pattern, surfaceEtherscan, s.deadline(http.HandlerFunc(s.etherscanV2)))))
 	}
 	s.mux.Handle("/v2/api", s.notAllowed("/v2/api", true))
+
+	// JSON-RPC (jsonrpc.go): POST only, as nodes take it.
+	s.mux.Handle(rpcRoute, s.instrument(rpcRoute, s.admit(rpcRoute, surfaceJSONRPC, s.deadline(http.HandlerFunc(s.jsonrpc)))))
+	s.mux.Handle("/v1/chains/{id}/rpc", s.notAllowedRPC())
 
 	s.mux.Handle("GET /openapi.json", s.instrument("GET /openapi.json", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -95,7 +99,7 @@ func (s *Server) rest(path string, h handlerFunc) {
 // deadline.
 func (s *Server) restHandler(path string, h handlerFunc) http.Handler {
 	pattern := "GET " + path
-	return s.instrument(pattern, s.admit(pattern, false, s.deadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.instrument(pattern, s.admit(pattern, surfaceREST, s.deadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v, e := h(r)
 		if e != nil {
 			s.writeError(w, r, e)
@@ -114,6 +118,15 @@ func (s *Server) notAllowed(path string, post bool) http.Handler {
 		w.Header().Set("Allow", allow)
 		s.writeError(w, r, &apiError{Status: http.StatusMethodNotAllowed, Code: codeNotAllowed,
 			Message: fmt.Sprintf("%s is not allowed here; use %s", r.Method, allow)})
+	}))
+}
+
+// notAllowedRPC answers another method than POST on the JSON-RPC route.
+func (s *Server) notAllowedRPC() http.Handler {
+	const route = "/v1/chains/{id}/rpc"
+	return s.instrument(route, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Allow", "POST")
+		writeJSON(w, http.StatusMethodNotAllowed, rpcFailure(nil, rpcErrorf(rpcInvalidRequest, "JSON-RPC is POSTed to this route")))
 	}))
 }
 

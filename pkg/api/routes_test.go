@@ -49,6 +49,7 @@ func TestOpenAPIDocumentListsTheRoutes(t *testing.T) {
 		"/v1/chains/{id}/txs/{hash}/trace":                 {"GET"},
 		"/v1/chains/{id}/addresses/{address}/internal-txs": {"GET"},
 		"/v1/chains/{id}/stream":                           {"GET"},
+		"/v1/chains/{id}/rpc":                              {"POST"},
 	}
 	got := map[string][]string{}
 	for path, item := range c.Doc.Paths.Map() {

@@ -60,6 +60,13 @@ type API struct {
 	// the Etherscan-compatible account and logs modules, and the number of
 	// records returned when no page is asked for.
 	EtherscanMaxRecords int `mapstructure:"etherscan_max_records"`
+	// RPCMaxBatch is the most calls of one JSON-RPC batch (the
+	// /v1/chains/{id}/rpc route); a larger batch is refused whole.
+	RPCMaxBatch int `mapstructure:"rpc_max_batch"`
+	// RPCMaxLogs is the most logs one eth_getLogs answers: a filter
+	// matching more is refused with the range that fits, whatever the
+	// number of blocks it spans (the index reads a wide range cheaply).
+	RPCMaxLogs int `mapstructure:"rpc_max_logs"`
 	// RateLimit is requests per second per client address of the requests
 	// without a key (anonymous); 0 turns the limit off. Burst is how many
 	// may come at once. A key has its own limits (`indexer apikey`).

@@ -27,6 +27,8 @@ func Defaults(v *viper.Viper) {
 	v.SetDefault("api.max_page_size", a.MaxPageSize)
 	v.SetDefault("api.max_log_range", a.MaxLogRange)
 	v.SetDefault("api.etherscan_max_records", a.EtherscanMaxRecords)
+	v.SetDefault("api.rpc_max_batch", a.RPCMaxBatch)
+	v.SetDefault("api.rpc_max_logs", a.RPCMaxLogs)
 	v.SetDefault("api.rate_limit", a.RateLimit)
 	v.SetDefault("api.burst", a.Burst)
 	v.SetDefault("api.state_refresh", a.StateRefresh.String())
@@ -128,6 +130,8 @@ func DefaultAPI() API {
 		MaxPageSize:          100,
 		MaxLogRange:          10000,
 		EtherscanMaxRecords:  1000,
+		RPCMaxBatch:          1000,
+		RPCMaxLogs:           10000,
 		RateLimit:            50,
 		Burst:                100,
 		StateRefresh:         time.Second,
@@ -160,6 +164,12 @@ func (a API) WithDefaults() API {
 	}
 	if a.EtherscanMaxRecords == 0 {
 		a.EtherscanMaxRecords = d.EtherscanMaxRecords
+	}
+	if a.RPCMaxBatch == 0 {
+		a.RPCMaxBatch = d.RPCMaxBatch
+	}
+	if a.RPCMaxLogs == 0 {
+		a.RPCMaxLogs = d.RPCMaxLogs
 	}
 	if a.Burst == 0 {
 		a.Burst = d.Burst

@@ -95,6 +95,12 @@ func (a API) validate() []error {
 	if a.EtherscanMaxRecords < 1 || a.EtherscanMaxRecords > 10000 {
 		bad("etherscan_max_records", "must be 1-10000 (Etherscan's result window)")
 	}
+	if a.RPCMaxBatch < 1 || a.RPCMaxBatch > 100000 {
+		bad("rpc_max_batch", "must be 1-100000")
+	}
+	if a.RPCMaxLogs < 1 || a.RPCMaxLogs > 1000000 {
+		bad("rpc_max_logs", "must be 1-1000000")
+	}
 	if a.RateLimit < 0 {
 		bad("rate_limit", "must not be negative (0 = no limit)")
 	}

@@ -42,10 +42,16 @@ type TopicTerm struct {
 
 // LogFilter selects logs. Topic terms are combined left to right: Or[i]
 // joins Topics[i] and Topics[i+1] with OR instead of AND.
+//
+// AnyAddress and AnyTopic are eth_getLogs' filter, ANDed with the rest: a
+// log of any of the addresses, whose topic i is any of AnyTopic[i] (an
+// empty set: any topic). Values are lower-case hex, as stored.
 type LogFilter struct {
-	Address string // lower-case 0x address; "" for any
-	Topics  []TopicTerm
-	Or      []bool
+	Address    string // lower-case 0x address; "" for any
+	Topics     []TopicTerm
+	Or         []bool
+	AnyAddress []string
+	AnyTopic   [4][]string
 }
 
 // TimeoutError is a read that ran out of its time: the caller's deadline,

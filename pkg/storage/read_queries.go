@@ -56,6 +56,13 @@ func newestCanonical(outer, inner, table, where, key string) string {
 		" ORDER BY " + key + ", version DESC LIMIT 1 BY " + key + ") WHERE is_canonical = 1"
 }
 
+func appendStrings(args []any, ss []string) []any {
+	for _, s := range ss {
+		args = append(args, s)
+	}
+	return args
+}
+
 // placeholders returns "?, ?, …" for n arguments.
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
@@ -305,9 +312,25 @@ func (q logsQuery) toSQL() (string, []any) {
 			" AND address = ?"
 		args = append(args, q.chainID, q.filter.Address, q.from, q.to, q.filter.Address)
 	}
+	if as := q.filter.AnyAddress; len(as) > 0 {
+		in := placeholders(len(as))
+		sql += " AND block_number IN (" + newestCanonical("block_number", "block_number, log_index", "address_logs",
+			"chain_id = ? AND address IN ("+in+") AND block_number BETWEEN ? AND ?", "block_number, log_index") + ")" +
+			" AND address IN (" + in + ")"
+		args = append(args, q.chainID)
+		args = appendStrings(args, as)
+		args = append(args, q.from, q.to)
+		args = appendStrings(args, as)
+	}
 	if cond, targs := q.filter.topicsSQL(); cond != "" {
 		sql += " AND " + cond
 		args = append(args, targs...)
+	}
+	for i, set := range q.filter.AnyTopic {
+		if len(set) > 0 {
+			sql += fmt.Sprintf(" AND topic%d IN (%s)", i, placeholders(len(set)))
+			args = appendStrings(args, set)
+		}
 	}
 	if q.after != nil {
 		sql += " AND (block_number > ? OR (block_number = ? AND log_index > ?))"

@@ -242,7 +242,7 @@ func TestQueryAPI(t *testing.T) {
 		t: t, chainID: chainID, client: &http.Client{Timeout: 30 * time.Second}, contract: testkit.NewAPIContract(t),
 		node: nodeClient(t, node.HTTPURL), nodeURL: node.HTTPURL, store: store, conn: conn,
 	}
-	h.base = startAPI(t, cfg, store, config.API{})
+	h.base = startAPI(t, withNodeChainID(t, cfg, node.HTTPURL), store, config.API{})
 	nc := h.readNode(head)
 	sender := strings.ToLower(gen.From().Hex())
 	contract := strings.ToLower(contractAddr.Hex())
@@ -256,6 +256,9 @@ func TestQueryAPI(t *testing.T) {
 	t.Run("stats", func(t *testing.T) { h.t = t; checkStats(h, head) })
 	t.Run("malformed", func(t *testing.T) { h.t = t; checkMalformed(h, nc, head) })
 	t.Run("binary", func(t *testing.T) { h.t = t; checkBinary(h, nc) })
+	t.Run("jsonrpc", func(t *testing.T) {
+		require.Equal(t, len(nc.logs), checkJSONRPC(t, node.HTTPURL, h.base, chainID, head))
+	})
 	t.Run("pruning", func(t *testing.T) { h.t = t; checkPruning(h, nc, head, sender) })
 }
 

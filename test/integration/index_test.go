@@ -11,6 +11,7 @@ import (
 
 	"github.com/tideline-dev/tideline/internal/testkit"
 	"github.com/tideline-dev/tideline/pkg/chaindata"
+	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/types"
 	"github.com/tideline-dev/tideline/pkg/loadgen"
 	"github.com/tideline-dev/tideline/pkg/localstack"
@@ -103,10 +104,15 @@ func TestIndexesGethChainExactly(t *testing.T) {
 	makeTraffic(t, node.HTTPURL, "", 10)
 
 	store := openStore(t)
-	runWorker(t, chainConfig(chainID, node.HTTPURL))
+	cfg := chainConfig(chainID, node.HTTPURL)
+	runWorker(t, cfg)
 	head := nodeHead(t, node.HTTPURL)
 	waitIndexed(t, store, chainID, head, 2*time.Minute)
 	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
 	_, _, logs := testkit.CountRows(t, stack.ch.Addr, database, chainID)
 	require.Greater(t, logs, uint64(0))
+
+	// The JSON-RPC route answers as this second client does too.
+	api := startAPI(t, withNodeChainID(t, cfg, node.HTTPURL), store, config.API{})
+	require.Equal(t, logs, uint64(checkJSONRPC(t, node.HTTPURL, api, chainID, head)))
 }

@@ -266,8 +266,9 @@ func TestTracesEqualTheNodesTracers(t *testing.T) {
 		head := nodeHead(t, node.HTTPURL)
 		waitIndexed(t, store, "it-traces-debug", head, time.Minute)
 		waitIndexed(t, store, "it-traces-parity", head, time.Minute)
-		api := startAPI(t, cfg, store, config.API{})
+		api := startAPI(t, withNodeChainID(t, cfg, node.HTTPURL), store, config.API{})
 		checkTracedChain(t, node.HTTPURL, "it-traces-debug", config.TracesDebug, api, tree, runs, fail, sender)
+		checkJSONRPC(t, node.HTTPURL, api, "it-traces-debug", head)
 		checkTracedChain(t, node.HTTPURL, "it-traces-parity", config.TracesParity, api, tree, runs, fail, sender)
 	})
 	t.Run("geth", func(t *testing.T) {
@@ -288,8 +289,9 @@ func TestTracesEqualTheNodesTracers(t *testing.T) {
 		deleteChainSchedulesAtEnd(t, chainID)
 		head := nodeHead(t, node.HTTPURL)
 		waitIndexed(t, store, chainID, head, time.Minute)
-		api := startAPI(t, cfg, store, config.API{})
+		api := startAPI(t, withNodeChainID(t, cfg, node.HTTPURL), store, config.API{})
 		checkTracedChain(t, node.HTTPURL, chainID, config.TracesDebug, api, tree, runs, fail, sender)
+		checkJSONRPC(t, node.HTTPURL, api, chainID, head)
 	})
 }
 

@@ -1,0 +1,171 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sort"
+	"testing"
+	"time"
+
+	gethrpc "github.com/ethereum/go-ethereum/rpc"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tideline-dev/tideline/pkg/config"
+)
+
+// withNodeChainID is cfg with every chain's expected_chain_id set to what
+// the node answers, for an API that answers eth_chainId (the worker runs
+// with cfg as it was).
+func withNodeChainID(t *testing.T, cfg *config.Config, nodeURL string) *config.Config {
+	t.Helper()
+	var id string
+	require.NoError(t, nodeClient(t, nodeURL).CallContext(context.Background(), &id, "eth_chainId"))
+	var n uint64
+	_, err := fmt.Sscanf(id, "0x%x", &n)
+	require.NoError(t, err)
+	out := *cfg
+	out.Chains = maps.Clone(cfg.Chains)
+	for k, ch := range out.Chains {
+		ch.ExpectedChainID = n
+		out.Chains[k] = ch
+	}
+	return &out
+}
+
+// rpcPair asks the node and the API's JSON-RPC route the same calls.
+type rpcPair struct {
+	t          *testing.T
+	node, ours *gethrpc.Client
+	calls      int
+}
+
+func newRPCPair(t *testing.T, nodeURL, api, chainID string) *rpcPair {
+	t.Helper()
+	ours, err := gethrpc.DialHTTP(api + "/v1/chains/" + chainID + "/rpc")
+	require.NoError(t, err)
+	t.Cleanup(ours.Close)
+	return &rpcPair{t: t, node: nodeClient(t, nodeURL), ours: ours}
+}
+
+// same requires the API's answer to be the node's, JSON for JSON.
+func (p *rpcPair) same(method string, args ...any) json.RawMessage {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var want, got json.RawMessage
+	require.NoError(p.t, p.node.CallContext(ctx, &want, method, args...), "node: %s %v", method, args)
+	require.NoError(p.t, p.ours.CallContext(ctx, &got, method, args...), "api: %s %v", method, args)
+	require.JSONEq(p.t, string(want), string(got), "%s %v", method, args)
+	p.calls++
+	return want
+}
+
+// checkJSONRPC compares every history method of the JSON-RPC route with
+// the node for heights 0..head: blocks by number and hash (with hashes
+// and with whole transactions), their counts, every transaction by hash
+// and by position, every receipt alone and by block, and eth_getLogs
+// over the whole range and by address, topics and block hash. latest
+// is compared when the node's head is still head (a dev node that mines
+// on a timer has moved on). It returns how many logs the range holds.
+func checkJSONRPC(t *testing.T, nodeURL, api, chainID string, head uint64) int {
+	t.Helper()
+	p := newRPCPair(t, nodeURL, api, chainID)
+	p.same("eth_chainId")
+	p.same("net_version")
+	if nodeHead(t, nodeURL) == head {
+		p.same("eth_blockNumber")
+		p.same("eth_getBlockByNumber", "latest", false)
+	}
+	txs := 0
+	var withLogs string
+	for h := uint64(0); h <= head; h++ {
+		n := fmt.Sprintf("0x%x", h)
+		var b struct {
+			Hash         string            `json:"hash"`
+			Transactions []json.RawMessage `json:"transactions"`
+		}
+		require.NoError(t, json.Unmarshal(p.same("eth_getBlockByNumber", n, true), &b))
+		p.same("eth_getBlockByNumber", n, false)
+		p.same("eth_getBlockByHash", b.Hash, true)
+		p.same("eth_getBlockByHash", b.Hash, false)
+		p.same("eth_getBlockTransactionCountByNumber", n)
+		p.same("eth_getBlockTransactionCountByHash", b.Hash)
+		p.same("eth_getUncleCountByBlockNumber", n)
+		p.same("eth_getUncleCountByBlockHash", b.Hash)
+		p.same("eth_getBlockReceipts", n)
+		for i, raw := range b.Transactions {
+			var tx struct {
+				Hash string `json:"hash"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &tx))
+			p.same("eth_getTransactionByHash", tx.Hash)
+			var r struct {
+				Logs []json.RawMessage `json:"logs"`
+			}
+			require.NoError(t, json.Unmarshal(p.same("eth_getTransactionReceipt", tx.Hash), &r))
+			if len(r.Logs) > 0 {
+				withLogs = b.Hash
+			}
+			p.same("eth_getTransactionByBlockNumberAndIndex", n, fmt.Sprintf("0x%x", i))
+			p.same("eth_getTransactionByBlockHashAndIndex", b.Hash, fmt.Sprintf("0x%x", i))
+			txs++
+		}
+		p.same("eth_getTransactionByBlockNumberAndIndex", n, fmt.Sprintf("0x%x", len(b.Transactions)))
+	}
+	p.same("eth_getTransactionByHash", "0x"+fmt.Sprintf("%064x", 12345))
+	p.same("eth_getBlockByHash", "0x"+fmt.Sprintf("%064x", 12345), false)
+
+	// Logs: the whole range, then by every address and topic seen.
+	all := fmt.Sprintf("0x%x", head)
+	var logs []struct {
+		Address string   `json:"address"`
+		Topics  []string `json:"topics"`
+	}
+	require.NoError(t, json.Unmarshal(p.same("eth_getLogs", map[string]any{"fromBlock": "0x0", "toBlock": all}), &logs))
+	if len(logs) == 0 {
+		t.Logf("%s: %d calls equal to the node's: %d heights, %d transactions, no logs", chainID, p.calls, head+1, txs)
+		return 0
+	}
+	addresses, topics := map[string]bool{}, map[int]map[string]bool{}
+	for _, l := range logs {
+		addresses[l.Address] = true
+		for i, tp := range l.Topics {
+			if topics[i] == nil {
+				topics[i] = map[string]bool{}
+			}
+			topics[i][tp] = true
+		}
+	}
+	filters := 0
+	for a := range addresses {
+		p.same("eth_getLogs", map[string]any{"fromBlock": "0x0", "toBlock": all, "address": a})
+		filters++
+	}
+	p.same("eth_getLogs", map[string]any{"fromBlock": "0x0", "toBlock": all, "address": sortedKeys(addresses)})
+	for i, set := range topics {
+		for tp := range set {
+			pos := make([]any, i+1)
+			pos[i] = tp
+			p.same("eth_getLogs", map[string]any{"fromBlock": "0x0", "toBlock": all, "topics": pos})
+			filters++
+		}
+		pos := make([]any, i+1)
+		pos[i] = sortedKeys(set)
+		p.same("eth_getLogs", map[string]any{"fromBlock": "0x0", "toBlock": all, "topics": pos})
+	}
+	p.same("eth_getLogs", map[string]any{"blockHash": withLogs})
+	t.Logf("%s: %d calls equal to the node's: %d heights, %d transactions, %d logs, %d log filters",
+		chainID, p.calls, head+1, txs, len(logs), filters+2+len(topics))
+	return len(logs)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
