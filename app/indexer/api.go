@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -78,6 +79,7 @@ func serveAPI(ctx context.Context, cfg *config.Config, log *zap.Logger, listenin
 		ChainRefresh: cfg.Registry.PollInterval,
 		Store:        api.NewStore(store),
 		Head:         nodes.head,
+		Forward:      nodes.forward,
 		Temporal:     tc,
 		Registry:     reg,
 		Logger:       log,
@@ -161,6 +163,25 @@ func (n *nodeClients) head(ctx context.Context, id string) (uint64, error) {
 		return 0, errors.New(text)
 	}
 	return h, nil
+}
+
+// forward passes a JSON-RPC call to the chain's endpoints (the API's
+// node methods); its errors are rpc's, whose texts name endpoints, not
+// URLs.
+func (n *nodeClients) forward(ctx context.Context, id, method string, params []json.RawMessage) (json.RawMessage, error) {
+	ch, ok := n.chains(id)
+	if !ok {
+		return nil, errors.New("not a served chain")
+	}
+	c, _, err := n.client(ctx, id, ch)
+	if err != nil {
+		return nil, err
+	}
+	f, ok := c.(rpc.Forwarder)
+	if !ok {
+		return nil, fmt.Errorf("the chain's client (%T) cannot forward calls", c)
+	}
+	return f.Forward(ctx, method, params)
 }
 
 func (n *nodeClients) client(ctx context.Context, id string, ch config.Chain) (rpc.Client, []string, error) {

@@ -20,11 +20,15 @@ import (
 // and eth_getLogs over any range is one indexed read, bounded by the
 // number of logs it returns (api.rpc_max_logs), not by blocks.
 //
+// State (eth_call, eth_getBalance, …) is the node's: the methods of
+// api.rpc_node_methods are passed to the chain's endpoints as sent
+// (jsonrpc_node.go).
+//
 // This file holds the route: the request (one call or a batch of at most
 // api.rpc_max_batch), the answers and error codes, and rpcMethods, the one
 // table from method name to handler. The handlers are in
-// jsonrpc_blocks.go (blocks, transactions, receipts) and jsonrpc_logs.go;
-// their parameters in jsonrpc_params.go.
+// jsonrpc_blocks.go (blocks, transactions, receipts), jsonrpc_logs.go and
+// jsonrpc_node.go; their parameters in jsonrpc_params.go.
 //
 // Status codes: a call's own error is a JSON-RPC error object with HTTP
 // 200, as nodes answer (a client reads the error object, and one call of a
@@ -52,8 +56,12 @@ const (
 )
 
 type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"` // a node's, passed on (a revert's output)
+	// unavailable: the chain's endpoints gave no answer (the metric's
+	// node_unavailable outcome).
+	unavailable bool
 }
 
 func (e *rpcError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
@@ -100,8 +108,10 @@ func rpcRefusal(rej *rejection) rpcReply {
 // rpcMethod answers one call; a nil result is JSON null.
 type rpcMethod func(q *rpcReq, p rpcParams) (json.RawMessage, *rpcError)
 
-// rpcMethods is every method served. Anything else is -32601, before any
-// read; the metric's method label is one of these names or "other".
+// rpcMethods is every method answered from the index; the methods of
+// api.rpc_node_methods go to the node (jsonrpc_node.go). Anything else is
+// -32601, before any read; the metric's method label is one of these
+// names, a node method's, or "other".
 var rpcMethods = map[string]rpcMethod{
 	"eth_chainId":                             (*rpcReq).chainID,
 	"net_version":                             (*rpcReq).netVersion,
@@ -233,6 +243,10 @@ func (q *rpcReq) serve(raw json.RawMessage) (reply rpcReply, answer bool) {
 	}
 	label := m.Method
 	fn, known := rpcMethods[m.Method]
+	if !known && q.s.nodeMethods[m.Method] {
+		method := m.Method
+		fn, known = func(q *rpcReq, p rpcParams) (json.RawMessage, *rpcError) { return q.forward(method, p) }, true
+	}
 	if !known {
 		label = "other"
 	}
@@ -283,9 +297,10 @@ func validID(id json.RawMessage) bool {
 
 // The outcome label of api_rpc_calls_total.
 const (
-	outcomeOK          = "ok"
-	outcomeClientError = "client_error"
-	outcomeServerError = "server_error"
+	outcomeOK              = "ok"
+	outcomeClientError     = "client_error"
+	outcomeServerError     = "server_error"
+	outcomeNodeUnavailable = "node_unavailable"
 )
 
 func outcomeOf(e *rpcError) string {
@@ -294,6 +309,8 @@ func outcomeOf(e *rpcError) string {
 		return outcomeOK
 	case e.Code == rpcInternal:
 		return outcomeServerError
+	case e.unavailable:
+		return outcomeNodeUnavailable
 	}
 	return outcomeClientError
 }

@@ -20,17 +20,46 @@ func (q *rpcReq) chainID(p rpcParams) (json.RawMessage, *rpcError) {
 	if e := p.want(0, 0); e != nil {
 		return nil, e
 	}
-	if q.ch.ExpectedChainID == 0 {
-		return nil, rpcErrorf(rpcServerError, "chain %s has no expected_chain_id configured, so its id is not known here", q.id)
+	id, e := q.chainNumber()
+	if e != nil {
+		return nil, e
 	}
-	return result(quantity(q.ch.ExpectedChainID)), nil
+	return result(quantity(id)), nil
+}
+
+// chainNumber is the chain's expected_chain_id, or without one the node's
+// answer.
+func (q *rpcReq) chainNumber() (uint64, *rpcError) {
+	if q.ch.ExpectedChainID != 0 {
+		return q.ch.ExpectedChainID, nil
+	}
+	if q.s.forward == nil {
+		return 0, rpcErrorf(rpcServerError, "chain %s has no expected_chain_id configured, so its id is not known here", q.id)
+	}
+	raw, e := q.forward("eth_chainId", nil)
+	if e != nil {
+		return 0, e
+	}
+	var s string
+	n, ok := uint64(0), json.Unmarshal(raw, &s) == nil
+	if ok {
+		n, ok = quantityParam(s)
+	}
+	if !ok {
+		return 0, rpcErrorf(rpcServerError, "the node's chain id %s is not a quantity", clip(string(raw)))
+	}
+	return n, nil
 }
 
 func (q *rpcReq) netVersion(p rpcParams) (json.RawMessage, *rpcError) {
-	if _, e := q.chainID(p); e != nil {
+	if e := p.want(0, 0); e != nil {
 		return nil, e
 	}
-	return result(strconv.FormatUint(q.ch.ExpectedChainID, 10)), nil
+	id, e := q.chainNumber()
+	if e != nil {
+		return nil, e
+	}
+	return result(strconv.FormatUint(id, 10)), nil
 }
 
 func (q *rpcReq) blockNumber(p rpcParams) (json.RawMessage, *rpcError) {
@@ -69,8 +98,12 @@ func (q *rpcReq) block(ref blockRef) (b chaindata.Block, found bool, e *rpcError
 		hs = []uint64{v.Watermark}
 	case ref.tag == "earliest":
 		hs = []uint64{v.Lowest()}
-	case ref.tag != "": // safe, finalized
-		return b, false, rpcErrorf(rpcServerError, "block tag %q is not served from the index; ask for a number or latest", ref.tag)
+	case ref.tag != "": // safe, finalized: the node says which height
+		n, e := q.nodeTagHeight(ref.tag)
+		if e != nil {
+			return b, false, e
+		}
+		return q.block(blockRef{number: n})
 	case ref.number > v.Watermark:
 		return b, false, nil
 	case ref.number < v.Lowest():

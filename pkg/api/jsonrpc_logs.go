@@ -116,8 +116,10 @@ func (q *rpcReq) logRange(arg logFilterArg) (from, to uint64, blockHash string, 
 		case "earliest":
 			return v.Lowest(), nil
 		case "":
-		default:
-			return 0, rpcErrorf(rpcServerError, "block tag %q is not served from the index; ask for a number or latest", ref.tag)
+		default: // safe, finalized: the node says which height
+			if ref.number, e = q.nodeTagHeight(ref.tag); e != nil {
+				return 0, e
+			}
 		}
 		if ref.number > v.Watermark {
 			return 0, rpcErrorf(rpcServerError, "%s 0x%x is above the indexed head 0x%x (eth_blockNumber): nothing above it is served yet", name, ref.number, v.Watermark)

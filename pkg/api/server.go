@@ -39,6 +39,10 @@ type Options struct {
 	// Head reads a chain's head from its node (status route); nil
 	// reports the head as unknown.
 	Head func(ctx context.Context, chainID string) (uint64, error)
+	// Forward passes a JSON-RPC call to a chain's endpoints (the state
+	// methods of api.rpc_node_methods; rpc.Forwarder says what it
+	// returns); nil answers those methods -32601.
+	Forward func(ctx context.Context, chainID, method string, params []json.RawMessage) (json.RawMessage, error)
 	// Temporal asks the scheduler for its progress (status route); nil
 	// reports the scheduler as unknown.
 	Temporal client.Client
@@ -67,6 +71,9 @@ type Server struct {
 	mux     *http.ServeMux
 	reg     *prometheus.Registry
 	streams *streams // the change streams served (stream_transport.go)
+	// JSON-RPC's calls passed to the node (jsonrpc_node.go).
+	forward     func(ctx context.Context, chainID, method string, params []json.RawMessage) (json.RawMessage, error)
+	nodeMethods map[string]bool
 }
 
 // New builds a Server; it does not listen (Serve does).
@@ -84,17 +91,23 @@ func New(o Options) (*Server, error) {
 		o.Registry = prometheus.NewRegistry()
 	}
 	cfg := o.Config.WithDefaults()
+	nodeMethods, err := nodeMethodSet(cfg.RPCNodeMethods, o.Forward != nil)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
-		cfg:     cfg,
-		source:  o.ChainSource,
-		every:   o.ChainRefresh,
-		store:   o.Store,
-		views:   newViews(o.Store.Chain, cfg.StateRefresh),
-		log:     o.Logger,
-		streams: newStreams(),
-		limiter: newClientLimiter(cfg.RateLimit, cfg.Burst),
-		mux:     http.NewServeMux(),
-		reg:     o.Registry,
+		forward:     o.Forward,
+		nodeMethods: nodeMethods,
+		cfg:         cfg,
+		source:      o.ChainSource,
+		every:       o.ChainRefresh,
+		store:       o.Store,
+		views:       newViews(o.Store.Chain, cfg.StateRefresh),
+		log:         o.Logger,
+		streams:     newStreams(),
+		limiter:     newClientLimiter(cfg.RateLimit, cfg.Burst),
+		mux:         http.NewServeMux(),
+		reg:         o.Registry,
 	}
 	s.m = newMetrics(o.Registry, s.streams.count)
 	s.keys = &keyring{read: o.Store.Keys.APIKeys, m: s.m}

@@ -67,6 +67,11 @@ type API struct {
 	// matching more is refused with the range that fits, whatever the
 	// number of blocks it spans (the index reads a wide range cheaply).
 	RPCMaxLogs int `mapstructure:"rpc_max_logs"`
+	// RPCNodeMethods are the JSON-RPC methods the route passes to the
+	// chain's endpoints as the client sent them (state and fees, which the
+	// index does not hold); eth_sendRawTransaction only when listed.
+	// Anything else the index does not answer is -32601.
+	RPCNodeMethods []string `mapstructure:"rpc_node_methods"`
 	// RateLimit is requests per second per client address of the requests
 	// without a key (anonymous); 0 turns the limit off. Burst is how many
 	// may come at once. A key has its own limits (`indexer apikey`).

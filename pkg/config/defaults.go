@@ -29,6 +29,7 @@ func Defaults(v *viper.Viper) {
 	v.SetDefault("api.etherscan_max_records", a.EtherscanMaxRecords)
 	v.SetDefault("api.rpc_max_batch", a.RPCMaxBatch)
 	v.SetDefault("api.rpc_max_logs", a.RPCMaxLogs)
+	v.SetDefault("api.rpc_node_methods", a.RPCNodeMethods)
 	v.SetDefault("api.rate_limit", a.RateLimit)
 	v.SetDefault("api.burst", a.Burst)
 	v.SetDefault("api.state_refresh", a.StateRefresh.String())
@@ -132,6 +133,7 @@ func DefaultAPI() API {
 		EtherscanMaxRecords:  1000,
 		RPCMaxBatch:          1000,
 		RPCMaxLogs:           10000,
+		RPCNodeMethods:       DefaultRPCNodeMethods(),
 		RateLimit:            50,
 		Burst:                100,
 		StateRefresh:         time.Second,
@@ -144,6 +146,14 @@ func DefaultAPI() API {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// DefaultRPCNodeMethods are the state and fee methods the JSON-RPC route
+// passes to the node unless api.rpc_node_methods says otherwise: what
+// wallets and explorers ask besides history. Writes are not among them.
+func DefaultRPCNodeMethods() []string {
+	return []string{"eth_call", "eth_getBalance", "eth_getCode", "eth_getStorageAt", "eth_getTransactionCount",
+		"eth_estimateGas", "eth_gasPrice", "eth_maxPriorityFeePerGas", "eth_feeHistory"}
+}
 
 // WithDefaults fills the zero fields of an api section built in code
 // (tests, tools) with the defaults; a loaded configuration has them
@@ -170,6 +180,9 @@ func (a API) WithDefaults() API {
 	}
 	if a.RPCMaxLogs == 0 {
 		a.RPCMaxLogs = d.RPCMaxLogs
+	}
+	if a.RPCNodeMethods == nil {
+		a.RPCNodeMethods = d.RPCNodeMethods
 	}
 	if a.Burst == 0 {
 		a.Burst = d.Burst

@@ -101,6 +101,16 @@ func (a API) validate() []error {
 	if a.RPCMaxLogs < 1 || a.RPCMaxLogs > 1000000 {
 		bad("rpc_max_logs", "must be 1-1000000")
 	}
+	seen := map[string]bool{}
+	for _, m := range a.RPCNodeMethods {
+		switch {
+		case !rpcMethodName.MatchString(m):
+			bad("rpc_node_methods", "%q is not a JSON-RPC method name (namespace_method, such as eth_call)", m)
+		case seen[m]:
+			bad("rpc_node_methods", "%q is listed twice", m)
+		}
+		seen[m] = true
+	}
 	if a.RateLimit < 0 {
 		bad("rate_limit", "must not be negative (0 = no limit)")
 	}
@@ -323,3 +333,6 @@ const maxAggregatorChunk = 1_000_000
 // identifierRE is a ClickHouse database or cluster name that needs no
 // quoting in a statement (CREATE DATABASE, ON CLUSTER).
 var identifierRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// rpcMethodName is a JSON-RPC method's name: a namespace and a method.
+var rpcMethodName = regexp.MustCompile(`^[a-z][a-z0-9]*_[A-Za-z][A-Za-z0-9]*$`)

@@ -99,7 +99,7 @@ func splitBatch(answer []byte, n int) (_ []json.RawMessage, _ []error, known *sp
 		seen[i] = true
 		switch {
 		case m.failed:
-			errs[i] = &callError{code: m.code, message: m.message}
+			errs[i] = &callError{code: m.code, message: m.message, data: m.data}
 		case m.result == nil:
 			errs[i] = gethrpc.ErrNoResult
 		default:
@@ -128,6 +128,7 @@ type batchMessage struct {
 	failed  bool
 	code    int
 	message string
+	data    json.RawMessage // the error's data (a revert's output), as sent
 }
 
 // member checks the value of the message's member key (as sent, quoted)
@@ -150,6 +151,7 @@ func (m *batchMessage) member(s *scanner, key []byte, at int) (int, error) {
 	case "error":
 		if val[0] == '{' {
 			m.code, m.message, m.failed = rpcErrorObject(val)
+			m.data = errorData(val)
 		}
 	}
 	return end, nil
@@ -174,11 +176,24 @@ func rpcErrorObject(val []byte) (code int, message string, ok bool) {
 	return int(c), message, true
 }
 
-// callError is a node's error for one call, with its JSON-RPC code, as
-// go-ethereum reports it (gethrpc.Error).
+// errorData is the data member of an error object, nil without one. Read
+// only for errors, off the path of the answers that carry blocks.
+func errorData(val []byte) json.RawMessage {
+	var e struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(val, &e) != nil {
+		return nil
+	}
+	return e.Data
+}
+
+// callError is a node's error for one call, with its JSON-RPC code and
+// data, as go-ethereum reports it (gethrpc.Error, gethrpc.DataError).
 type callError struct {
 	code    int
 	message string
+	data    json.RawMessage
 }
 
 func (e *callError) Error() string {
@@ -189,6 +204,14 @@ func (e *callError) Error() string {
 }
 
 func (e *callError) ErrorCode() int { return e.code }
+
+// ErrorData is the error's data as sent (nil without one).
+func (e *callError) ErrorData() interface{} {
+	if e.data == nil {
+		return nil
+	}
+	return e.data
+}
 
 // readBody reads a whole answer in one allocation when its size is known:
 // announced (Content-Length) or, for a chunked answer, guessed from the

@@ -72,7 +72,10 @@ func startAPI(t *testing.T, cfg *config.Config, store *storage.ClickHouse, apiCf
 	apiCfg.Listen = "127.0.0.1:0"
 	srv, err := api.New(api.Options{
 		Config: apiCfg, Chains: cfg.Chains, Store: api.NewStore(store.Reader()),
-		Head:     func(ctx context.Context, id string) (uint64, error) { return clients[id].HeadHeight(ctx) },
+		Head: func(ctx context.Context, id string) (uint64, error) { return clients[id].HeadHeight(ctx) },
+		Forward: func(ctx context.Context, id, method string, params []json.RawMessage) (json.RawMessage, error) {
+			return clients[id].(rpc.Forwarder).Forward(ctx, method, params)
+		},
 		Temporal: temporalClient(t), Registry: reg, Logger: log, Secrets: secrets,
 	})
 	require.NoError(t, err)

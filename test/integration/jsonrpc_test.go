@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"sort"
@@ -62,6 +63,57 @@ func (p *rpcPair) same(method string, args ...any) json.RawMessage {
 	return want
 }
 
+// sameError requires the API to fail the call as the node does: the
+// node's error code, message and data, passed on.
+func (p *rpcPair) sameError(method string, args ...any) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out json.RawMessage
+	want := p.node.CallContext(ctx, &out, method, args...)
+	got := p.ours.CallContext(ctx, &out, method, args...)
+	require.Error(p.t, want, "node: %s %v", method, args)
+	require.Error(p.t, got, "api: %s %v", method, args)
+	var wantCode, gotCode gethrpc.Error
+	require.ErrorAs(p.t, want, &wantCode)
+	require.ErrorAs(p.t, got, &gotCode)
+	require.Equal(p.t, wantCode.ErrorCode(), gotCode.ErrorCode(), "%s %v", method, args)
+	require.Equal(p.t, want.Error(), got.Error(), "%s %v", method, args)
+	var wantData, gotData gethrpc.DataError
+	if errors.As(want, &wantData) {
+		require.ErrorAs(p.t, got, &gotData, "%s %v: the node's error data", method, args)
+		require.Equal(p.t, wantData.ErrorData(), gotData.ErrorData(), "%s %v", method, args)
+	}
+	p.calls++
+}
+
+// revertingInit is creation code that reverts with one word, 0x…c0ffee:
+// eth_call of it is a revert with data.
+const revertingInit = "0x7f0000000000000000000000000000000000000000000000000000000000c0ffee60005260206000fd"
+
+// checkState compares the state methods, which the API passes to the
+// node, at the head: every account the chain touched, a call that
+// reverts (the node's error and data passed on), fees, and a parameter
+// the node refuses.
+func checkState(p *rpcPair, accounts map[string]bool, head uint64) {
+	p.t.Helper()
+	at := fmt.Sprintf("0x%x", head)
+	delete(accounts, "")
+	for a := range accounts {
+		p.same("eth_getBalance", a, at)
+		p.same("eth_getCode", a, at)
+		p.same("eth_getTransactionCount", a, at)
+		p.same("eth_getStorageAt", a, "0x0", at)
+	}
+	// Creation code that returns one word: 1.
+	p.same("eth_call", map[string]any{"data": "0x600160005260206000f3"}, at)
+	p.same("eth_estimateGas", map[string]any{"data": "0x600160005260206000f3"}, at)
+	p.same("eth_feeHistory", "0x2", at, []float64{50})
+	p.sameError("eth_call", map[string]any{"data": revertingInit}, at)
+	p.sameError("eth_getBalance", "0x12", at)
+	require.NotEmpty(p.t, accounts)
+}
+
 // checkJSONRPC compares every history method of the JSON-RPC route with
 // the node for heights 0..head: blocks by number and hash (with hashes
 // and with whole transactions), their counts, every transaction by hash
@@ -77,9 +129,14 @@ func checkJSONRPC(t *testing.T, nodeURL, api, chainID string, head uint64) int {
 	if nodeHead(t, nodeURL) == head {
 		p.same("eth_blockNumber")
 		p.same("eth_getBlockByNumber", "latest", false)
+		// Tags only the node knows: it says which height, the index
+		// answers with the block.
+		p.same("eth_getBlockByNumber", "finalized", false)
+		p.same("eth_getBlockByNumber", "safe", true)
 	}
 	txs := 0
 	var withLogs string
+	accounts := map[string]bool{}
 	for h := uint64(0); h <= head; h++ {
 		n := fmt.Sprintf("0x%x", h)
 		var b struct {
@@ -98,13 +155,18 @@ func checkJSONRPC(t *testing.T, nodeURL, api, chainID string, head uint64) int {
 		for i, raw := range b.Transactions {
 			var tx struct {
 				Hash string `json:"hash"`
+				From string `json:"from"`
+				To   string `json:"to"`
 			}
 			require.NoError(t, json.Unmarshal(raw, &tx))
+			accounts[tx.From], accounts[tx.To] = true, true
 			p.same("eth_getTransactionByHash", tx.Hash)
 			var r struct {
-				Logs []json.RawMessage `json:"logs"`
+				Logs            []json.RawMessage `json:"logs"`
+				ContractAddress string            `json:"contractAddress"`
 			}
 			require.NoError(t, json.Unmarshal(p.same("eth_getTransactionReceipt", tx.Hash), &r))
+			accounts[r.ContractAddress] = true
 			if len(r.Logs) > 0 {
 				withLogs = b.Hash
 			}
@@ -114,6 +176,7 @@ func checkJSONRPC(t *testing.T, nodeURL, api, chainID string, head uint64) int {
 		}
 		p.same("eth_getTransactionByBlockNumberAndIndex", n, fmt.Sprintf("0x%x", len(b.Transactions)))
 	}
+	checkState(p, accounts, head)
 	p.same("eth_getTransactionByHash", "0x"+fmt.Sprintf("%064x", 12345))
 	p.same("eth_getBlockByHash", "0x"+fmt.Sprintf("%064x", 12345), false)
 
