@@ -34,7 +34,8 @@ import (
 //
 // A module a file (etherscan_account.go, etherscan_tokens.go,
 // etherscan_internal.go, etherscan_logs.go, etherscan_block.go,
-// etherscan_proxy*.go, etherscan_transaction.go). This one holds what
+// etherscan_proxy*.go, etherscan_transaction.go; the actions on state,
+// which go to the node, in etherscan_state.go). This one holds what
 // they share: the request, its envelope answers, the one dispatch table
 // from module and action to handler (esTable), and the paging and
 // block-number parameters.
@@ -97,6 +98,8 @@ var esTable = []esAction{
 	{"account", "tokennfttx", func(q *esReq) { q.tokenTx(tokens.ERC721) }},
 	{"account", "token1155tx", func(q *esReq) { q.tokenTx(tokens.ERC1155) }},
 	{"account", "tokenbalance", (*esReq).tokenBalance},
+	{"account", "balance", (*esReq).balance},
+	{"account", "balancemulti", (*esReq).balanceMulti},
 	{"logs", "getLogs", (*esReq).getLogs},
 	{"block", "getblocknobytime", (*esReq).blockByTime},
 	{"proxy", "eth_blockNumber", (*esReq).blockNumber},
@@ -105,6 +108,13 @@ var esTable = []esAction{
 	{"proxy", "eth_getTransactionReceipt", (*esReq).transactionReceipt},
 	{"proxy", "eth_getBlockTransactionCountByNumber", (*esReq).blockTxCount},
 	{"proxy", "eth_getTransactionByBlockNumberAndIndex", (*esReq).txByBlockAndIndex},
+	{"proxy", "eth_call", func(q *esReq) { q.proxyCall("eth_call") }},
+	{"proxy", "eth_estimateGas", func(q *esReq) { q.proxyCall("eth_estimateGas") }},
+	{"proxy", "eth_getCode", func(q *esReq) { q.proxyAccount("eth_getCode") }},
+	{"proxy", "eth_getTransactionCount", func(q *esReq) { q.proxyAccount("eth_getTransactionCount") }},
+	{"proxy", "eth_getStorageAt", (*esReq).proxyStorageAt},
+	{"proxy", "eth_gasPrice", (*esReq).proxyGasPrice},
+	{"proxy", "eth_sendRawTransaction", (*esReq).proxySendRaw},
 	{"transaction", "getstatus", (*esReq).execStatus},
 	{"transaction", "gettxreceiptstatus", (*esReq).txReceiptStatus},
 	{"stats", "tokensupply", (*esReq).tokenSupply},

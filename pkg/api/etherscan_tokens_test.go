@@ -2,10 +2,14 @@ package api
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tideline-dev/tideline/pkg/config"
 )
 
 // es asks the Etherscan route (the per-chain one, or /v2/api when path
@@ -133,4 +137,52 @@ func TestEtherscanTokenActions(t *testing.T) {
 	}
 	a.getJSON(t, "/v1/chains/c1/etherscan/api?module=proxy&action=eth_getTransactionByBlockNumberAndIndex&tag=0x4&index=zz", 200, &failure)
 	require.Equal(t, rpcInvalidParams, failure.Error.Code)
+}
+
+// Etherscan's actions on state go to the node under the JSON-RPC route's
+// list, in Etherscan's forms: the account module's envelope with a
+// decimal balance, the proxy module's JSON-RPC answers (the node's error
+// object, a revert's data included, passed on).
+func TestEtherscanStateActionsGoToTheNode(t *testing.T) {
+	f := &fakeForward{params: map[string]string{}}
+	a := newTestAPI(t, config.API{}, func(o *Options) { o.Forward = f.forward })
+	a.write(t, sampleChain(3))
+	const route = "/v1/chains/c1/etherscan/api"
+
+	status, _, result := a.es(t, route, url.Values{"module": {"account"}, "action": {"balance"}, "address": {addrA}, "tag": {"latest"}})
+	require.Equal(t, "1", status)
+	require.Equal(t, `"16"`, string(result))
+	require.JSONEq(t, `["`+addrA+`","latest"]`, f.params["eth_getBalance"])
+	status, _, result = a.es(t, route, url.Values{"module": {"account"}, "action": {"balancemulti"}, "address": {addrA + "," + addrB}})
+	require.Equal(t, "1", status)
+	require.JSONEq(t, `[{"account":"`+addrA+`","balance":"16"},{"account":"`+addrB+`","balance":"16"}]`, string(result))
+	status, _, _ = a.es(t, route, url.Values{"module": {"account"}, "action": {"balancemulti"}, "address": {strings.Repeat(addrA+",", 21) + addrA}})
+	require.Equal(t, "0", status, "more than 20 addresses")
+
+	proxy := func(kv url.Values) rpcReply {
+		t.Helper()
+		kv.Set("module", "proxy")
+		code, body := a.get(t, route+"?"+kv.Encode())
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		var r rpcReply
+		require.NoError(t, json.Unmarshal(body, &r), "%s", body)
+		return r
+	}
+	r := proxy(url.Values{"action": {"eth_getCode"}, "address": {addrB}, "tag": {"0x2"}})
+	require.Equal(t, `"0x6000"`, string(r.Result))
+	require.JSONEq(t, `["`+addrB+`","0x2"]`, f.params["eth_getCode"])
+	r = proxy(url.Values{"action": {"eth_estimateGas"}, "to": {addrB}, "data": {"0xa9059cbb"}, "gasLimit": {"0x10000"}})
+	require.Equal(t, `"0x5208"`, string(r.Result))
+	require.JSONEq(t, `[{"to":"`+addrB+`","data":"0xa9059cbb","gas":"0x10000"}]`, f.params["eth_estimateGas"])
+	r = proxy(url.Values{"action": {"eth_call"}, "to": {addrB}, "data": {"0x"}, "blockTag": {"0x1"}})
+	require.Equal(t, &rpcError{Code: 3, Message: "execution reverted", Data: json.RawMessage(`"0xdead"`)}, r.Error)
+	require.JSONEq(t, `[{"to":"`+addrB+`","data":"0x"},"0x1"]`, f.params["eth_call"])
+	r = proxy(url.Values{"action": {"eth_gasPrice"}})
+	require.Equal(t, rpcServerError, r.Error.Code, "no endpoint answered")
+	r = proxy(url.Values{"action": {"eth_sendRawTransaction"}, "hex": {"0x02f8"}})
+	require.Equal(t, rpcMethodNotFound, r.Error.Code, "not listed by default")
+	r = proxy(url.Values{"action": {"eth_call"}, "to": {"nothex"}})
+	require.Equal(t, rpcInvalidParams, r.Error.Code)
+	r = proxy(url.Values{"action": {"eth_getStorageAt"}, "address": {addrB}, "position": {"slot"}})
+	require.Equal(t, rpcInvalidParams, r.Error.Code)
 }

@@ -294,6 +294,10 @@ func (f *fakeForward) forward(_ context.Context, chainID, method string, params 
 		return json.RawMessage(`"0x10"`), nil
 	case "eth_chainId":
 		return json.RawMessage(`"0x7a69"`), nil
+	case "eth_getCode":
+		return json.RawMessage(`"0x6000"`), nil
+	case "eth_estimateGas":
+		return json.RawMessage(`"0x5208"`), nil
 	case "eth_getBlockByNumber":
 		return json.RawMessage(`{"number":"0x3","hash":"0xignored"}`), nil
 	case "eth_call":

@@ -44,7 +44,10 @@ func ethersModules(t *testing.T) string {
 // and stats actions (txlist, tokentx with the token's metadata,
 // tokenbalance, tokensupply, txlistinternal, getstatus, getblocknobytime)
 // agree with the node and the token contract, "No transactions found"
-// is an empty list and a bad request an error
+// is an empty list and a bad request an error; its state methods
+// (getBalance, getCode, getStorage, getTransactionCount, call, a call that
+// reverts, estimateGas, the gas price), which the API passes to the node,
+// answer as the node does, and a transaction it broadcasts is mined
 // (testdata/etherscan_client.mjs does the asking).
 func TestEtherscanClientCannotTellTheAPIFromTheNode(t *testing.T) {
 	const chainID = "it-ethers"
@@ -101,7 +104,9 @@ func TestEtherscanClientCannotTellTheAPIFromTheNode(t *testing.T) {
 		require.NoError(t, err)
 		return len(meta) == 1, "not yet asked"
 	})
-	base := startAPI(t, cfg, st, config.API{RateLimit: 0})
+	// Sending transactions through the API is the operator's choice.
+	base := startAPI(t, cfg, st, config.API{RateLimit: 0,
+		RPCNodeMethods: append(config.DefaultRPCNodeMethods(), "eth_sendRawTransaction")})
 
 	hashes := make([]string, len(txs))
 	for i, h := range txs {
@@ -110,7 +115,7 @@ func TestEtherscanClientCannotTellTheAPIFromTheNode(t *testing.T) {
 	fixture, err := json.Marshal(map[string]any{
 		"chainId": 1, "head": head, "token": strings.ToLower(token.Hex()), "holder": strings.ToLower(holder.Hex()),
 		"sender": strings.ToLower(gen.From().Hex()), "txs": hashes,
-		"traced": strings.ToLower(traced.Hex()), "failed": strings.ToLower(failed.Hex()),
+		"traced": strings.ToLower(traced.Hex()), "failed": strings.ToLower(failed.Hex()), "key": "0x" + localstack.AnvilDefaultKey,
 	})
 	require.NoError(t, err)
 	sctx, scancel := context.WithTimeout(ctx, time.Minute)
@@ -135,9 +140,11 @@ func TestEtherscanClientCannotTellTheAPIFromTheNode(t *testing.T) {
 	}
 	require.NoError(t, sc.Err())
 	for _, name := range []string{"getBlockNumber", "getLogs of the token", "txlist", "tokentx", "tokenbalance", "tokensupply",
-		"txlistinternal by txhash", "getstatus", "getblocknobytime", "no transactions found", "a bad request is an error"} {
+		"txlistinternal by txhash", "getstatus", "getblocknobytime", "no transactions found", "a bad request is an error",
+		"getBalance", "getCode", "getStorage", "getTransactionCount", "call", "call that reverts", "estimateGas", "getGasPrice",
+		"broadcastTransaction"} {
 		require.Contains(t, checks, name, "the client script did not run %q", name)
 	}
-	require.Len(t, checks, 11+int(head)+1+3*len(txs), "a check per block, three per transaction, and the actions")
+	require.Len(t, checks, 20+int(head)+1+3*len(txs), "a check per block, three per transaction, and the actions")
 	t.Logf("%d checks of the ethers client passed (%s)", len(checks), fmt.Sprint(head+1)+" blocks")
 }

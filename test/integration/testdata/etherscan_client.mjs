@@ -12,7 +12,7 @@ import path from 'node:path';
 
 const [modules, apiBase, nodeURL, fixtureJSON] = process.argv.slice(2);
 const require = createRequire(path.join(path.resolve(modules), 'noop.js'));
-const { EtherscanProvider, JsonRpcProvider, Network, Contract, getBigInt } = require('ethers');
+const { EtherscanProvider, JsonRpcProvider, Network, Contract, Wallet, getBigInt } = require('ethers');
 const fx = JSON.parse(fixtureJSON);
 
 // Tideline is EtherscanProvider with Etherscan's host replaced: nothing
@@ -87,7 +87,7 @@ await check('getLogs of the token', async () => {
 const erc20 = new Contract(fx.token, [
   'function name() view returns (string)', 'function symbol() view returns (string)',
   'function decimals() view returns (uint8)', 'function balanceOf(address) view returns (uint256)',
-  'function totalSupply() view returns (uint256)',
+  'function totalSupply() view returns (uint256)', 'function transfer(address to, uint256 value) returns (bool)',
   'event Transfer(address indexed from, address indexed to, uint256 value)',
 ], node);
 await check('txlist', async () => {
@@ -165,4 +165,62 @@ await check('a bad request is an error', async () => {
   } catch (e) {
     out('a bad request is an error', e.code === 'SERVER_ERROR', e.code);
   }
+});
+
+// State: ethers' own methods, which EtherscanProvider answers with the
+// account module's balance and the proxy module's state actions; the
+// API passes them to the node.
+const at = fx.head;
+await check('getBalance', async () => {
+  const [got, want] = [await es.getBalance(fx.sender, at), await node.getBalance(fx.sender, at)];
+  const [gotLatest, wantLatest] = [await es.getBalance(fx.holder), await node.getBalance(fx.holder)];
+  out('getBalance', got === want && gotLatest === wantLatest && got > 0n, `got ${got}, node ${want}`);
+});
+await check('getCode', async () => {
+  const [got, want] = [await es.getCode(fx.token, at), await node.getCode(fx.token, at)];
+  out('getCode', got === want && got.length > 2, `got ${got.length} chars, node ${want.length}`);
+});
+await check('getStorage', async () => {
+  const [got, want] = [await es.getStorage(fx.token, 2, at), await node.getStorage(fx.token, 2, at)];
+  out('getStorage', got === want, `got ${got}, node ${want}`);
+});
+await check('getTransactionCount', async () => {
+  const [got, want] = [await es.getTransactionCount(fx.sender, at), await node.getTransactionCount(fx.sender, at)];
+  out('getTransactionCount', got === want && got > 0, `got ${got}, node ${want}`);
+});
+// EtherscanProvider's call takes no blockTag: latest, which is the head here.
+const totalSupply = { to: fx.token, data: erc20.interface.encodeFunctionData('totalSupply') };
+await check('call', async () => {
+  const [got, want] = [await es.call(totalSupply), await node.call(totalSupply)];
+  out('call', got === want, `got ${got}, node ${want}`);
+});
+await check('call that reverts', async () => {
+  // Creation code that reverts with one word: the node's revert data must
+  // reach ethers as the node sent it.
+  const reverting = { data: '0x7f0000000000000000000000000000000000000000000000000000000000c0ffee60005260206000fd' };
+  const errorOf = async (p) => p.call(reverting).then(() => null, (e) => e);
+  const [got, want] = [await errorOf(es), await errorOf(node)];
+  out('call that reverts', got?.code === 'CALL_EXCEPTION' && got.code === want?.code && got.data === want.data,
+    `got ${got?.code} ${got?.data}, node ${want?.code} ${want?.data}`);
+});
+await check('estimateGas', async () => {
+  const transfer = { from: fx.sender, to: fx.token, data: erc20.interface.encodeFunctionData('transfer', [fx.holder, 1n]) };
+  const [got, want] = [await es.estimateGas(transfer), await node.estimateGas(transfer)];
+  out('estimateGas', got === want && got > 21000n, `got ${got}, node ${want}`);
+});
+await check('getGasPrice', async () => {
+  const got = await es.fetch('proxy', { action: 'eth_gasPrice' });
+  const want = await node.send('eth_gasPrice', []);
+  out('getGasPrice', got === want, `got ${got}, node ${want}`);
+});
+// Last: a transaction sent through the API (api.rpc_node_methods lists
+// eth_sendRawTransaction here) is mined by the node.
+await check('broadcastTransaction', async () => {
+  const wallet = new Wallet(fx.key, node);
+  const signed = await wallet.signTransaction(await wallet.populateTransaction({ to: fx.holder, value: 12345n }));
+  const sent = await es.broadcastTransaction(signed);
+  const receipt = await node.waitForTransaction(sent.hash, 1, 30000);
+  const again = await es.broadcastTransaction(signed).then(() => null, (e) => e);
+  out('broadcastTransaction', receipt?.status === 1 && again?.code === 'NONCE_EXPIRED',
+    `receipt ${receipt?.status}, sent again: ${again?.code} ${again?.shortMessage}`);
 });
