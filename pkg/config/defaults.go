@@ -130,7 +130,7 @@ func DefaultAPI() API {
 		RequestTimeout:       10 * time.Second,
 		MaxPageSize:          100,
 		MaxLogRange:          10000,
-		EtherscanMaxRecords:  1000,
+		EtherscanMaxRecords:  10000,
 		RPCMaxBatch:          1000,
 		RPCMaxLogs:           10000,
 		RPCNodeMethods:       DefaultRPCNodeMethods(),

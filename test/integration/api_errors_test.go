@@ -134,11 +134,12 @@ func checkMalformed(h *apiHarness, nc *nodeChain, head uint64) {
 		message string
 	}{
 		{[]string{"module", "bogus", "action", "txlist"}, "Error! Missing Or invalid Module name"},
-		{[]string{"module", "account", "action", "balance"}, "Error! Missing Or invalid Action name"},
+		{[]string{"module", "account", "action", "balancehistory"}, "Error! Missing Or invalid Action name"},
 		{[]string{"module", "account", "action", "txlist", "address", "0x12"}, "Error! Invalid address format"},
 		{[]string{"module", "account", "action", "txlist", "address", addr, "sort", "up"}, `Error! Invalid sort: "up"`},
 		{[]string{"module", "account", "action", "txlist", "address", addr, "page", "0"}, "Error! Invalid page"},
-		{[]string{"module", "account", "action", "txlist", "address", addr, "offset", "5000"}, "Error! Invalid offset: 5000 is above the most records per page, 1000"},
+		{[]string{"module", "account", "action", "txlist", "address", addr, "offset", "10001"}, "Error! Invalid offset: 10001 is above the most records per page, 10000"},
+		{[]string{"module", "account", "action", "txlist", "address", addr, "page", "2", "offset", "10000"}, "Error! Result window is too large"},
 		{[]string{"module", "account", "action", "txlist", "address", addr, "page", "11", "offset", "1000"}, "Error! Result window is too large"},
 		{[]string{"module", "account", "action", "txlist", "address", addr, "startblock", "abc"}, "Error! Invalid startblock"},
 		{[]string{"module", "account", "action", "txlist", "address", addr, "startblock", "10", "endblock", "5"}, "Error! Invalid block range: startblock 10 is above endblock 5"},
@@ -154,7 +155,10 @@ func checkMalformed(h *apiHarness, nc *nodeChain, head uint64) {
 		{[]string{"module", "account", "action", "tokentx"}, "Error! Missing address or contractaddress"},
 		{[]string{"module", "account", "action", "tokennfttx", "address", "0x12"}, "Error! Invalid address format"},
 		{[]string{"module", "account", "action", "token1155tx", "contractaddress", "zz"}, "Error! Invalid contractaddress format"},
-		{[]string{"module", "account", "action", "tokentx", "address", addr, "offset", "5000"}, "Error! Invalid offset"},
+		{[]string{"module", "account", "action", "tokentx", "address", addr, "offset", "10001"}, "Error! Invalid offset"},
+		{[]string{"module", "account", "action", "balance", "address", "0x12"}, "Error! Invalid address format"},
+		{[]string{"module", "account", "action", "balancemulti", "address", addr + ",0x12"}, "Error! Invalid address format"},
+		{[]string{"module", "account", "action", "balance", "address", addr, "tag", "yesterday"}, "Error! Invalid tag"},
 		{[]string{"module", "account", "action", "tokenbalance", "address", addr}, "Error! Missing contractaddress"},
 		{[]string{"module", "account", "action", "tokenbalance", "address", addr, "contractaddress", addr, "tag", "earliest"}, "Error! Invalid tag"},
 		{[]string{"module", "stats", "action", "tokensupply", "contractaddress", addr}, "Error! Token supply of"},
@@ -180,6 +184,9 @@ func checkMalformed(h *apiHarness, nc *nodeChain, head uint64) {
 		{[]string{"module", "proxy", "action", "eth_getTransactionReceipt"}, "invalid argument 0: txhash: empty"},
 		{[]string{"module", "proxy", "action", "eth_getBlockTransactionCountByNumber", "tag", "12"}, `tag "12" is not a hex block number`},
 		{[]string{"module", "proxy", "action", "eth_getTransactionByBlockNumberAndIndex", "tag", "0x1", "index", "1"}, `invalid argument 1: index "1"`},
+		{[]string{"module", "proxy", "action", "eth_getStorageAt", "address", addr, "position", "slot"}, `position "slot" is not a storage slot`},
+		{[]string{"module", "proxy", "action", "eth_call", "to", "zz"}, `to "zz" is not hex`},
+		{[]string{"module", "proxy", "action", "eth_getCode", "address", "0x12"}, "invalid argument"},
 	}
 	for _, tc := range rpcBad {
 		var e struct {
@@ -194,5 +201,62 @@ func checkMalformed(h *apiHarness, nc *nodeChain, head uint64) {
 		require.Equal(t, -32602, e.Error.Code, "%v", tc.kv)
 		require.Contains(t, e.Error.Message, tc.message, "%v", tc.kv)
 	}
-	t.Logf("%d malformed inputs: %d REST, 1 unknown route, %d Etherscan, %d proxy", len(rest)+1+len(es)+len(rpcBad), len(rest), len(es), len(rpcBad))
+	n := checkMalformedJSONRPC(h)
+	t.Logf("%d malformed inputs: %d REST, 1 unknown route, %d Etherscan, %d proxy, %d JSON-RPC",
+		len(rest)+1+len(es)+len(rpcBad)+n, len(rest), len(es), len(rpcBad), n)
+}
+
+// checkMalformedJSONRPC posts hostile bodies to the JSON-RPC route: each
+// gets its JSON-RPC error (HTTP 200, or the documented 4xx before any
+// call is read), never a 5xx, and no answer names the node's URL, the
+// node methods' included.
+func checkMalformedJSONRPC(h *apiHarness) int {
+	t := h.t
+	call := func(method, params string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":` + params + `}`
+	}
+	hash := `"0x` + strings.Repeat("ab", 32) + `"`
+	cases := []struct {
+		body   string
+		status int
+		code   int
+	}{
+		{`not json`, 200, -32700},
+		{`{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"`, 200, -32700},
+		{`"eth_blockNumber"`, 200, -32600},
+		{`{"jsonrpc":"2.0","id":[1],"method":"eth_blockNumber"}`, 200, -32600},
+		{`{"jsonrpc":"2.0","id":1,"method":"` + strings.Repeat("x", 5000) + `"}`, 200, -32601},
+		{`[` + strings.TrimSuffix(strings.Repeat(call("eth_blockNumber", "[]")+",", 1001), ",") + `]`, 200, -32600},
+		{call("eth_getBlockByNumber", `["0x1", "yes"]`), 200, -32602},
+		{call("eth_getBlockByNumber", `[{"blockHash": 5}]`), 200, -32602},
+		{call("eth_getBlockByNumber", `["0x10000000000000000"]`), 200, -32602},
+		{call("eth_getTransactionByHash", `["0x`+strings.Repeat("zz", 32)+`"]`), 200, -32602},
+		{call("eth_getTransactionByBlockNumberAndIndex", `["0x1", "-1"]`), 200, -32602},
+		{call("eth_getLogs", `[{"fromBlock": "0x0", "toBlock": "latest", "topics": [[`+hash+`, 7]]}]`), 200, -32602},
+		{call("eth_getLogs", `[{"address": ["0x12"]}]`), 200, -32602},
+		{call("eth_getLogs", `[{"fromBlock": "0xffffffffffffffff"}]`), 200, -32000},
+		{call("eth_getLogs", `"filter"`), 200, -32602},
+		{call("eth_getBalance", `["0x12", "latest"]`), 200, -32602},
+		{call("eth_call", `[{"to": "not an address"}, "latest"]`), 200, -32602},
+		{call("eth_sendRawTransaction", `["0x00"]`), 200, -32601},
+		{call("debug_traceTransaction", `[`+hash+`]`), 200, -32601},
+		{call("admin_peers", `[]`), 200, -32601},
+	}
+	for _, tc := range cases {
+		resp, err := h.client.Post(h.base+"/v1/chains/"+h.chainID+"/rpc", "application/json", strings.NewReader(tc.body))
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		clipped := tc.body[:min(len(tc.body), 120)]
+		require.Equal(t, tc.status, resp.StatusCode, "%s: %s", clipped, body)
+		var r struct {
+			Error *struct{ Code int } `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(body, &r), "%s: %s", clipped, body)
+		require.NotNil(t, r.Error, "%s: %s", clipped, body)
+		require.Equal(t, tc.code, r.Error.Code, "%s: %s", clipped, body)
+		require.NotContains(t, string(body), strings.TrimPrefix(h.nodeURL, "http://"), "%s: the node's URL", clipped)
+	}
+	return len(cases)
 }
