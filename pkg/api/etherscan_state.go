@@ -24,24 +24,35 @@ import (
 // esMaxBalances is balancemulti's most addresses, as Etherscan's.
 const esMaxBalances = 20
 
-// nodeCall asks the node; ok is false when the answer (an error, in the
-// proxy module's JSON-RPC form or Etherscan's envelope) is sent.
-func (q *esReq) nodeCall(method string, proxy bool, params ...any) (json.RawMessage, bool) {
+// errNotForwarded: the method is not one api.rpc_node_methods sends to the
+// node, or this API reaches no node.
+var errNotForwarded = errors.New("not sent to the node here")
+
+// askNode sends a node method built by this package; the error is the
+// node's *rpc.AnswerError, errNotForwarded, or a failure to get an answer.
+func (q *esReq) askNode(method string, params ...any) (json.RawMessage, error) {
 	if q.s.forward == nil || !q.s.nodeMethods[method] {
-		if proxy {
-			q.rpcFail(http.StatusOK, rpcMethodNotFound, "the method %s does not exist/is not available", method)
-		} else {
-			q.notOK("%s is not served here (api.rpc_node_methods)", method)
-		}
-		return nil, false
+		return nil, errNotForwarded
 	}
 	raw := make([]json.RawMessage, len(params))
 	for i, p := range params {
 		raw[i] = result(p)
 	}
-	out, err := q.s.forward(q.r.Context(), q.id, method, raw)
+	return q.s.forward(q.r.Context(), q.id, method, raw)
+}
+
+// nodeCall asks the node; ok is false when the answer (an error, in the
+// proxy module's JSON-RPC form or Etherscan's envelope) is sent.
+func (q *esReq) nodeCall(method string, proxy bool, params ...any) (json.RawMessage, bool) {
+	out, err := q.askNode(method, params...)
 	var answer *rpc.AnswerError
 	switch {
+	case errors.Is(err, errNotForwarded) && proxy:
+		q.rpcFail(http.StatusOK, rpcMethodNotFound, "the method %s does not exist/is not available", method)
+		return nil, false
+	case errors.Is(err, errNotForwarded):
+		q.notOK("%s is not served here (api.rpc_node_methods)", method)
+		return nil, false
 	case errors.As(err, &answer) && proxy:
 		writeJSON(q.w, http.StatusOK, rpcFailure(esRPCID, &rpcError{Code: answer.Code, Message: q.s.redact(answer.Message), Data: answer.Data}))
 		return nil, false

@@ -2,6 +2,8 @@ package api
 
 import (
 	"cmp"
+	"encoding/json"
+	"errors"
 	"math/big"
 	"slices"
 	"strconv"
@@ -9,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
+	"github.com/tideline-dev/tideline/pkg/rpc"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/tokens"
 )
@@ -279,6 +282,15 @@ func (q *esReq) tokenSupply() {
 	if !ok {
 		return
 	}
+	if supply, asked := q.totalSupplyAtWatermark(contract); asked {
+		if supply != "" {
+			q.ok(supply)
+		}
+		return
+	}
+	// No node to ask: what the index knows. The mints less the burns
+	// counts transfers to the zero address as burns, which some tokens'
+	// are not; the metadata's totalSupply() is as of when it was asked.
 	bs, ok := q.derivedBalances(tokens.ZeroAddress, contract)
 	if !ok {
 		return
@@ -303,6 +315,42 @@ func (q *esReq) tokenSupply() {
 		return
 	}
 	q.notOK("Token supply of %s is not known: no mint of it is indexed and its totalSupply() was not answered", contract)
+}
+
+// totalSupplySelector is totalSupply()'s selector.
+const totalSupplySelector = "0x18160ddd"
+
+// totalSupplyAtWatermark answers tokensupply as Etherscan does, with the
+// contract's totalSupply() (eth_call at the watermark, so that it agrees
+// with the transfers served). asked is false when the node is not asked
+// here (no eth_call in api.rpc_node_methods, no node, no endpoint
+// answered); supply is "" when the answer (an error) is already sent.
+func (q *esReq) totalSupplyAtWatermark(contract string) (supply string, asked bool) {
+	v, e := q.viewOf()
+	if e != nil {
+		q.failed(e)
+		return "", true
+	}
+	if !v.HasWatermark {
+		return "", false
+	}
+	raw, err := q.askNode("eth_call", map[string]string{"to": contract, "data": totalSupplySelector}, quantity(v.Watermark))
+	var answer *rpc.AnswerError
+	switch {
+	case errors.As(err, &answer):
+		q.notOK("Token supply of %s: its totalSupply() failed: %s", contract, q.s.redact(answer.Message))
+		return "", true
+	case err != nil:
+		return "", false
+	}
+	var hex string
+	n := new(big.Int)
+	if json.Unmarshal(raw, &hex) != nil || len(hex) != 66 {
+		q.notOK("Token supply of %s: its totalSupply() did not return a number (not an ERC-20 token?)", contract)
+		return "", true
+	}
+	n.SetString(hex[2:], 16)
+	return n.String(), true
 }
 
 // requiredAddress parses an address parameter that must be given.

@@ -159,6 +159,12 @@ func TestEtherscanStateActionsGoToTheNode(t *testing.T) {
 	status, _, _ = a.es(t, route, url.Values{"module": {"account"}, "action": {"balancemulti"}, "address": {strings.Repeat(addrA+",", 21) + addrA}})
 	require.Equal(t, "0", status, "more than 20 addresses")
 
+	// tokensupply is the contract's totalSupply() at the watermark.
+	status, _, result = a.es(t, route, url.Values{"module": {"stats"}, "action": {"tokensupply"}, "contractaddress": {addrB}})
+	require.Equal(t, "1", status)
+	require.Equal(t, `"1000"`, string(result))
+	require.JSONEq(t, `[{"to":"`+addrB+`","data":"0x18160ddd"},"0x2"]`, f.params["eth_call"])
+
 	proxy := func(kv url.Values) rpcReply {
 		t.Helper()
 		kv.Set("module", "proxy")
