@@ -128,6 +128,16 @@ var rpcMethods = map[string]rpcMethod{
 	"eth_getTransactionReceipt":               (*rpcReq).receipt,
 	"eth_getBlockReceipts":                    (*rpcReq).blockReceipts,
 	"eth_getLogs":                             (*rpcReq).logs,
+	// Otterscan (jsonrpc_ots.go).
+	"ots_getApiLevel":           (*rpcReq).otsAPILevel,
+	"erigon_getHeaderByNumber":  (*rpcReq).erigonHeader,
+	"ots_hasCode":               (*rpcReq).otsHasCode,
+	"ots_getInternalOperations": (*rpcReq).otsInternalOperations,
+	"ots_traceTransaction":      (*rpcReq).otsTraceTransaction,
+	"ots_getTransactionError":   (*rpcReq).otsTransactionError,
+	"ots_getBlockDetails":       (*rpcReq).otsBlockDetailsByNumber,
+	"ots_getBlockDetailsByHash": (*rpcReq).otsBlockDetailsByHash,
+	"ots_getBlockTransactions":  (*rpcReq).otsBlockTransactions,
 }
 
 // rpcReq is one HTTP request of the route: its chain, and the chain's view

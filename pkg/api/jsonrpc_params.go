@@ -135,6 +135,14 @@ func (p rpcParams) blockRefParam(i int, byHash bool) (blockRef, *rpcError) {
 		}
 		return blockRefOf(i, *o.BlockNumber, false)
 	}
+	if raw := bytes.TrimSpace(p[i]); raw[0] >= '0' && raw[0] <= '9' {
+		// A JSON number: Otterscan sends block numbers so.
+		var n uint64
+		if json.Unmarshal(raw, &n) != nil {
+			return blockRef{}, argError(i, "%s is not a block number", clip(string(raw)))
+		}
+		return blockRef{number: n}, nil
+	}
 	s, e := p.str(i)
 	if e != nil {
 		return blockRef{}, e

@@ -40,6 +40,9 @@ type rpcPair struct {
 	t          *testing.T
 	node, ours *gethrpc.Client
 	calls      int
+	// otherFrames counts the creations and self-destructs the API's call
+	// trees have beyond anvil's (sameCalls).
+	otherFrames int
 }
 
 func newRPCPair(t *testing.T, nodeURL, api, chainID string) *rpcPair {
@@ -231,4 +234,103 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// checkOts compares Otterscan's namespace with anvil's own for every
+// block and transaction of heights 0..head: the block pages, the call
+// trees, the internal operations, the revert outputs, and code checks of
+// every account (a chain indexed with traces).
+func checkOts(t *testing.T, nodeURL, api, chainID string, head uint64) {
+	t.Helper()
+	p := newRPCPair(t, nodeURL, api, chainID)
+	p.same("ots_getApiLevel")
+	accounts := map[string]bool{}
+	txs := 0
+	for h := uint64(0); h <= head; h++ {
+		var d struct {
+			Block struct {
+				Hash             string `json:"hash"`
+				TransactionCount int    `json:"transactionCount"`
+			} `json:"block"`
+		}
+		require.NoError(t, json.Unmarshal(p.same("ots_getBlockDetails", h), &d))
+		p.same("ots_getBlockDetailsByHash", d.Block.Hash)
+		p.same("erigon_getHeaderByNumber", h)
+		p.same("ots_getBlockTransactions", h, 0, 25)
+		if d.Block.TransactionCount > 1 {
+			p.samePage(h, d.Block.TransactionCount)
+		}
+		var b struct {
+			Transactions []struct {
+				Hash string `json:"hash"`
+				From string `json:"from"`
+				To   string `json:"to"`
+			} `json:"transactions"`
+		}
+		require.NoError(t, json.Unmarshal(p.same("eth_getBlockByNumber", fmt.Sprintf("0x%x", h), true), &b))
+		for _, tx := range b.Transactions {
+			p.sameCalls(tx.Hash)
+			p.same("ots_getInternalOperations", tx.Hash)
+			p.same("ots_getTransactionError", tx.Hash)
+			accounts[tx.From], accounts[tx.To] = true, true
+			txs++
+		}
+	}
+	delete(accounts, "")
+	for a := range accounts {
+		p.same("ots_hasCode", a, fmt.Sprintf("0x%x", head))
+	}
+	require.Positive(t, p.otherFrames, "the traffic creates and destroys contracts")
+	t.Logf("%s: %d ots_ calls equal to anvil's: %d heights, %d transactions (%d creations and self-destructs in the call trees beyond anvil's)",
+		chainID, p.calls, head+1, txs, p.otherFrames)
+}
+
+// sameCalls compares ots_traceTransaction: anvil lists the call frames
+// only, where Otterscan's spec (and Erigon) list creations and
+// self-destructs too, as the API does; the API's calls must be anvil's.
+func (p *rpcPair) sameCalls(hash string) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var want, got []map[string]any
+	require.NoError(p.t, p.node.CallContext(ctx, &want, "ots_traceTransaction", hash))
+	require.NoError(p.t, p.ours.CallContext(ctx, &got, "ots_traceTransaction", hash))
+	var calls []map[string]any
+	others := 0
+	for _, e := range got {
+		switch e["type"] {
+		case "CREATE", "CREATE2", "SELFDESTRUCT":
+			others++
+		default:
+			calls = append(calls, e)
+		}
+	}
+	if want == nil {
+		want = []map[string]any{}
+	}
+	if calls == nil {
+		calls = []map[string]any{}
+	}
+	require.Equal(p.t, want, calls, "ots_traceTransaction %s: the call frames", hash)
+	p.otherFrames += others
+	p.calls++
+}
+
+// samePage compares a second page of ots_getBlockTransactions: anvil
+// counts the page's transactions in transactionCount, where Otterscan's
+// spec (and Erigon, and the API) count the block's, which Otterscan pages
+// by; all else must be anvil's.
+func (p *rpcPair) samePage(h uint64, count int) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var want, got map[string]any
+	require.NoError(p.t, p.node.CallContext(ctx, &want, "ots_getBlockTransactions", h, 1, 1))
+	require.NoError(p.t, p.ours.CallContext(ctx, &got, "ots_getBlockTransactions", h, 1, 1))
+	wantBlock, gotBlock := want["fullblock"].(map[string]any), got["fullblock"].(map[string]any)
+	require.Equal(p.t, float64(1), wantBlock["transactionCount"], "anvil counts the page")
+	require.Equal(p.t, float64(count), gotBlock["transactionCount"], "the block's count")
+	wantBlock["transactionCount"] = gotBlock["transactionCount"]
+	require.Equal(p.t, want, got, "ots_getBlockTransactions %d, page 1 of 1", h)
+	p.calls++
 }
