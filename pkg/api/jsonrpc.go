@@ -138,6 +138,10 @@ var rpcMethods = map[string]rpcMethod{
 	"ots_getBlockDetails":       (*rpcReq).otsBlockDetailsByNumber,
 	"ots_getBlockDetailsByHash": (*rpcReq).otsBlockDetailsByHash,
 	"ots_getBlockTransactions":  (*rpcReq).otsBlockTransactions,
+	// Call traces (jsonrpc_traces.go).
+	"debug_traceTransaction":   (*rpcReq).debugTraceTransaction,
+	"debug_traceBlockByNumber": (*rpcReq).debugTraceBlockByNumber,
+	"debug_traceBlockByHash":   (*rpcReq).debugTraceBlockByHash,
 }
 
 // rpcReq is one HTTP request of the route: its chain, and the chain's view

@@ -22,12 +22,19 @@ import (
 // that wants state consistent with the history it reads asks at an
 // explicit number at or below eth_blockNumber.
 
+// tracersOfTheNode are the methods answered from the index for the
+// callTracer and by the node, when listed, for the tracers that
+// re-execute (jsonrpc_traces.go).
+var tracersOfTheNode = map[string]bool{
+	"debug_traceTransaction": true, "debug_traceBlockByNumber": true, "debug_traceBlockByHash": true,
+}
+
 // nodeMethodSet checks api.rpc_node_methods against the methods answered
 // from the index: one method has one source.
 func nodeMethodSet(methods []string, forwarding bool) (map[string]bool, error) {
 	set := map[string]bool{}
 	for _, m := range methods {
-		if _, indexed := rpcMethods[m]; indexed {
+		if _, indexed := rpcMethods[m]; indexed && !tracersOfTheNode[m] {
 			return nil, fmt.Errorf("api: api.rpc_node_methods lists %s, which is answered from the index", m)
 		}
 		set[m] = true

@@ -359,3 +359,30 @@ func TestJSONRPCNodeMethodsCannotShadowTheIndex(t *testing.T) {
 		Chains: map[string]config.Chain{testChain: {}}, Store: a.server.store})
 	require.ErrorContains(t, err, "eth_getLogs")
 }
+
+// A tracer other than the callTracer re-executes: the node's, when
+// listed; refused otherwise, before any read.
+func TestJSONRPCOtherTracersGoToTheNodeOrNowhere(t *testing.T) {
+	f := &fakeForward{params: map[string]string{}}
+	prestate := map[string]any{"tracer": "prestateTracer"}
+	a := newTestAPI(t, config.API{}, func(o *Options) { o.Forward = f.forward })
+	a.write(t, sampleChain(2))
+	code, msg := a.rpcErr(t, "debug_traceTransaction", h32('a', 0), prestate)
+	require.Equal(t, rpcInvalidParams, code)
+	require.Contains(t, msg, "only the callTracer")
+	code, _ = a.rpcErr(t, "debug_traceBlockByNumber", "0x1", map[string]any{"tracer": "callTracer", "tracerConfig": map[string]any{"withLog": true}})
+	require.Equal(t, rpcInvalidParams, code, "logs in frames are not stored")
+	require.Empty(t, f.calls)
+
+	listed := newTestAPI(t, config.API{RPCNodeMethods: []string{"debug_traceTransaction"}}, func(o *Options) { o.Forward = f.forward })
+	listed.write(t, sampleChain(2))
+	code, _ = listed.rpcErr(t, "debug_traceTransaction", h32('a', 0), prestate)
+	require.Equal(t, rpcServerError, code, "the fake node does not answer it")
+	require.Equal(t, []string{"debug_traceTransaction"}, f.calls)
+	require.JSONEq(t, `["`+h32('a', 0)+`",{"tracer":"prestateTracer"}]`, f.params["debug_traceTransaction"])
+	// The callTracer is the index's: without traces indexed, it says so.
+	code, msg = listed.rpcErr(t, "debug_traceTransaction", h32('a', 0), map[string]any{"tracer": "callTracer"})
+	require.Equal(t, rpcServerError, code)
+	require.Contains(t, msg, "traces")
+	require.Len(t, f.calls, 1)
+}

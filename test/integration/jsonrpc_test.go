@@ -13,6 +13,8 @@ import (
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tideline-dev/tideline/internal/testkit"
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 )
 
@@ -333,4 +335,64 @@ func (p *rpcPair) samePage(h uint64, count int) {
 	wantBlock["transactionCount"] = gotBlock["transactionCount"]
 	require.Equal(p.t, want, got, "ots_getBlockTransactions %d, page 1 of 1", h)
 	p.calls++
+}
+
+// checkTraceMethods compares debug_traceBlockByNumber, ByHash and
+// debug_traceTransaction with the callTracer, rebuilt from the stored
+// frames, with the node's for every height with transactions: the same
+// frames (decoded alike), and with exact, the same JSON (geth, whose
+// callTracer form the API writes).
+func checkTraceMethods(t *testing.T, nodeURL, api, chainID string, head uint64, exact bool) {
+	t.Helper()
+	p := newRPCPair(t, nodeURL, api, chainID)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	callTracer := map[string]any{"tracer": "callTracer"}
+	both := func(method string, args ...any) (json.RawMessage, json.RawMessage) {
+		var want, got json.RawMessage
+		require.NoError(t, p.node.CallContext(ctx, &want, method, args...), "node: %s %v", method, args)
+		require.NoError(t, p.ours.CallContext(ctx, &got, method, args...), "api: %s %v", method, args)
+		if exact {
+			require.JSONEq(t, string(want), string(got), "%s %v", method, args)
+		}
+		p.calls++
+		return want, got
+	}
+	frames := 0
+	for h := uint64(0); h <= head; h++ {
+		var b struct {
+			Hash         string   `json:"hash"`
+			Transactions []string `json:"transactions"`
+		}
+		require.NoError(t, p.node.CallContext(ctx, &b, "eth_getBlockByNumber", fmt.Sprintf("0x%x", h), false))
+		if len(b.Transactions) == 0 {
+			continue
+		}
+		want, got := both("debug_traceBlockByNumber", fmt.Sprintf("0x%x", h), callTracer)
+		wantFrames, err := testkit.TracesOf(config.TracesDebug, want, h, b.Hash, b.Transactions)
+		require.NoError(t, err)
+		gotFrames, err := testkit.TracesOf(config.TracesDebug, got, h, b.Hash, b.Transactions)
+		require.NoError(t, err)
+		require.Equal(t, wantFrames, gotFrames, "height %d", h)
+		frames += len(gotFrames)
+		_, byHash := both("debug_traceBlockByHash", b.Hash, callTracer)
+		require.JSONEq(t, string(got), string(byHash))
+		for i, tx := range b.Transactions {
+			want, got := both("debug_traceTransaction", tx, callTracer)
+			wrap := func(r json.RawMessage) []chaindata.Trace {
+				fs, err := testkit.TracesOf(config.TracesDebug, json.RawMessage(`[{"txHash":"`+tx+`","result":`+string(r)+`}]`), h, b.Hash, []string{tx})
+				require.NoError(t, err)
+				for j := range fs {
+					fs[j].TxIndex = uint32(i)
+				}
+				return fs
+			}
+			require.Equal(t, wrap(want), wrap(got), "%s", tx)
+			want, got = both("debug_traceTransaction", tx, map[string]any{"tracer": "callTracer", "tracerConfig": map[string]any{"onlyTopCall": true}})
+			require.Len(t, wrap(got), 1, "only the top call")
+			require.Equal(t, wrap(want), wrap(got), "%s only the top call", tx)
+		}
+	}
+	require.Positive(t, frames)
+	t.Logf("%s: %d trace calls equal to the node's (%d frames)", chainID, p.calls, frames)
 }

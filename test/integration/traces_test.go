@@ -270,6 +270,7 @@ func TestTracesEqualTheNodesTracers(t *testing.T) {
 		checkTracedChain(t, node.HTTPURL, "it-traces-debug", config.TracesDebug, api, tree, runs, fail, sender)
 		checkJSONRPC(t, node.HTTPURL, api, "it-traces-debug", head)
 		checkOts(t, node.HTTPURL, api, "it-traces-debug", head)
+		checkTraceMethods(t, node.HTTPURL, api, "it-traces-debug", head, false)
 		checkTracedChain(t, node.HTTPURL, "it-traces-parity", config.TracesParity, api, tree, runs, fail, sender)
 	})
 	t.Run("geth", func(t *testing.T) {
@@ -293,6 +294,7 @@ func TestTracesEqualTheNodesTracers(t *testing.T) {
 		api := startAPI(t, withNodeChainID(t, cfg, node.HTTPURL), store, config.API{})
 		checkTracedChain(t, node.HTTPURL, chainID, config.TracesDebug, api, tree, runs, fail, sender)
 		checkJSONRPC(t, node.HTTPURL, api, chainID, head)
+		checkTraceMethods(t, node.HTTPURL, api, chainID, head, true)
 	})
 }
 
