@@ -62,6 +62,11 @@ func (q *esReq) notOK(format string, args ...any) {
 	writeJSON(q.w, http.StatusOK, envelope{Status: "0", Message: "NOTOK", Result: "Error! " + fmt.Sprintf(format, args...)})
 }
 
+// notOKResult is status 0 with Etherscan's own result text (no "Error!").
+func (q *esReq) notOKResult(result string) {
+	writeJSON(q.w, http.StatusOK, envelope{Status: "0", Message: "NOTOK", Result: result})
+}
+
 // failed answers a server-side failure with its HTTP status.
 func (q *esReq) failed(e *apiError) {
 	if e.Status < 500 { // a 404/410 of the REST helpers: the client's doing
@@ -118,6 +123,8 @@ var esTable = []esAction{
 	{"transaction", "getstatus", (*esReq).execStatus},
 	{"transaction", "gettxreceiptstatus", (*esReq).txReceiptStatus},
 	{"stats", "tokensupply", (*esReq).tokenSupply},
+	{"contract", "getabi", (*esReq).getABI},
+	{"contract", "getsourcecode", (*esReq).getSourceCode},
 }
 
 // esActions are the action names of each module (for the metric's labels
@@ -168,7 +175,7 @@ func (s *Server) etherscan(w http.ResponseWriter, r *http.Request) {
 	case ok:
 		serve(q)
 	case esServe[module] == nil:
-		q.notOK("Missing Or invalid Module name (this API serves account, logs, block, proxy, transaction and stats)")
+		q.notOK("Missing Or invalid Module name (this API serves account, logs, block, proxy, transaction, stats and contract)")
 	default:
 		q.notOK("Missing Or invalid Action name (module %s serves %s)", module, strings.Join(esActions[module], ", "))
 	}

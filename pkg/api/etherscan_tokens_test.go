@@ -192,3 +192,21 @@ func TestEtherscanStateActionsGoToTheNode(t *testing.T) {
 	r = proxy(url.Values{"action": {"eth_getStorageAt"}, "address": {addrB}, "position": {"slot"}})
 	require.Equal(t, rpcInvalidParams, r.Error.Code)
 }
+
+// Every contract is unverified here: getabi and getsourcecode answer as
+// Etherscan does for one.
+func TestEtherscanContractsAreUnverified(t *testing.T) {
+	a := newTestAPI(t, config.API{})
+	a.write(t, sampleChain(1))
+	status, msg, result := a.es(t, "", url.Values{"module": {"contract"}, "action": {"getabi"}, "address": {addrB}})
+	require.Equal(t, []string{"0", "NOTOK", `"Contract source code not verified"`}, []string{status, msg, string(result)})
+	status, _, result = a.es(t, "", url.Values{"module": {"contract"}, "action": {"getsourcecode"}, "address": {addrB}})
+	require.Equal(t, "1", status)
+	var src []map[string]string
+	require.NoError(t, json.Unmarshal(result, &src))
+	require.Len(t, src, 1)
+	require.Equal(t, "Contract source code not verified", src[0]["ABI"])
+	require.Equal(t, "", src[0]["SourceCode"])
+	status, _, _ = a.es(t, "", url.Values{"module": {"contract"}, "action": {"getabi"}, "address": {"0x12"}})
+	require.Equal(t, "0", status)
+}
