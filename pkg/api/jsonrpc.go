@@ -142,6 +142,8 @@ var rpcMethods = map[string]rpcMethod{
 	"debug_traceTransaction":   (*rpcReq).debugTraceTransaction,
 	"debug_traceBlockByNumber": (*rpcReq).debugTraceBlockByNumber,
 	"debug_traceBlockByHash":   (*rpcReq).debugTraceBlockByHash,
+	"trace_transaction":        (*rpcReq).traceTransaction,
+	"trace_block":              (*rpcReq).traceBlock,
 }
 
 // rpcReq is one HTTP request of the route: its chain, and the chain's view

@@ -396,3 +396,27 @@ func checkTraceMethods(t *testing.T, nodeURL, api, chainID string, head uint64, 
 	require.Positive(t, frames)
 	t.Logf("%s: %d trace calls equal to the node's (%d frames)", chainID, p.calls, frames)
 }
+
+// checkParityTraces compares trace_block and trace_transaction, rebuilt
+// from the stored frames, with the node's JSON for every height with
+// transactions (a chain indexed from the node's trace_block).
+func checkParityTraces(t *testing.T, nodeURL, api, chainID string, head uint64) {
+	t.Helper()
+	p := newRPCPair(t, nodeURL, api, chainID)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for h := uint64(0); h <= head; h++ {
+		var b struct {
+			Transactions []string `json:"transactions"`
+		}
+		require.NoError(t, p.node.CallContext(ctx, &b, "eth_getBlockByNumber", fmt.Sprintf("0x%x", h), false))
+		if len(b.Transactions) == 0 {
+			continue
+		}
+		p.same("trace_block", fmt.Sprintf("0x%x", h))
+		for _, tx := range b.Transactions {
+			p.same("trace_transaction", tx)
+		}
+	}
+	t.Logf("%s: %d parity trace calls equal to the node's", chainID, p.calls)
+}

@@ -271,6 +271,7 @@ func TestTracesEqualTheNodesTracers(t *testing.T) {
 		checkJSONRPC(t, node.HTTPURL, api, "it-traces-debug", head)
 		checkOts(t, node.HTTPURL, api, "it-traces-debug", head)
 		checkTraceMethods(t, node.HTTPURL, api, "it-traces-debug", head, false)
+		checkParityTraces(t, node.HTTPURL, api, "it-traces-parity", head)
 		checkTracedChain(t, node.HTTPURL, "it-traces-parity", config.TracesParity, api, tree, runs, fail, sender)
 	})
 	t.Run("geth", func(t *testing.T) {
