@@ -125,6 +125,7 @@ var esTable = []esAction{
 	{"stats", "tokensupply", (*esReq).tokenSupply},
 	{"contract", "getabi", (*esReq).getABI},
 	{"contract", "getsourcecode", (*esReq).getSourceCode},
+	{"contract", "getcontractcreation", (*esReq).getContractCreation},
 }
 
 // esActions are the action names of each module (for the metric's labels

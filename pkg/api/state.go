@@ -174,6 +174,7 @@ type ChainStore interface {
 	AddressTxPositions(ctx context.Context, chainID string, q storage.AddressTxQuery) ([]storage.Position, error)
 	Logs(ctx context.Context, chainID string, q storage.LogQuery) ([]chaindata.Log, error)
 	TxLogs(ctx context.Context, chainID string, p storage.Position) ([]chaindata.Log, error)
+	SenderNonceTx(ctx context.Context, chainID, sender string, nonce, from, to uint64) ([]chaindata.Transaction, error)
 	AggregatesAt(ctx context.Context, chainID string, heights []uint64) (map[uint64]storage.AggregateRow, error)
 }
 

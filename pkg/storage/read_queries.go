@@ -290,6 +290,27 @@ func (q addressTxPositionsQuery) toSQL() (string, []any) {
 	return sql, args
 }
 
+// senderNonceQuery reads a sender's canonical transaction with a nonce:
+// the heights where the sender appears (address_txs), then the newest
+// version of each transaction there, kept when it is canonical and the
+// sender's with that nonce (tested after the newest version is chosen,
+// so a row a reorganisation replaced is never found).
+type senderNonceQuery struct {
+	chainID  string
+	sender   string
+	nonce    uint64
+	from, to uint64
+}
+
+func (q senderNonceQuery) toSQL() (string, []any) {
+	heights := newestCanonical("block_number", "block_number, tx_index", "address_txs",
+		"chain_id = ? AND address = ? AND block_number BETWEEN ? AND ?", "block_number, tx_index")
+	return newestCanonical(txReadColumns, txReadColumns, "transactions",
+			"chain_id = ? AND block_number IN ("+heights+")", "block_number, tx_index") +
+			" AND from_address = ? AND nonce = ? ORDER BY block_number, tx_index",
+		[]any{q.chainID, q.chainID, q.sender, q.from, q.to, q.sender, q.nonce}
+}
+
 // logsQuery reads canonical logs of a height range that pass a filter,
 // in order, beyond a cursor position, skipping offset rows. With an
 // address the heights are first narrowed through address_logs (ordered by

@@ -102,3 +102,12 @@ func (c *Reader) TxLogs(ctx context.Context, chainID string, p Position) ([]chai
 	return c.logs(ctx, fmt.Sprintf("reading %s of chain %q at %d/%d", tableLogs, chainID, p.Block, p.Index),
 		txLogsQuery{chainID, p.Block, p.Index})
 }
+
+// SenderNonceTx returns the canonical transactions sent by sender with
+// nonce in [from, to] (one, unless a chain replays nonces): the sender's
+// heights come from address_txs, so the read follows the sender's
+// activity, not the chain's length.
+func (c *Reader) SenderNonceTx(ctx context.Context, chainID, sender string, nonce, from, to uint64) ([]chaindata.Transaction, error) {
+	return c.transactions(ctx, fmt.Sprintf("reading %s of chain %q sent by %s with nonce %d", tableTransactions, chainID, sender, nonce),
+		senderNonceQuery{chainID, sender, nonce, from, to})
+}

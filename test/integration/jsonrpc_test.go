@@ -246,7 +246,7 @@ func checkOts(t *testing.T, nodeURL, api, chainID string, head uint64) {
 	t.Helper()
 	p := newRPCPair(t, nodeURL, api, chainID)
 	p.same("ots_getApiLevel")
-	accounts := map[string]bool{}
+	accounts, created := map[string]bool{}, map[string]bool{}
 	txs := 0
 	for h := uint64(0); h <= head; h++ {
 		var d struct {
@@ -264,23 +264,48 @@ func checkOts(t *testing.T, nodeURL, api, chainID string, head uint64) {
 		}
 		var b struct {
 			Transactions []struct {
-				Hash string `json:"hash"`
-				From string `json:"from"`
-				To   string `json:"to"`
+				Hash  string `json:"hash"`
+				From  string `json:"from"`
+				To    string `json:"to"`
+				Nonce string `json:"nonce"`
 			} `json:"transactions"`
 		}
 		require.NoError(t, json.Unmarshal(p.same("eth_getBlockByNumber", fmt.Sprintf("0x%x", h), true), &b))
 		for _, tx := range b.Transactions {
 			p.sameCalls(tx.Hash)
-			p.same("ots_getInternalOperations", tx.Hash)
+			var ops []struct {
+				Type int    `json:"type"`
+				To   string `json:"to"`
+			}
+			require.NoError(t, json.Unmarshal(p.same("ots_getInternalOperations", tx.Hash), &ops))
+			for _, op := range ops {
+				if op.Type == 2 || op.Type == 3 { // CREATE, CREATE2
+					created[op.To] = true
+				}
+			}
 			p.same("ots_getTransactionError", tx.Hash)
 			accounts[tx.From], accounts[tx.To] = true, true
+			p.same("ots_getTransactionBySenderAndNonce", tx.From, tx.Nonce)
 			txs++
 		}
 	}
 	delete(accounts, "")
 	for a := range accounts {
 		p.same("ots_hasCode", a, fmt.Sprintf("0x%x", head))
+		p.same("ots_getTransactionBySenderAndNonce", a, 1000)
+		p.same("ots_getContractCreator", a)
+		for _, size := range []int{25, 2, 1} {
+			p.same("ots_searchTransactionsBefore", a, 0, size)
+			p.same("ots_searchTransactionsAfter", a, 0, size)
+		}
+		for h := uint64(1); h <= head+1; h++ {
+			p.same("ots_searchTransactionsBefore", a, h, 2)
+			p.same("ots_searchTransactionsAfter", a, h, 2)
+		}
+	}
+	require.NotEmpty(t, created, "the traffic creates contracts")
+	for c := range created {
+		p.same("ots_getContractCreator", c)
 	}
 	require.Positive(t, p.otherFrames, "the traffic creates and destroys contracts")
 	t.Logf("%s: %d ots_ calls equal to anvil's: %d heights, %d transactions (%d creations and self-destructs in the call trees beyond anvil's)",
