@@ -156,7 +156,8 @@ type rpcReq struct {
 	chainReq
 	v      view
 	haveV  bool
-	method string // the call being answered, for log lines
+	method string      // the call being answered, for log lines
+	pre    *prefetched // a batch's reads by hash (jsonrpc_batch.go)
 }
 
 // view reads the chain's view on the first call that needs it.
@@ -230,7 +231,9 @@ func (s *Server) jsonrpc(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// One call after another: a batch costs the database what its calls
-	// sent one by one would, never more at once.
+	// sent one by one would, never more at once; its calls by hash are
+	// read ahead together.
+	q.prefetch(calls)
 	replies := make([]rpcReply, 0, len(calls))
 	for _, raw := range calls {
 		if reply, answer := q.serve(raw); answer {

@@ -238,6 +238,10 @@ func (q *rpcReq) tx(p rpcParams) (tx chaindata.Transaction, found bool, e *rpcEr
 	if e != nil {
 		return tx, false, e
 	}
+	if q.pre != nil && q.pre.hashes[hash] {
+		tx, found := q.pre.txs[hash]
+		return tx, found, nil
+	}
 	tx, ae := q.servedTx(hash)
 	switch {
 	case ae != nil && ae.Status == http.StatusNotFound:
@@ -296,9 +300,16 @@ func (q *rpcReq) receipt(p rpcParams) (json.RawMessage, *rpcError) {
 	if e != nil || !found {
 		return nil, e
 	}
-	logs, err := q.ownLogs(tx)
-	if err != nil {
-		return nil, q.storeFailed(err)
+	logs, ok := []chaindata.Log(nil), false
+	if q.pre != nil && q.pre.logs != nil {
+		_, prefetchedTx := q.pre.txs[tx.Hash]
+		logs, ok = q.pre.logs[tx.Hash], prefetchedTx
+	}
+	if !ok {
+		var err error
+		if logs, err = q.ownLogs(tx); err != nil {
+			return nil, q.storeFailed(err)
+		}
 	}
 	return q.encoded(rpcReceipt(tx, logs))
 }

@@ -296,6 +296,10 @@ func (q *rpcReq) otsBlockTransactions(p rpcParams) (json.RawMessage, *rpcError) 
 	count := len(txs)
 	from := min(uint64(count), page*size)
 	txs = txs[from:min(uint64(count), from+size)]
+	logsOf, e := q.logsOfTxs(txs)
+	if e != nil {
+		return nil, e
+	}
 	list := make([]json.RawMessage, 0, len(txs))
 	receipts := make([]json.RawMessage, 0, len(txs))
 	for _, tx := range txs {
@@ -311,11 +315,7 @@ func (q *rpcReq) otsBlockTransactions(p rpcParams) (json.RawMessage, *rpcError) 
 			to.set("input", input[:10])
 		}
 		list = append(list, result(to))
-		logs, err := q.ownLogs(tx)
-		if err != nil {
-			return nil, q.storeFailed(err)
-		}
-		r, e := q.encoded(rpcReceipt(tx, logs))
+		r, e := q.encoded(rpcReceipt(tx, logsOf[tx.Hash]))
 		if e != nil {
 			return nil, e
 		}

@@ -269,6 +269,10 @@ func (q *rpcReq) txsWithReceipts(ps []storage.Position) ([]json.RawMessage, []js
 	if err != nil {
 		return nil, nil, q.storeFailed(err)
 	}
+	logsOf, e := q.logsOfTxs(rows)
+	if e != nil {
+		return nil, nil, e
+	}
 	for _, p := range ps {
 		tx, ok := at[p]
 		if !ok || times[p.Block].Hash != tx.BlockHash {
@@ -278,11 +282,7 @@ func (q *rpcReq) txsWithReceipts(ps []storage.Position) ([]json.RawMessage, []js
 		if e != nil {
 			return nil, nil, e
 		}
-		logs, err := q.ownLogs(tx)
-		if err != nil {
-			return nil, nil, q.storeFailed(err)
-		}
-		r, e := q.encoded(rpcReceipt(tx, logs))
+		r, e := q.encoded(rpcReceipt(tx, logsOf[tx.Hash]))
 		if e != nil {
 			return nil, nil, e
 		}

@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/rpc"
 	"github.com/tideline-dev/tideline/pkg/storage"
@@ -125,6 +128,29 @@ func TestJSONRPCBlocksTransactionsReceipts(t *testing.T) {
 	require.Equal(t, []any{r8, a.rpcOK(t, "eth_getTransactionReceipt", h32('a', 9))}, receipts)
 	require.Equal(t, receipts, a.rpcOK(t, "eth_getBlockReceipts", h32('b', 4)))
 	require.Equal(t, receipts, a.rpcOK(t, "eth_getBlockReceipts", map[string]any{"blockHash": h32('b', 4)}))
+
+	// A batch by hash is read ahead in bulk; its answers are the single
+	// calls' (an unknown hash null, a repeated one answered twice).
+	var calls []string
+	var singles []string
+	for i, c := range []struct{ method, hash string }{
+		{"eth_getTransactionReceipt", h32('a', 8)}, {"eth_getTransactionReceipt", h32('a', 9)},
+		{"eth_getTransactionByHash", h32('a', 8)}, {"eth_getTransactionReceipt", h32('a', 999)},
+		{"eth_getTransactionReceipt", h32('a', 5)}, {"eth_getTransactionReceipt", h32('a', 8)},
+	} {
+		calls = append(calls, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":["%s"]}`, i, c.method, c.hash))
+		singles = append(singles, string(a.rpc(t, c.method, c.hash).Result))
+	}
+	code, body := a.rpcPost(t, testChain, "["+strings.Join(calls, ",")+"]")
+	require.Equal(t, http.StatusOK, code)
+	var batch []rpcReply
+	require.NoError(t, json.Unmarshal(body, &batch))
+	require.Len(t, batch, len(singles))
+	for i, r := range batch {
+		require.Equal(t, fmt.Sprint(i), string(r.ID))
+		require.JSONEq(t, singles[i], string(r.Result), "call %d", i)
+	}
+	require.Equal(t, "null", singles[3])
 
 	// Pruned heights are an error, not null: the node has them.
 	require.NoError(t, a.store.SaveState(context.Background(), testChain, storage.StatePrunedHeight, 2))
@@ -385,4 +411,54 @@ func TestJSONRPCOtherTracersGoToTheNodeOrNowhere(t *testing.T) {
 	require.Equal(t, rpcServerError, code)
 	require.Contains(t, msg, "traces")
 	require.Len(t, f.calls, 1)
+}
+
+// countingReads is the real store, counting the one-at-a-time reads a
+// batch by hash should not make.
+type countingReads struct {
+	ChainStore
+	byHash, txLogs atomic.Int64
+}
+
+func (c *countingReads) TxPositionsByHash(ctx context.Context, chainID, hash string, lo, hi uint64) ([]storage.Position, error) {
+	c.byHash.Add(1)
+	return c.ChainStore.TxPositionsByHash(ctx, chainID, hash, lo, hi)
+}
+
+func (c *countingReads) TxLogs(ctx context.Context, chainID string, p storage.Position) ([]chaindata.Log, error) {
+	c.txLogs.Add(1)
+	return c.ChainStore.TxLogs(ctx, chainID, p)
+}
+
+// A batch of 100 receipts costs three reads, not three hundred.
+func TestJSONRPCBatchReadsByHashTogether(t *testing.T) {
+	var counted *countingReads
+	a := newTestAPI(t, config.API{}, func(o *Options) {
+		counted = &countingReads{ChainStore: o.Store.Chain}
+		o.Store.Chain = counted
+	})
+	data := sampleChain(60)
+	a.write(t, data)
+	var calls []string
+	for i := range 100 {
+		h := data[i%60].Transactions[0].Hash
+		calls = append(calls, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"eth_getTransactionReceipt","params":["%s"]}`, i, h))
+	}
+	code, body := a.rpcPost(t, testChain, "["+strings.Join(calls, ",")+"]")
+	require.Equal(t, http.StatusOK, code)
+	var batch []rpcReply
+	require.NoError(t, json.Unmarshal(body, &batch))
+	require.Len(t, batch, 100)
+	for i, r := range batch {
+		require.Nil(t, r.Error)
+		var rc struct {
+			TransactionHash string            `json:"transactionHash"`
+			Logs            []json.RawMessage `json:"logs"`
+		}
+		require.NoError(t, json.Unmarshal(r.Result, &rc))
+		require.Equal(t, data[i%60].Transactions[0].Hash, rc.TransactionHash)
+		require.Len(t, rc.Logs, 1)
+	}
+	require.Zero(t, counted.byHash.Load(), "no look-up one hash at a time")
+	require.Zero(t, counted.txLogs.Load(), "no logs one receipt at a time")
 }

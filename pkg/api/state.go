@@ -175,6 +175,8 @@ type ChainStore interface {
 	Logs(ctx context.Context, chainID string, q storage.LogQuery) ([]chaindata.Log, error)
 	TxLogs(ctx context.Context, chainID string, p storage.Position) ([]chaindata.Log, error)
 	SenderNonceTx(ctx context.Context, chainID, sender string, nonce, from, to uint64) ([]chaindata.Transaction, error)
+	TxPositionsByHashes(ctx context.Context, chainID string, hashes []string, lo, hi uint64) (map[string][]storage.Position, error)
+	LogsOfTxs(ctx context.Context, chainID string, ps []storage.Position) ([]chaindata.Log, error)
 	AggregatesAt(ctx context.Context, chainID string, heights []uint64) (map[uint64]storage.AggregateRow, error)
 }
 

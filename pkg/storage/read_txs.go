@@ -111,3 +111,32 @@ func (c *Reader) SenderNonceTx(ctx context.Context, chainID, sender string, nonc
 	return c.transactions(ctx, fmt.Sprintf("reading %s of chain %q sent by %s with nonce %d", tableTransactions, chainID, sender, nonce),
 		senderNonceQuery{chainID, sender, nonce, from, to})
 }
+
+// TxPositionsByHashes is TxPositionsByHash for many hashes in one read:
+// each hash's positions in [lo, hi] (a reorganisation can leave stale
+// look-ups; the caller checks the row).
+func (c *Reader) TxPositionsByHashes(ctx context.Context, chainID string, hashes []string, lo, hi uint64) (map[string][]Position, error) {
+	out := map[string][]Position{}
+	if len(hashes) == 0 {
+		return out, nil
+	}
+	err := c.query(ctx, fmt.Sprintf("reading %s of chain %q for %d hashes", tableTxByHash, chainID, len(hashes)),
+		txPositionsByHashesQuery{chainID, hashes, lo, hi}, func(r driver.Rows) error {
+			var h string
+			var p Position
+			err := r.Scan(&h, &p.Block, &p.Index)
+			out[h] = append(out[h], p)
+			return err
+		})
+	return out, err
+}
+
+// LogsOfTxs returns the canonical logs of the transactions at ps (their
+// receipts' logs) in one read, in order.
+func (c *Reader) LogsOfTxs(ctx context.Context, chainID string, ps []Position) ([]chaindata.Log, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	return c.logs(ctx, fmt.Sprintf("reading %s of chain %q for %d transactions", tableLogs, chainID, len(ps)),
+		logsOfTxsQuery{chainID, ps})
+}

@@ -61,10 +61,10 @@ func (b *bench) sample(ctx context.Context) (*load.Inputs, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := scan("SELECT block_number, address, topic0 FROM logs WHERE "+fmt.Sprintf(where, "block_number")+
+	if err := scan("SELECT block_number, address, topic0, topic1 FROM logs WHERE "+fmt.Sprintf(where, "block_number")+
 		" AND log_index = 0 AND topic_count > 0", func(r driver.Rows) error {
 		var l load.LogInput
-		err := r.Scan(&l.Height, &l.Address, &l.Topic0)
+		err := r.Scan(&l.Height, &l.Address, &l.Topic0, &l.Topic1)
 		in.Logs = append(in.Logs, l)
 		return err
 	}); err != nil {

@@ -48,15 +48,15 @@ func Run(ctx context.Context, base string, rs []Route, requests, concurrency int
 	}
 	// Warm the connections and the server's caches of chain state.
 	for _, r := range rs {
-		_, _, _ = fetch(ctx, client, base+r.Path(0))
+		_, _, _ = fetch(ctx, client, base, r, 0)
 	}
 	var stats []*stat
 	for _, r := range rs {
-		s := measure(ctx, client, base, r.Name, requests, concurrency, r.Path)
+		s := measure(ctx, client, base, r.Name, requests, concurrency, func(i int) (Route, int) { return r, i })
 		stats = append(stats, s)
 	}
-	mixed := measure(ctx, client, base, "mixed (all routes)", requests*2, concurrency, func(i int) string {
-		return rs[i%len(rs)].Path(i / len(rs))
+	mixed := measure(ctx, client, base, "mixed (all routes)", requests*2, concurrency, func(i int) (Route, int) {
+		return rs[i%len(rs)], i / len(rs)
 	})
 	stats = append(stats, mixed)
 
@@ -87,7 +87,7 @@ func (s *stat) line() string {
 
 // measure sends requests with concurrency workers and records each
 // latency.
-func measure(ctx context.Context, client *http.Client, base, name string, requests, concurrency int, path func(int) string) *stat {
+func measure(ctx context.Context, client *http.Client, base, name string, requests, concurrency int, nth func(int) (Route, int)) *stat {
 	s := &stat{name: name, requests: requests, concurrency: concurrency}
 	var mu sync.Mutex
 	next := make(chan int)
@@ -98,9 +98,10 @@ func measure(ctx context.Context, client *http.Client, base, name string, reques
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				r, j := nth(i)
 				t := time.Now()
-				status, body, err := fetch(ctx, client, base+path(i))
-				if err == nil && status == http.StatusOK && etherscanFailed(path(i), body) {
+				status, body, err := fetch(ctx, client, base, r, j)
+				if err == nil && status == http.StatusOK && failedIn200(r.Path(j), body) {
 					status = -1
 				}
 				d := time.Since(t)
@@ -109,7 +110,7 @@ func measure(ctx context.Context, client *http.Client, base, name string, reques
 				if err != nil || status != http.StatusOK {
 					s.errors++
 					if s.firstError == "" {
-						s.firstError = fmt.Sprintf("%s: status %d %v", path(i), status, err)
+						s.firstError = fmt.Sprintf("%s: status %d %v: %.200s", r.Path(j), status, err, body)
 					}
 				}
 				mu.Unlock()
@@ -129,17 +130,31 @@ func measure(ctx context.Context, client *http.Client, base, name string, reques
 	return s
 }
 
-// etherscanFailed tells an Etherscan answer that is an error in HTTP 200
-// clothing (NOTOK, a JSON-RPC error) from a real one.
-func etherscanFailed(path string, body []byte) bool {
-	return strings.Contains(path, "/etherscan/") &&
-		(strings.Contains(string(body), `"NOTOK"`) || strings.Contains(string(body), `"error":`))
+// failedIn200 tells an Etherscan or JSON-RPC answer that is an error in
+// HTTP 200 clothing (NOTOK, a JSON-RPC error) from a real one.
+func failedIn200(path string, body []byte) bool {
+	switch {
+	case strings.Contains(path, "/etherscan/"):
+		return strings.Contains(string(body), `"NOTOK"`) || strings.Contains(string(body), `"error":`)
+	case strings.HasSuffix(path, "/rpc"):
+		return strings.Contains(string(body), `"error":`)
+	}
+	return false
 }
 
-func fetch(ctx context.Context, client *http.Client, url string) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+// fetch sends route r's j-th request: a GET of its path, or a POST of its
+// body.
+func fetch(ctx context.Context, client *http.Client, base string, r Route, j int) (int, []byte, error) {
+	method, send := http.MethodGet, io.Reader(nil)
+	if r.Body != nil {
+		method, send = http.MethodPost, strings.NewReader(r.Body(j))
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+r.Path(j), send)
 	if err != nil {
 		return 0, nil, err
+	}
+	if r.Body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := client.Do(req)
 	if err != nil {

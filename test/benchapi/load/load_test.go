@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -31,11 +32,14 @@ func TestLine(t *testing.T) {
 	require.Equal(t, `api: route="block by hash" requests=4 concurrency=2 rps=8 p50_ms=2.00 p99_ms=40.00 max_ms=40.00 errors=1`, s.line())
 }
 
-func TestEtherscanFailed(t *testing.T) {
-	require.True(t, etherscanFailed("/v1/chains/sim/etherscan/api?module=x", []byte(`{"status":"0","message":"NOTOK"}`)))
-	require.True(t, etherscanFailed("/v1/chains/sim/etherscan/api?module=proxy", []byte(`{"jsonrpc":"2.0","error":{"code":-32000}}`)))
-	require.False(t, etherscanFailed("/v1/chains/sim/etherscan/api?module=x", []byte(`{"status":"1","message":"OK"}`)))
-	require.False(t, etherscanFailed("/v1/chains/sim/status", []byte(`{"error":"x"}`)), "REST errors are told by status")
+func TestFailedIn200(t *testing.T) {
+	require.True(t, failedIn200("/v1/chains/sim/etherscan/api?module=x", []byte(`{"status":"0","message":"NOTOK"}`)))
+	require.True(t, failedIn200("/v1/chains/sim/etherscan/api?module=proxy", []byte(`{"jsonrpc":"2.0","error":{"code":-32000}}`)))
+	require.False(t, failedIn200("/v1/chains/sim/etherscan/api?module=x", []byte(`{"status":"1","message":"OK"}`)))
+	require.True(t, failedIn200("/v1/chains/sim/rpc", []byte(`[{"jsonrpc":"2.0","id":1,"result":"0x1"},{"jsonrpc":"2.0","id":2,"error":{"code":-32005}}]`)),
+		"one call of a batch failed")
+	require.False(t, failedIn200("/v1/chains/sim/rpc", []byte(`{"jsonrpc":"2.0","id":1,"result":"0x1"}`)))
+	require.False(t, failedIn200("/v1/chains/sim/status", []byte(`{"error":"x"}`)), "REST errors are told by status")
 }
 
 // measure counts every answer but a 200 (and an Etherscan error in a 200)
@@ -49,11 +53,13 @@ func TestMeasureCountsErrors(t *testing.T) {
 		fmt.Fprint(w, `{"ok":true}`)
 	}))
 	defer srv.Close()
-	s := measure(context.Background(), srv.Client(), srv.URL, "r", 10, 3, func(i int) string {
-		if i%5 == 0 {
-			return "/bad"
-		}
-		return "/good"
+	s := measure(context.Background(), srv.Client(), srv.URL, "r", 10, 3, func(i int) (Route, int) {
+		return Route{Name: "r", Path: func(i int) string {
+			if i%5 == 0 {
+				return "/bad"
+			}
+			return "/good"
+		}}, i
 	})
 	require.Len(t, s.latencies, 10)
 	require.Equal(t, 2, s.errors)
@@ -65,10 +71,15 @@ func TestRoutesDrawFromInputs(t *testing.T) {
 	in := &Inputs{Heights: []uint64{5, 700}, Times: []uint64{1700000000}, Blocks: []string{"0xb"}, Txs: []string{"0xt"},
 		Addresses: []string{"0xa", "0xc"}, Logs: []LogInput{{Height: 3, Address: "0xl", Topic0: "0x0"}}}
 	rs := Routes("sim", in)
-	require.Len(t, rs, 16)
+	require.Len(t, rs, 19, "16 REST and Etherscan routes, 3 JSON-RPC (no log with two topics: no eth_getLogs)")
 	for _, r := range rs {
 		for i := range 5 {
 			require.True(t, strings.HasPrefix(r.Path(i), "/v1/chains/sim/"), r.Name)
+			if r.Body != nil {
+				require.True(t, json.Valid([]byte(r.Body(i))), "%s: %s", r.Name, r.Body(i))
+			}
 		}
 	}
+	in.Logs[0].Topic1 = "0x1"
+	require.Len(t, Routes("sim", in), 20)
 }

@@ -11,12 +11,12 @@ func traceRoutes(c, es string, in *Inputs, pick func(i, n int) int) []Route {
 	tx := func(i int) string { return in.TracedTxs[pick(i, len(in.TracedTxs))] }
 	addr := func(i int) string { return in.InternalAddresses[pick(i, len(in.InternalAddresses))] }
 	return []Route{
-		{"transaction call tree", func(i int) string { return c + "/txs/" + tx(i) + "/trace" }},
-		{"address internal transactions", func(i int) string { return c + "/addresses/" + addr(i) + "/internal-txs?limit=25" }},
-		{"etherscan txlistinternal (address)", func(i int) string {
+		{Name: "transaction call tree", Path: func(i int) string { return c + "/txs/" + tx(i) + "/trace" }},
+		{Name: "address internal transactions", Path: func(i int) string { return c + "/addresses/" + addr(i) + "/internal-txs?limit=25" }},
+		{Name: "etherscan txlistinternal (address)", Path: func(i int) string {
 			return es + "module=account&action=txlistinternal&page=1&offset=25&sort=desc&address=" + addr(i)
 		}},
-		{"etherscan txlistinternal (txhash)", func(i int) string {
+		{Name: "etherscan txlistinternal (txhash)", Path: func(i int) string {
 			return es + "module=account&action=txlistinternal&txhash=" + tx(i)
 		}},
 	}

@@ -1,0 +1,119 @@
+package api
+
+import (
+	"encoding/json"
+
+	"github.com/tideline-dev/tideline/pkg/chaindata"
+	"github.com/tideline-dev/tideline/pkg/storage"
+)
+
+// A batch of calls by transaction hash (a page of receipts, of
+// transactions) is read in three queries, not three per call: before the
+// calls run, prefetch reads every hash's look-up, transaction and logs at
+// once; the calls then find them in the request (tx, ownLogs). What the
+// batch reads is the request's view, as for single calls.
+
+// prefetched is what prefetch read: each hash's served transaction (absent:
+// not served, null) and each transaction's logs.
+type prefetched struct {
+	hashes map[string]bool // asked; a hash asked and not in txs is not served
+	txs    map[string]chaindata.Transaction
+	logs   map[string][]chaindata.Log // nil when no call needs logs
+}
+
+// byHashMethods are the methods whose first argument is a transaction
+// hash, and whether they need the logs.
+var byHashMethods = map[string]bool{"eth_getTransactionByHash": false, "eth_getTransactionReceipt": true}
+
+// prefetch reads ahead the transactions (and logs) a batch asks by hash,
+// when it asks for more than one. A failure leaves the calls to read on
+// their own (and fail there, each with its error).
+func (q *rpcReq) prefetch(calls []json.RawMessage) {
+	var hashes []string
+	logs := false
+	seen := map[string]bool{}
+	for _, raw := range calls {
+		var m struct {
+			Method string            `json:"method"`
+			Params []json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(raw, &m) != nil || len(m.Params) != 1 {
+			continue
+		}
+		withLogs, ok := byHashMethods[m.Method]
+		if !ok {
+			continue
+		}
+		var h string
+		if json.Unmarshal(m.Params[0], &h) != nil {
+			continue
+		}
+		if h, ok = hexOfLen(h, 32); ok && !seen[h] {
+			seen[h] = true
+			hashes = append(hashes, h)
+			logs = logs || withLogs
+		}
+	}
+	if len(hashes) < 2 {
+		return
+	}
+	v, e := q.view()
+	if e != nil || !v.HasWatermark {
+		return
+	}
+	ctx := q.r.Context()
+	byHash, err := q.s.store.Chain.TxPositionsByHashes(ctx, q.id, hashes, v.Lowest(), v.Watermark)
+	if err != nil {
+		return
+	}
+	var ps []storage.Position
+	for _, list := range byHash {
+		ps = append(ps, list...)
+	}
+	rows, err := q.s.store.Chain.TransactionsAt(ctx, q.id, ps)
+	if err != nil {
+		return
+	}
+	p := &prefetched{txs: map[string]chaindata.Transaction{}}
+	for _, tx := range rows { // ascending by height: the first is servedTx's
+		if _, dup := p.txs[tx.Hash]; seen[tx.Hash] && !dup {
+			p.txs[tx.Hash] = tx
+		}
+	}
+	if logs {
+		txs := make([]chaindata.Transaction, 0, len(p.txs))
+		for _, tx := range p.txs {
+			txs = append(txs, tx)
+		}
+		var e *rpcError
+		if p.logs, e = q.logsOfTxs(txs); e != nil {
+			return
+		}
+	} else {
+		p.logs = nil
+	}
+	p.hashes = seen
+	q.pre = p
+}
+
+// logsOfTxs reads the logs of transactions in one read, by hash (those of
+// the transactions' own blocks).
+func (q *rpcReq) logsOfTxs(txs []chaindata.Transaction) (map[string][]chaindata.Log, *rpcError) {
+	ps := make([]storage.Position, len(txs))
+	block := map[string]string{}
+	for i, tx := range txs {
+		ps[i] = storage.Position{Block: tx.BlockNumber, Index: tx.Index}
+		block[tx.Hash] = tx.BlockHash
+	}
+	ls, err := q.s.store.Chain.LogsOfTxs(q.r.Context(), q.id, ps)
+	if err != nil {
+		return nil, q.storeFailed(err)
+	}
+	out := map[string][]chaindata.Log{}
+	for _, l := range ls {
+		if h, ok := block[l.TxHash]; ok && h == l.BlockHash {
+			out[l.TxHash] = append(out[l.TxHash], l)
+		}
+	}
+	return out, nil
+}
