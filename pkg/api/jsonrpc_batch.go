@@ -62,7 +62,7 @@ func (q *rpcReq) prefetch(calls []json.RawMessage) {
 		return
 	}
 	ctx := q.r.Context()
-	byHash, err := q.s.store.Chain.TxPositionsByHashes(ctx, q.id, hashes, v.Lowest(), v.Watermark)
+	byHash, err := q.s.store.RPC.TxPositionsByHashes(ctx, q.id, hashes, v.Lowest(), v.Watermark)
 	if err != nil {
 		return
 	}
@@ -105,7 +105,7 @@ func (q *rpcReq) logsOfTxs(txs []chaindata.Transaction) (map[string][]chaindata.
 		ps[i] = storage.Position{Block: tx.BlockNumber, Index: tx.Index}
 		block[tx.Hash] = tx.BlockHash
 	}
-	ls, err := q.s.store.Chain.LogsOfTxs(q.r.Context(), q.id, ps)
+	ls, err := q.s.store.RPC.LogsOfTxs(q.r.Context(), q.id, ps)
 	if err != nil {
 		return nil, q.storeFailed(err)
 	}

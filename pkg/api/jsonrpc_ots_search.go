@@ -324,7 +324,7 @@ func (q *rpcReq) otsTxBySenderAndNonce(p rpcParams) (json.RawMessage, *rpcError)
 	if e != nil || !v.HasWatermark {
 		return nil, e
 	}
-	txs, err := q.s.store.Chain.SenderNonceTx(q.r.Context(), q.id, addr, nonce, v.Lowest(), v.Watermark)
+	txs, err := q.s.store.RPC.SenderNonceTx(q.r.Context(), q.id, addr, nonce, v.Lowest(), v.Watermark)
 	if err != nil {
 		return nil, q.storeFailed(err)
 	}

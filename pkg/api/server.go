@@ -78,7 +78,8 @@ type Server struct {
 
 // New builds a Server; it does not listen (Serve does).
 func New(o Options) (*Server, error) {
-	if o.Store.Chain == nil || o.Store.Tokens == nil || o.Store.Traces == nil || o.Store.Stream == nil || o.Store.Keys == nil {
+	if o.Store.Chain == nil || o.Store.Tokens == nil || o.Store.Traces == nil || o.Store.Stream == nil || o.Store.Keys == nil ||
+		o.Store.RPC == nil {
 		return nil, errors.New("api: a store view is missing (api.NewStore builds them all)")
 	}
 	if len(o.Chains) == 0 && o.ChainSource == nil {

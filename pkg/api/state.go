@@ -151,11 +151,12 @@ type Store struct {
 	Traces TraceStore    // call traces (routes_traces.go, etherscan_internal.go)
 	Stream stream.Source // the change stream (stream.go, stream_events.go)
 	Keys   KeyStore      // the API keys (keys.go)
+	RPC    RPCStore      // the JSON-RPC route's own reads (jsonrpc_batch.go, jsonrpc_ots_search.go)
 }
 
 // NewStore is the API's Store over one Reader.
 func NewStore(r *storage.Reader) Store {
-	return Store{Chain: r, Tokens: r.Tokens(), Traces: r.Traces(), Stream: r.Stream(), Keys: r.Records()}
+	return Store{Chain: r, Tokens: r.Tokens(), Traces: r.Traces(), Stream: r.Stream(), Keys: r.Records(), RPC: r.RPC()}
 }
 
 // ChainStore reads the chain's own rows (*storage.Reader).
@@ -174,9 +175,6 @@ type ChainStore interface {
 	AddressTxPositions(ctx context.Context, chainID string, q storage.AddressTxQuery) ([]storage.Position, error)
 	Logs(ctx context.Context, chainID string, q storage.LogQuery) ([]chaindata.Log, error)
 	TxLogs(ctx context.Context, chainID string, p storage.Position) ([]chaindata.Log, error)
-	SenderNonceTx(ctx context.Context, chainID, sender string, nonce, from, to uint64) ([]chaindata.Transaction, error)
-	TxPositionsByHashes(ctx context.Context, chainID string, hashes []string, lo, hi uint64) (map[string][]storage.Position, error)
-	LogsOfTxs(ctx context.Context, chainID string, ps []storage.Position) ([]chaindata.Log, error)
 	AggregatesAt(ctx context.Context, chainID string, heights []uint64) (map[uint64]storage.AggregateRow, error)
 }
 
@@ -189,6 +187,13 @@ type TraceStore interface {
 	TracesInRange(ctx context.Context, chainID string, q storage.TraceRangeQuery) ([]chaindata.Trace, error)
 }
 
+// RPCStore is the JSON-RPC route's own reads (*storage.RPCReader).
+type RPCStore interface {
+	SenderNonceTx(ctx context.Context, chainID, sender string, nonce, from, to uint64) ([]chaindata.Transaction, error)
+	TxPositionsByHashes(ctx context.Context, chainID string, hashes []string, lo, hi uint64) (map[string][]storage.Position, error)
+	LogsOfTxs(ctx context.Context, chainID string, ps []storage.Position) ([]chaindata.Log, error)
+}
+
 // KeyStore reads the API keys (*storage.RecordReader).
 type KeyStore interface {
 	APIKeys(ctx context.Context) ([]storage.APIKeyRecord, error)
@@ -199,4 +204,5 @@ var (
 	_ TokenStore = (*storage.TokenReader)(nil)
 	_ TraceStore = (*storage.TraceReader)(nil)
 	_ KeyStore   = (*storage.RecordReader)(nil)
+	_ RPCStore   = (*storage.RPCReader)(nil)
 )

@@ -177,47 +177,6 @@ func (q txPositionsByHashQuery) toSQL() (string, []any) {
 		[]any{q.chainID, q.hash, q.min, q.max}
 }
 
-// txPositionsByHashesQuery is txPositionsByHashQuery for many hashes.
-type txPositionsByHashesQuery struct {
-	chainID  string
-	hashes   []string
-	min, max uint64
-}
-
-func (q txPositionsByHashesQuery) toSQL() (string, []any) {
-	args := []any{q.chainID}
-	args = appendStrings(args, q.hashes)
-	return newestCanonical("hash, block_number, tx_index", "hash, block_number, tx_index", "tx_by_hash",
-			"chain_id = ? AND hash IN ("+placeholders(len(q.hashes))+") AND block_number BETWEEN ? AND ?", "hash, block_number, tx_index") +
-			" ORDER BY hash, block_number, tx_index",
-		append(args, q.min, q.max)
-}
-
-// logsOfTxsQuery reads the canonical logs of transactions: their heights'
-// newest log rows, kept when canonical and of one of the transactions
-// (tx_index is not in the key: tested after the newest version is chosen).
-type logsOfTxsQuery struct {
-	chainID   string
-	positions []Position
-}
-
-func (q logsOfTxsQuery) toSQL() (string, []any) {
-	seen := map[uint64]bool{}
-	var heights []any
-	for _, p := range q.positions {
-		if !seen[p.Block] {
-			seen[p.Block] = true
-			heights = append(heights, p.Block)
-		}
-	}
-	cond, pargs := positionsIn("tx_index", q.positions)
-	args := append([]any{q.chainID}, heights...)
-	return newestCanonical(logReadColumns, logReadColumns, "logs",
-			"chain_id = ? AND block_number IN ("+placeholders(len(heights))+")", "block_number, log_index") +
-			" AND " + cond + " ORDER BY block_number, log_index",
-		append(args, pargs...)
-}
-
 // positionsIn is the condition "(block_number, idx) is one of ps": the
 // IN on block_number alone lets the primary key skip to the heights; the
 // tuple IN picks the rows. Both are plain IN lists, which 18.16 has.
@@ -329,27 +288,6 @@ func (q addressTxPositionsQuery) toSQL() (string, []any) {
 		args = append(args, q.offset)
 	}
 	return sql, args
-}
-
-// senderNonceQuery reads a sender's canonical transaction with a nonce:
-// the heights where the sender appears (address_txs), then the newest
-// version of each transaction there, kept when it is canonical and the
-// sender's with that nonce (tested after the newest version is chosen,
-// so a row a reorganisation replaced is never found).
-type senderNonceQuery struct {
-	chainID  string
-	sender   string
-	nonce    uint64
-	from, to uint64
-}
-
-func (q senderNonceQuery) toSQL() (string, []any) {
-	heights := newestCanonical("block_number", "block_number, tx_index", "address_txs",
-		"chain_id = ? AND address = ? AND block_number BETWEEN ? AND ?", "block_number, tx_index")
-	return newestCanonical(txReadColumns, txReadColumns, "transactions",
-			"chain_id = ? AND block_number IN ("+heights+")", "block_number, tx_index") +
-			" AND from_address = ? AND nonce = ? ORDER BY block_number, tx_index",
-		[]any{q.chainID, q.chainID, q.sender, q.from, q.to, q.sender, q.nonce}
 }
 
 // logsQuery reads canonical logs of a height range that pass a filter,

@@ -17,6 +17,7 @@ import (
 //	  .Aggregates() Aggregates         .Tokens()    TokenReader
 //	  .Retention()  Retention          .Traces()    TraceReader
 //	  .Tokens()     Tokens             .Stream()    StreamReader
+//	                                   .RPC()       RPCReader
 //	  .Traces()     Traces
 //	  .Stream()     Stream
 //	  .Reader()     Reader
@@ -81,6 +82,9 @@ type TokenReader struct{ *db }
 // TraceReader is the trace routes' reads (read_traces.go).
 type TraceReader struct{ *db }
 
+// RPCReader is the JSON-RPC route's own reads (read_rpc.go).
+type RPCReader struct{ *db }
+
 func (c *ClickHouse) Records() *Records       { return &Records{c.db, RecordReader{c.db}, mutations{c.db}} }
 func (c *ClickHouse) Aggregates() *Aggregates { return &Aggregates{c.Progress} }
 func (c *ClickHouse) Retention() *Retention   { return &Retention{c.db, c.Progress, mutations{c.db}} }
@@ -96,6 +100,7 @@ func (r *Reader) Records() *RecordReader { return &RecordReader{r.db} }
 func (r *Reader) Tokens() *TokenReader   { return &TokenReader{r.db} }
 func (r *Reader) Traces() *TraceReader   { return &TraceReader{r.db} }
 func (r *Reader) Stream() *StreamReader  { return &StreamReader{r.db} }
+func (r *Reader) RPC() *RPCReader        { return &RPCReader{r.db} }
 
 // Close releases the connections of every view.
 func (r *Reader) Close() error { return r.close() }

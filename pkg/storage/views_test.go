@@ -22,7 +22,7 @@ var exportedTypes = map[string]reflect.Type{}
 func init() {
 	for _, v := range []any{
 		ClickHouse{}, Reader{}, Progress{}, Records{}, RecordReader{}, Aggregates{}, Retention{}, Tokens{},
-		Traces{}, Stream{}, StreamReader{}, TokenReader{}, TraceReader{},
+		Traces{}, Stream{}, StreamReader{}, TokenReader{}, TraceReader{}, RPCReader{},
 		BlockCount{}, AggregateRow{}, APIKeyRecord{}, ChainRecord{}, DiskUsage{}, PruneTable{}, PruneResult{},
 		Position{}, State{}, TopicTerm{}, LogFilter{}, TimeoutError{}, BlockTime{}, TracePosition{},
 		AddressTraceQuery{}, TraceRangeQuery{}, TxFee{}, AddressTxQuery{}, LogQuery{}, StreamEvent{},
