@@ -248,8 +248,8 @@ func (s *Server) jsonrpc(w http.ResponseWriter, r *http.Request) {
 }
 
 // serve answers one call; answer is false for a notification (a call
-// without an id), which gets no reply. Every method here only reads, so
-// a notification has nothing to do.
+// without an id), which is carried out (a transaction sent, when
+// eth_sendRawTransaction goes to the node) and gets no reply.
 func (q *rpcReq) serve(raw json.RawMessage) (reply rpcReply, answer bool) {
 	var m rpcCallMsg
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -287,9 +287,6 @@ func (q *rpcReq) call(m rpcCallMsg, fn rpcMethod, known bool) (rpcReply, *rpcErr
 		return fail(rpcErrorf(rpcInvalidRequest, "method is missing"))
 	case !known:
 		return fail(rpcErrorf(rpcMethodNotFound, "the method %s does not exist/is not available", clip(m.Method)))
-	}
-	if m.ID == nil {
-		return rpcReply{}, nil
 	}
 	p, e := paramsOf(m.Params)
 	if e != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -81,6 +82,13 @@ func TestJSONRPCPassesStateToTheNode(t *testing.T) {
 	code, _ = w.rpcErr(t, "eth_sendRawTransaction", "0x00")
 	require.Equal(t, rpcServerError, code)
 	require.Contains(t, f.calls, "eth_sendRawTransaction")
+	// A notification is carried out, and not answered.
+	sent := len(f.calls)
+	status, body := w.rpcPost(t, testChain, `{"jsonrpc":"2.0","method":"eth_sendRawTransaction","params":["0x01"]}`)
+	require.Equal(t, http.StatusNoContent, status)
+	require.Empty(t, body)
+	require.Len(t, f.calls, sent+1)
+	require.JSONEq(t, `["0x01"]`, f.params["eth_sendRawTransaction"])
 	// An API that cannot reach nodes serves no node method.
 	n := newTestAPI(t, config.API{})
 	code, _ = n.rpcErr(t, "eth_getBalance", addrA, "latest")
