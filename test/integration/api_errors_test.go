@@ -239,7 +239,12 @@ func checkMalformedJSONRPC(h *apiHarness) int {
 		{call("eth_getBalance", `["0x12", "latest"]`), 200, -32602},
 		{call("eth_call", `[{"to": "not an address"}, "latest"]`), 200, -32602},
 		{call("eth_sendRawTransaction", `["0x00"]`), 200, -32601},
-		{call("debug_traceTransaction", `[`+hash+`]`), 200, -32601},
+		// The struct logger re-executes: the node's, and this API does
+		// not send it there; the callTracer is the index's, which has no
+		// such transaction.
+		{call("debug_traceTransaction", `[`+hash+`]`), 200, -32602},
+		{call("debug_traceTransaction", `[`+hash+`, {"tracer": "prestateTracer"}]`), 200, -32602},
+		{call("debug_traceTransaction", `[`+hash+`, {"tracer": "callTracer"}]`), 200, -32000},
 		{call("admin_peers", `[]`), 200, -32601},
 	}
 	for _, tc := range cases {
