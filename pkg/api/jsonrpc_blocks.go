@@ -177,15 +177,21 @@ func refArg(p rpcParams, byHash bool) (blockRef, *rpcError) {
 	return p.blockRefParam(0, false)
 }
 
+// blockArg reads the block argument 0 names (by number or tag, or by
+// hash): found is false for one the index does not serve.
+func (q *rpcReq) blockArg(p rpcParams, byHash bool) (chaindata.Block, bool, *rpcError) {
+	ref, e := refArg(p, byHash)
+	if e != nil {
+		return chaindata.Block{}, false, e
+	}
+	return q.block(ref)
+}
+
 func (q *rpcReq) txCount(p rpcParams, byHash bool) (json.RawMessage, *rpcError) {
 	if e := p.want(1, 1); e != nil {
 		return nil, e
 	}
-	ref, e := refArg(p, byHash)
-	if e != nil {
-		return nil, e
-	}
-	b, found, e := q.block(ref)
+	b, found, e := q.blockArg(p, byHash)
 	if e != nil || !found {
 		return nil, e
 	}
@@ -202,11 +208,7 @@ func (q *rpcReq) uncleCount(p rpcParams, byHash bool) (json.RawMessage, *rpcErro
 	if e := p.want(1, 1); e != nil {
 		return nil, e
 	}
-	ref, e := refArg(p, byHash)
-	if e != nil {
-		return nil, e
-	}
-	b, found, e := q.block(ref)
+	b, found, e := q.blockArg(p, byHash)
 	if e != nil || !found {
 		return nil, e
 	}

@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"net/http"
 	"strings"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
-	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
 // Otterscan's ots_ namespace (API level 8), what an unmodified Otterscan
@@ -72,21 +70,9 @@ func (q *rpcReq) frames(p rpcParams) (chaindata.Transaction, []chaindata.Trace, 
 	case !found:
 		return tx, nil, rpcErrorf(rpcServerError, "transaction %s is not indexed", string(p[0]))
 	}
-	if ae := q.traced(tx.BlockNumber); ae != nil {
+	fs, ae := q.txFrames(tx)
+	if ae != nil {
 		return tx, nil, q.failed(ae)
-	}
-	fs, err := q.s.store.Traces.TxTraces(q.r.Context(), q.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
-	if err != nil {
-		return tx, nil, q.storeFailed(err)
-	}
-	for _, f := range fs {
-		if f.TxHash != tx.Hash || f.BlockHash != tx.BlockHash {
-			return tx, nil, q.failed(unavailable("the trace of %s is being rewritten (a reorganisation); retry", tx.Hash))
-		}
-	}
-	if len(fs) == 0 {
-		return tx, nil, q.failed(&apiError{Status: http.StatusServiceUnavailable, Code: codeUnavailable,
-			Message: "the trace of " + tx.Hash + " is not stored although its height is marked traced; retry"})
 	}
 	return tx, fs, nil
 }
@@ -199,9 +185,9 @@ func (q *rpcReq) otsTransactionError(p rpcParams) (json.RawMessage, *rpcError) {
 	case tx.Status != 0:
 		return result("0x"), nil
 	}
-	_, fs, e := q.frames(p)
-	if e != nil {
-		return nil, e
+	fs, ae := q.txFrames(tx)
+	if ae != nil {
+		return nil, q.failed(ae)
 	}
 	return result(orEmptyHex(fs[0].Output)), nil
 }
@@ -221,11 +207,7 @@ func (q *rpcReq) otsBlockDetails(p rpcParams, byHash bool) (json.RawMessage, *rp
 	if e := p.want(1, 1); e != nil {
 		return nil, e
 	}
-	ref, e := refArg(p, byHash)
-	if e != nil {
-		return nil, e
-	}
-	b, found, e := q.block(ref)
+	b, found, e := q.blockArg(p, byHash)
 	if e != nil {
 		return nil, e
 	}

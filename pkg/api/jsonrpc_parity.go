@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
-	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
 // Parity's (OpenEthereum's, Erigon's, Reth's, anvil's) trace_transaction
@@ -105,24 +104,13 @@ func (q *rpcReq) traceBlock(p rpcParams) (json.RawMessage, *rpcError) {
 	if e != nil || !found {
 		return nil, e
 	}
-	if ae := q.traced(b.Number); ae != nil {
-		return nil, q.failed(ae)
-	}
-	txs, err := q.ownTransactions(b)
-	if err != nil {
-		return nil, q.storeFailed(err)
+	_, frames, e := q.blockFrames(b)
+	if e != nil {
+		return nil, e
 	}
 	var all []chaindata.Trace
-	for _, tx := range txs {
-		fs, err := q.s.store.Traces.TxTraces(q.r.Context(), q.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
-		if err != nil {
-			return nil, q.storeFailed(err)
-		}
-		for _, f := range fs {
-			if f.TxHash == tx.Hash && f.BlockHash == tx.BlockHash {
-				all = append(all, f)
-			}
-		}
+	for _, fs := range frames {
+		all = append(all, fs...)
 	}
 	return q.parityList(all)
 }

@@ -148,43 +148,51 @@ func (q *rpcReq) debugTraceBlock(p rpcParams, byHash bool) (json.RawMessage, *rp
 	if !index {
 		return q.forward(method, p)
 	}
-	ref, e := refArg(p, byHash)
-	if e != nil {
-		return nil, e
-	}
-	b, found, e := q.block(ref)
+	b, found, e := q.blockArg(p, byHash)
 	if e != nil {
 		return nil, e
 	}
 	if !found {
 		return nil, rpcErrorf(rpcServerError, "block not found")
 	}
-	if ae := q.traced(b.Number); ae != nil {
-		return nil, q.failed(ae)
-	}
-	txs, err := q.ownTransactions(b)
-	if err != nil {
-		return nil, q.storeFailed(err)
+	txs, frames, e := q.blockFrames(b)
+	if e != nil {
+		return nil, e
 	}
 	out := make([]txTraceResult, 0, len(txs))
-	for _, tx := range txs {
-		fs, err := q.s.store.Traces.TxTraces(q.r.Context(), q.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
-		if err != nil {
-			return nil, q.storeFailed(err)
-		}
-		own := fs[:0]
-		for _, f := range fs {
-			if f.TxHash == tx.Hash && f.BlockHash == tx.BlockHash {
-				own = append(own, f)
-			}
-		}
-		tree, err := callTree(own, opts.TracerConfig.OnlyTopCall)
+	for i, tx := range txs {
+		tree, err := callTree(frames[i], opts.TracerConfig.OnlyTopCall)
 		if _, e := q.encoded(nil, err); e != nil {
 			return nil, e
 		}
 		out = append(out, txTraceResult{TxHash: tx.Hash, Result: tree})
 	}
 	return result(out), nil
+}
+
+// blockFrames reads a traced block's transactions and each one's frames
+// (those of the block's own rows: a reorganisation may be rewriting it).
+func (q *rpcReq) blockFrames(b chaindata.Block) ([]chaindata.Transaction, [][]chaindata.Trace, *rpcError) {
+	if ae := q.traced(b.Number); ae != nil {
+		return nil, nil, q.failed(ae)
+	}
+	txs, err := q.ownTransactions(b)
+	if err != nil {
+		return nil, nil, q.storeFailed(err)
+	}
+	frames := make([][]chaindata.Trace, len(txs))
+	for i, tx := range txs {
+		fs, err := q.s.store.Traces.TxTraces(q.r.Context(), q.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
+		if err != nil {
+			return nil, nil, q.storeFailed(err)
+		}
+		for _, f := range fs {
+			if f.TxHash == tx.Hash && f.BlockHash == tx.BlockHash {
+				frames[i] = append(frames[i], f)
+			}
+		}
+	}
+	return txs, frames, nil
 }
 
 func (q *rpcReq) debugTraceBlockByNumber(p rpcParams) (json.RawMessage, *rpcError) {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/stream"
 )
@@ -35,24 +36,37 @@ func (s *Server) txTrace(r *http.Request) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
-	if e := q.traced(tx.BlockNumber); e != nil {
+	fs, e := q.txFrames(tx)
+	if e != nil {
 		return nil, e
 	}
-	fs, err := s.store.Traces.TxTraces(r.Context(), q.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
+	out := TxTrace{TxHash: tx.Hash, BlockNumber: tx.BlockNumber, BlockHash: tx.BlockHash, TxIndex: tx.Index, Frames: []stream.Frame{}}
+	for _, f := range fs {
+		out.Frames = append(out.Frames, stream.FrameOf(f))
+	}
+	return out, nil
+}
+
+// txFrames reads a served transaction's call frames, depth first from the
+// top-level call; the error says why there are none (not traced, being
+// rewritten by a reorganisation).
+func (c chainReq) txFrames(tx chaindata.Transaction) ([]chaindata.Trace, *apiError) {
+	if e := c.traced(tx.BlockNumber); e != nil {
+		return nil, e
+	}
+	fs, err := c.s.store.Traces.TxTraces(c.r.Context(), c.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
 	if err != nil {
 		return nil, fromStore(err)
 	}
-	out := TxTrace{TxHash: tx.Hash, BlockNumber: tx.BlockNumber, BlockHash: tx.BlockHash, TxIndex: tx.Index, Frames: []stream.Frame{}}
 	for _, f := range fs {
 		if f.TxHash != tx.Hash || f.BlockHash != tx.BlockHash {
 			return nil, unavailable("the trace of %s is being rewritten (a reorganisation); retry", tx.Hash)
 		}
-		out.Frames = append(out.Frames, stream.FrameOf(f))
 	}
-	if len(out.Frames) == 0 {
+	if len(fs) == 0 {
 		return nil, unavailable("the trace of %s is not stored although its height is marked traced; retry", tx.Hash)
 	}
-	return out, nil
+	return fs, nil
 }
 
 // traced answers whether a height's traces are indexed: nil, or the error
