@@ -75,14 +75,14 @@ func TestAlertRulesReadExportedMetrics(t *testing.T) {
 }
 
 var (
-	labelLists = regexp.MustCompile(`\b(on|by|without|ignoring)\s*\([^)]*\)|\{[^}]*\}|\[[^\]]*\]`)
+	labelLists = regexp.MustCompile(`\b(on|by|without|ignoring)\s*\([^)]*\)|\{[^}]*\}|\[[^\]]*\]|\boffset\s+[0-9a-z]+`)
 	identifier = regexp.MustCompile(`[A-Za-z_:][A-Za-z0-9_:]*(\s*\()?`)
 	keywords   = map[string]bool{"and": true, "or": true, "unless": true, "bool": true, "offset": true}
 )
 
 // metricNames lists the metric names of a PromQL expression: identifiers
 // that are not functions (followed by "("), keywords, or inside label
-// lists, matchers or range selectors.
+// lists, matchers, range selectors or offsets.
 func metricNames(expr string) []string {
 	var out []string
 	for _, m := range identifier.FindAllStringSubmatch(labelLists.ReplaceAllString(expr, " "), -1) {

@@ -48,6 +48,13 @@ type TokenMetadata struct {
 type SeenToken struct {
 	Token    string
 	Standard string
+	// FirstHeight is the lowest height of its transfers in the range, and
+	// FirstWritten when the earliest written of them was written (the
+	// version of its row: the writer's wall clock). A transfer is shown
+	// only after it was written, so the time since FirstWritten bounds how
+	// long the token has been shown without its metadata.
+	FirstHeight  uint64
+	FirstWritten time.Time
 }
 
 // tokensInRangeQuery lists the distinct tokens with transfer rows in a
@@ -59,7 +66,7 @@ type tokensInRangeQuery struct {
 }
 
 func (q tokensInRangeQuery) toSQL() (string, []any) {
-	return "SELECT token_address, any(standard) FROM token_transfers WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
+	return "SELECT token_address, any(standard), min(block_number), min(version) FROM token_transfers WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
 		" AND is_canonical = 1 GROUP BY token_address ORDER BY token_address", []any{q.chainID, q.from, q.to}
 }
 
@@ -69,7 +76,9 @@ func (c *Tokens) TokensInRange(ctx context.Context, chainID string, from, to uin
 	err := c.query(ctx, fmt.Sprintf("reading the tokens of %s of chain %q in [%d, %d]", tableTokenTransfers, chainID, from, to),
 		tokensInRangeQuery{chainID, from, to}, func(r driver.Rows) error {
 			var t SeenToken
-			err := r.Scan(&t.Token, &t.Standard)
+			var version uint64
+			err := r.Scan(&t.Token, &t.Standard, &t.FirstHeight, &version)
+			t.FirstWritten = time.Unix(0, int64(version)).UTC()
 			out = append(out, t)
 			return err
 		})

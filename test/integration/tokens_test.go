@@ -290,6 +290,20 @@ func TestTokenTransfersOnAnvil(t *testing.T) {
 		require.NoError(t, err)
 		return len(meta) == len(toks), fmt.Sprintf("%d of %d", len(meta), len(toks))
 	})
+	// Each token asked once, its delay observed; the job's height reaches
+	// the tokens' heights.
+	waitFor(t, time.Minute, "the token metadata job's series", func() (bool, string) {
+		g := testkit.Scrape(t, cfg.Metrics.Listen)
+		labels := map[string]string{"chain_id": chainID}
+		asked := testkit.Sum(t, g, "indexer_token_metadata_total", labels)
+		height, _ := testkit.Find(t, g, "indexer_token_metadata_height", labels)
+		var delays uint64
+		if _, found := testkit.Find(t, g, "indexer_token_metadata_delay_seconds", labels); found {
+			delays = testkit.Histogram(t, g, "indexer_token_metadata_delay_seconds", labels).GetSampleCount()
+		}
+		return asked == float64(len(toks)) && delays == uint64(len(toks)) && height >= float64(head),
+			fmt.Sprintf("%v asked, %d delays, height %v of %d", asked, delays, height, head)
+	})
 	supply, err := f.gen.Read(context.Background(), nil, f.erc20, f.c20, "totalSupply")
 	require.NoError(t, err)
 	m := meta[lower(f.erc20)]

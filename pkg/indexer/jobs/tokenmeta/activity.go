@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -44,6 +45,7 @@ func (j *Job) TokenMetadata(ctx context.Context, in Input) (Result, error) {
 	if !ok {
 		return res, fmt.Errorf("chain %s: token metadata: the chain's client (%T) cannot make eth_call", id, j.RPC)
 	}
+	readAt := time.Now()
 	wm, found, err := j.Store.LoadState(ctx, id, storage.StateWatermark)
 	if err != nil {
 		return res, fmt.Errorf("chain %s: token metadata: reading the watermark: %w", id, err)
@@ -53,9 +55,13 @@ func (j *Job) TokenMetadata(ctx context.Context, in Input) (Result, error) {
 		return res, fmt.Errorf("chain %s: token metadata: reading %s: %w", id, storage.StateTokenMetadataHeight, err)
 	}
 	res.Height, res.HasHeight, res.Watermark = done, has, wm
+	if has && j.Metrics != nil {
+		j.Metrics.Height.WithLabelValues(id).Set(float64(done))
+	}
 	if !found {
 		return res, nil
 	}
+	prev := j.seen.swap(wm, readAt)
 	from := j.StartHeight
 	if has && done+1 > from {
 		from = done + 1
@@ -67,7 +73,7 @@ func (j *Job) TokenMetadata(ctx context.Context, in Input) (Result, error) {
 			return res, nil
 		}
 		to := min(wm, from+metadataChunk-1)
-		complete, err := j.metadataOfRange(ctx, caller, from, to, deadline, &res)
+		complete, err := j.metadataOfRange(ctx, caller, from, to, deadline, prev, &res)
 		if err != nil {
 			return res, err
 		}
@@ -79,6 +85,9 @@ func (j *Job) TokenMetadata(ctx context.Context, in Input) (Result, error) {
 			return res, fmt.Errorf("chain %s: token metadata: saving %s %d: %w", id, storage.StateTokenMetadataHeight, to, err)
 		}
 		res.Height, res.HasHeight = to, true
+		if j.Metrics != nil {
+			j.Metrics.Height.WithLabelValues(id).Set(float64(to))
+		}
 		activity.RecordHeartbeat(ctx, to)
 		from = to + 1
 	}
@@ -88,7 +97,7 @@ func (j *Job) TokenMetadata(ctx context.Context, in Input) (Result, error) {
 // metadataOfRange asks every token with a transfer in [from, to] and no
 // metadata row yet, and stores what each answered. complete is false when
 // the deadline came first (what was asked is stored).
-func (j *Job) metadataOfRange(ctx context.Context, caller rpc.Caller, from, to uint64, deadline time.Time, res *Result) (bool, error) {
+func (j *Job) metadataOfRange(ctx context.Context, caller rpc.Caller, from, to uint64, deadline time.Time, prev seenWatermark, res *Result) (bool, error) {
 	id := j.ChainID
 	seen, err := j.Store.TokensInRange(ctx, id, from, to)
 	if err != nil {
@@ -132,7 +141,8 @@ func (j *Job) metadataOfRange(ctx context.Context, caller rpc.Caller, from, to u
 		if err := j.Store.WriteTokenMetadata(ctx, id, rows); err != nil {
 			return false, fmt.Errorf("chain %s: token metadata: %w", id, err)
 		}
-		for _, m := range rows {
+		written := time.Now()
+		for i, m := range rows {
 			res.Tokens++
 			outcome := metadataOutcome(m)
 			if outcome != "none" {
@@ -140,12 +150,52 @@ func (j *Job) metadataOfRange(ctx context.Context, caller rpc.Caller, from, to u
 			}
 			if j.Metrics != nil {
 				j.Metrics.Asked.WithLabelValues(id, outcome).Inc()
+				j.Metrics.Delay.WithLabelValues(id).Observe(delayBound(batch[i], prev, written).Seconds())
 			}
 			j.Log.Debug("token metadata", zap.String("chain_id", id), zap.String("token", m.Token), zap.String("outcome", outcome))
 		}
 		activity.RecordHeartbeat(ctx, from)
 	}
 	return true, nil
+}
+
+// seenWatermark is the watermark a run of this process last read, and
+// when: every height above it reached the watermark (was shown) after then.
+type seenWatermark struct {
+	height uint64
+	at     time.Time
+	ok     bool
+}
+
+// lastSeen is a Job's seenWatermark, shared by its runs.
+type lastSeen struct {
+	mu   sync.Mutex
+	last seenWatermark
+}
+
+// swap records what a run has just read and returns what the run before
+// it read.
+func (l *lastSeen) swap(height uint64, at time.Time) seenWatermark {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	prev := l.last
+	l.last = seenWatermark{height: height, at: at, ok: true}
+	return prev
+}
+
+// delayBound is how long at most t's first transfer was shown without its
+// metadata, stored at written. A transfer is shown once the watermark
+// passes it, which is after it was written (FirstWritten) and, if the
+// previous run saw the watermark below it, after that run looked: the
+// later of the two starts the bound. The time a transfer waits for the
+// watermark (a catch-up writes the newest heights first) does not count:
+// nothing shows it then. A run's first in a process has only the write.
+func delayBound(t storage.SeenToken, prev seenWatermark, written time.Time) time.Duration {
+	from := t.FirstWritten
+	if prev.ok && t.FirstHeight > prev.height && prev.at.After(from) {
+		from = prev.at
+	}
+	return max(written.Sub(from), 0)
 }
 
 // askMetadata makes the four calls. A call the contract refuses (a

@@ -33,6 +33,9 @@ type Job struct {
 	Store   Store
 	Metrics *Metrics // nil: not counted
 	Log     *zap.Logger
+
+	// seen is the watermark its last run read, for the delay metric.
+	seen lastSeen
 }
 
 // Register registers the job's workflow and activity, under the names
@@ -42,10 +45,13 @@ func (j *Job) Register(r worker.Registry) {
 	r.RegisterActivityWithOptions(j.TokenMetadata, sdkactivity.RegisterOptions{Name: ActivityName})
 }
 
-// Interval is how often the Schedule runs it: new tokens get their
-// metadata within about this long of their first transfer reaching the
-// watermark.
-const Interval = 30 * time.Second
+// Interval is how often the Schedule runs it, as often as HeadScan: a
+// token's metadata is stored within Interval of its first transfer
+// reaching the watermark, plus the time its run takes to ask the tokens
+// before it (four eth_calls each, metadataConcurrency at once), when the
+// job keeps up (indexer_token_metadata_height near the watermark). A run
+// with nothing new reads two chain_state keys and returns.
+const Interval = 10 * time.Second
 
 // Budget is how long one activity attempt works before it returns with
 // its progress saved; the next run goes on.
