@@ -96,7 +96,7 @@ func TestRecordReplayHistoriesJobs(t *testing.T) {
 	id, run = findJobRun(t, tc, temporal.StreamAppendWorkflow, temporal.StreamWorkflowID(chainID), 3*streamappend.RunFor,
 		func(r streamappend.Result) bool { return r.Appended > 0 })
 	writeHistory(t, tc, dir, "streamappend-appended", id, run)
-	id, run = findJobRun(t, tc, temporal.TokenMetadataWorkflow, temporal.TokenMetadataWorkflowID(chainID), 3*tokenmeta.Interval,
+	id, run = findJobRun(t, tc, temporal.TokenMetadataWorkflow, temporal.TokenMetadataWorkflowID(chainID), 6*tokenmeta.Interval,
 		func(r tokenmeta.Result) bool { return r.Tokens > 0 })
 	writeHistory(t, tc, dir, "tokenmeta-asked", id, run)
 }
