@@ -100,6 +100,13 @@ func (a *app) runDev(ctx context.Context, opts devOptions) error {
 	// The stack's addresses replace the file's: dev owns these services.
 	cfg.Temporal.HostPort = tmp.HostPort
 	cfg.ClickHouse.Addr = chs.Addr
+	// An explorer UI or dapp under development runs on its own origin
+	// (Otterscan's dev server, a Vite app): the dev stack's API, on
+	// loopback and serving a throwaway chain, lets any page read it unless
+	// the file says otherwise.
+	if len(cfg.API.CORSOrigins) == 0 {
+		cfg.API.CORSOrigins = []string{"*"}
+	}
 	prom, err := startDevPrometheus(dir, cfg, log)
 	if err != nil {
 		return err

@@ -69,6 +69,7 @@ type Server struct {
 	keys    *keyring
 	secrets []string
 	mux     *http.ServeMux
+	handler http.Handler // mux with the cross-origin headers (cors.go)
 	reg     *prometheus.Registry
 	streams *streams // the change streams served (stream_transport.go)
 	// JSON-RPC's calls passed to the node (jsonrpc_node.go).
@@ -147,18 +148,19 @@ func New(o Options) (*Server, error) {
 		Temporal: o.Temporal,
 	}
 	s.routes()
+	s.handler = withCORS(s.mux, cfg.CORSOrigins)
 	return s, nil
 }
 
 // Handler is the API's http.Handler (every route, /openapi.json,
 // /metrics).
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // Serve answers on l until ctx ends, then shuts down, giving requests in
 // flight api.request_timeout to finish.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	srv := &http.Server{
-		Handler:           s.mux,
+		Handler:           s.handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		// The handler's own deadline comes first; this one cuts off a

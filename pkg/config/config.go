@@ -72,6 +72,13 @@ type API struct {
 	// index does not hold); eth_sendRawTransaction only when listed.
 	// Anything else the index does not answer is -32601.
 	RPCNodeMethods []string `mapstructure:"rpc_node_methods"`
+	// CORSOrigins are the web origins whose pages may read the API from a
+	// browser (an explorer UI such as Otterscan, a dapp using the JSON-RPC
+	// route): "*" for any, or scheme://host[:port], where the host may
+	// begin with "*." for its subdomains. Empty (the default): browsers
+	// refuse other origins' pages, as a node without --http.corsdomain.
+	// Credentials (cookies) are never allowed: keys go in a header.
+	CORSOrigins []string `mapstructure:"cors_origins"`
 	// RateLimit is requests per second per client address of the requests
 	// without a key (anonymous); 0 turns the limit off. Burst is how many
 	// may come at once. A key has its own limits (`indexer apikey`).

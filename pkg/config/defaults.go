@@ -30,6 +30,7 @@ func Defaults(v *viper.Viper) {
 	v.SetDefault("api.rpc_max_batch", a.RPCMaxBatch)
 	v.SetDefault("api.rpc_max_logs", a.RPCMaxLogs)
 	v.SetDefault("api.rpc_node_methods", a.RPCNodeMethods)
+	v.SetDefault("api.cors_origins", []string{})
 	v.SetDefault("api.rate_limit", a.RateLimit)
 	v.SetDefault("api.burst", a.Burst)
 	v.SetDefault("api.state_refresh", a.StateRefresh.String())

@@ -111,6 +111,11 @@ func (a API) validate() []error {
 		}
 		seen[m] = true
 	}
+	for _, o := range a.CORSOrigins {
+		if err := checkOrigin(o); err != nil {
+			bad("cors_origins", "%q: %v", o, err)
+		}
+	}
 	if a.RateLimit < 0 {
 		bad("rate_limit", "must not be negative (0 = no limit)")
 	}
@@ -336,3 +341,21 @@ var identifierRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // rpcMethodName is a JSON-RPC method's name: a namespace and a method.
 var rpcMethodName = regexp.MustCompile(`^[a-z][a-z0-9]*_[A-Za-z][A-Za-z0-9]*$`)
+
+// checkOrigin says whether o is a web origin api.cors_origins can name:
+// "*", or scheme://host[:port] with http or https, nothing after the host,
+// and at most a leading "*." in the host.
+func checkOrigin(o string) error {
+	if o == "*" {
+		return nil
+	}
+	scheme, rest, ok := strings.Cut(o, "://")
+	if !ok || (scheme != "http" && scheme != "https") {
+		return errors.New(`not "*" nor an origin: http:// or https:// then a host`)
+	}
+	host := strings.TrimPrefix(rest, "*.")
+	if host == "" || strings.ContainsAny(host, "/?#*@ ") {
+		return errors.New("an origin is scheme://host[:port], without a path, and only its host's first label may be *")
+	}
+	return nil
+}
