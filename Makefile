@@ -8,7 +8,7 @@ CONFIG ?= config.example.yaml
 # twice as long, and its waits scale themselves (test/integration/pace_test.go).
 TEST_TIMEOUT ?= $(shell [ "$$(nproc)" -ge 2 ] && echo 45m || echo 90m)
 
-.PHONY: all tools tools-dev build run run-sim simchain worker migrate test test-integration test-packages test-modern modern-lanes vet bench-scheduler bench-simchain clean bench-e2e bench-catchup bench-api
+.PHONY: all tools tools-dev build run run-sim simchain worker migrate test test-modern modern-lanes vet bench-scheduler bench-simchain clean bench-e2e bench-catchup bench-api
 
 all: build
 
@@ -45,20 +45,7 @@ migrate:
 
 ## test: vet, then every test (unit and integration on real services) under the race detector on ClickHouse 18.16, then the modern lanes
 test: tools vet
-	@$(MAKE) --no-print-directory -j2 test-integration test-packages
-
-# The integration package is most of the suite's time, much of it waiting
-# on its services and chains; every other package, then the modern lanes,
-# run beside it instead of after it (docs/performance.md, "make test").
-# Both halves always run to their end; either failing fails the target.
-INTEGRATION_PKG = ./test/integration/
-INTEGRATION_TIMEOUT ?= $(shell [ "$$(nproc)" -ge 2 ] && echo 60m || echo 120m)
-
-test-integration:
-	$(GO) test -race -count=1 -timeout $(INTEGRATION_TIMEOUT) $(INTEGRATION_PKG)
-
-test-packages:
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/test/integration$$')
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 	@$(MAKE) --no-print-directory modern-lanes
 
 # The modern engine's lanes: every package whose tests talk to ClickHouse
@@ -66,8 +53,8 @@ test-packages:
 # at the compatibility of the compose file's server and at the engine's
 # own defaults. The storage README says what these lanes cannot cover.
 # They run the same Go code as the 18.16 run, which has the race detector
-# on; here the engine is under test, so the detector's CPU (on two cores,
-# beside the integration package) is left out: MODERN_FLAGS=-race puts it
+# on; here the engine is under test, so the detector's CPU is left out
+# (the suite is bound by the CPU of two cores): MODERN_FLAGS=-race puts it
 # back.
 MODERN_FLAGS ?=
 MODERN_PKGS ?= ./pkg/storage/ ./pkg/api/ ./pkg/apikeys/ ./pkg/stream/ ./pkg/indexer/activity/ ./pkg/indexer/lifecycle/
