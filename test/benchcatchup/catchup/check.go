@@ -63,6 +63,7 @@ func (b *bench) check(ctx context.Context, res result, headEnd uint64, sched *sc
 			return result{}, err
 		}
 		res.Missing += untraced
+		res.Frames = frames
 		b.say("traces: %d call frames stored, %d heights of [0, %d] marked without their traces", frames, untraced, final)
 	}
 	b.say("checked [0, %d] against the chain in %.1fs: %d missing; %d blocks written (worker counter), %d heights with a block row; without FINAL %d block rows, %d indexed marks of %d heights",

@@ -109,6 +109,54 @@ func liveBytes(ctx context.Context, conn driver.Conn, db string) (uint64, error)
 	return n, nil
 }
 
+// traceTables are the tables a traced catch-up adds (storage's
+// traces_rows.go).
+var traceTables = []string{"traces", "address_traces"}
+
+// tableBytes is the size of each of tables' active parts in db.
+func tableBytes(ctx context.Context, conn driver.Conn, db string, tables []string) (map[string]uint64, error) {
+	rows, err := conn.Query(ctx, "SELECT table, sum(bytes_on_disk) FROM system.parts WHERE database = ? AND active = 1 AND table IN (?) GROUP BY table",
+		db, tables)
+	if err != nil {
+		return nil, fmt.Errorf("reading system.parts for %s: %w", db, err)
+	}
+	defer rows.Close()
+	out := map[string]uint64{}
+	for rows.Next() {
+		var t string
+		var n uint64
+		if err := rows.Scan(&t, &n); err != nil {
+			return nil, fmt.Errorf("reading system.parts for %s: %w", db, err)
+		}
+		out[t] = n
+	}
+	return out, rows.Err()
+}
+
+// measureTraces says the trace tables' bytes on disk, per height and per
+// frame, by table.
+func (b *bench) measureTraces(ctx context.Context, res *result) {
+	res.TraceBytes = -1
+	if res.Frames == 0 {
+		return
+	}
+	sizes, err := tableBytes(ctx, b.conn, database, traceTables)
+	if err != nil {
+		b.say("trace tables: %v", err)
+		return
+	}
+	var all uint64
+	var parts []string
+	for _, t := range traceTables {
+		all += sizes[t]
+		parts = append(parts, fmt.Sprintf("%s %.3f GB, %.0f bytes/height, %.1f bytes/frame",
+			t, gb(sizes[t]), float64(sizes[t])/float64(res.Heights), float64(sizes[t])/float64(res.Frames)))
+	}
+	res.TraceBytes = float64(all)
+	b.say("trace tables on disk (active parts, %d frames, %d heights): %s; together %.0f bytes/height, %.1f bytes/frame",
+		res.Frames, res.Heights, strings.Join(parts, "; "), res.traceBytesPer(res.Heights), res.traceBytesPer(res.Frames))
+}
+
 // measureDisk ends the disk measurement after the check: the last walk
 // (disk_end_gb), the peak, the live data and the merges' amplification.
 // What cannot be read is reported as -1 and said, the run goes on.
@@ -130,6 +178,7 @@ func (b *bench) measureDisk(ctx context.Context, res *result) {
 		res.LiveGB = gb(live)
 		b.say("live data (active parts of %s): %.3f GB", database, res.LiveGB)
 	}
+	b.measureTraces(ctx, res)
 	ws, err := partLogWrites(ctx, b.conn, database)
 	if err != nil {
 		b.say("merges: %v", err)

@@ -49,8 +49,12 @@ type result struct {
 	// MergeAmplification is bytes merged / bytes inserted over the
 	// bench's database; -1 when unknown.
 	MergeAmplification float64
-	TimedOut           bool
-	Interrupted        bool
+	// Frames is the call frames stored (0: the run traced nothing), and
+	// TraceBytes the trace tables' active parts on disk (-1: not read).
+	Frames      uint64
+	TraceBytes  float64
+	TimedOut    bool
+	Interrupted bool
 }
 
 // cpuMsPerHeight is a process's CPU milliseconds per height of the
@@ -72,14 +76,25 @@ func rate(n uint64, seconds float64) float64 {
 
 // line is the one machine-readable line the benchmark ends with. Its
 // fields and their order are fixed (issue 8; issue 21 appended the CPU per
-// height and the disk fields); tools parse it. New fields go at the end.
+// height and the disk fields, issue 31 the trace tables' bytes); tools parse it. New fields go at the end.
 func (r result) line() string {
 	return fmt.Sprintf("catchup: n=%d heights_per_s=%.1f txs_per_s=%.1f rows_per_s=%.1f lag_p95_blocks=%d lag_max_blocks=%d missing=%d duplicates=%d workflows=%d peak_rss_mb=%.0f"+
-		" ch_ms=%.2f worker_ms=%.2f temporal_ms=%.2f disk_peak_gb=%.3f disk_end_gb=%.3f live_gb=%.3f merge_amplification=%.2f",
+		" ch_ms=%.2f worker_ms=%.2f temporal_ms=%.2f disk_peak_gb=%.3f disk_end_gb=%.3f live_gb=%.3f merge_amplification=%.2f"+
+		" trace_bytes_per_height=%.0f trace_bytes_per_frame=%.1f",
 		r.Heights, rate(r.Heights, r.Seconds), rate(r.Txs, r.Seconds), rate(r.Rows, r.Seconds),
 		r.LagP95, r.LagMax, r.Missing, r.Duplicates, r.Workflows, r.PeakRSSMiB,
 		r.cpuMsPerHeight("clickhouse"), r.cpuMsPerHeight("worker"), r.cpuMsPerHeight("temporal"),
-		r.DiskPeakGB, r.DiskEndGB, r.LiveGB, r.MergeAmplification)
+		r.DiskPeakGB, r.DiskEndGB, r.LiveGB, r.MergeAmplification,
+		r.traceBytesPer(r.Heights), r.traceBytesPer(r.Frames))
+}
+
+// traceBytesPer is the trace tables' bytes on disk per height or per
+// frame; -1 when the run stored no frames or they were not measured.
+func (r result) traceBytesPer(n uint64) float64 {
+	if r.Frames == 0 || n == 0 || r.TraceBytes < 0 {
+		return -1
+	}
+	return r.TraceBytes / float64(n)
 }
 
 // exitCode: 0 only for a complete, exact catch-up within the timeout.

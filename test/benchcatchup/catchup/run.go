@@ -10,7 +10,7 @@
 // a status line every 10 s, then checks the database against the chain and
 // ends with one machine-readable line:
 //
-//	catchup: n=… heights_per_s=… txs_per_s=… rows_per_s=… lag_p95_blocks=… lag_max_blocks=… missing=… duplicates=… workflows=… peak_rss_mb=… ch_ms=… worker_ms=… temporal_ms=… disk_peak_gb=… disk_end_gb=… live_gb=… merge_amplification=…
+//	catchup: n=… heights_per_s=… txs_per_s=… rows_per_s=… lag_p95_blocks=… lag_max_blocks=… missing=… duplicates=… workflows=… peak_rss_mb=… ch_ms=… worker_ms=… temporal_ms=… disk_peak_gb=… disk_end_gb=… live_gb=… merge_amplification=… trace_bytes_per_height=… trace_bytes_per_frame=…
 //
 // Fields:
 //   - n: heights of the catch-up, [0, the watermark when it reached the
@@ -38,7 +38,10 @@
 //     worker's start to the end of the check, and the last walk's;
 //   - live_gb: the active parts of the bench's database at the end;
 //   - merge_amplification: bytes merges wrote / bytes inserted in the
-//     bench's database (system.part_log).
+//     bench's database (system.part_log);
+//   - trace_bytes_per_height, trace_bytes_per_frame: the active parts of
+//     the trace tables (traces, address_traces) per height and per call
+//     frame stored; -1 when the run traced nothing.
 //
 // Fields that could not be measured print -1.
 //
