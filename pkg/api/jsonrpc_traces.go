@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
-	"github.com/tideline-dev/tideline/pkg/storage"
 )
 
 // The debug_ trace methods with the callTracer, rebuilt from the stored
@@ -171,7 +170,8 @@ func (q *rpcReq) debugTraceBlock(p rpcParams, byHash bool) (json.RawMessage, *rp
 }
 
 // blockFrames reads a traced block's transactions and each one's frames
-// (those of the block's own rows: a reorganisation may be rewriting it).
+// (those of the block's own rows: a reorganisation may be rewriting it),
+// the frames in one read of the height.
 func (q *rpcReq) blockFrames(b chaindata.Block) ([]chaindata.Transaction, [][]chaindata.Trace, *rpcError) {
 	if ae := q.traced(b.Number); ae != nil {
 		return nil, nil, q.failed(ae)
@@ -180,16 +180,19 @@ func (q *rpcReq) blockFrames(b chaindata.Block) ([]chaindata.Transaction, [][]ch
 	if err != nil {
 		return nil, nil, q.storeFailed(err)
 	}
-	frames := make([][]chaindata.Trace, len(txs))
+	fs, err := q.s.store.Traces.BlockTraces(q.r.Context(), q.id, b.Number)
+	if err != nil {
+		return nil, nil, q.storeFailed(err)
+	}
+	at := make(map[uint32]int, len(txs)) // a transaction's index in the block → in txs
 	for i, tx := range txs {
-		fs, err := q.s.store.Traces.TxTraces(q.r.Context(), q.id, storage.Position{Block: tx.BlockNumber, Index: tx.Index})
-		if err != nil {
-			return nil, nil, q.storeFailed(err)
-		}
-		for _, f := range fs {
-			if f.TxHash == tx.Hash && f.BlockHash == tx.BlockHash {
-				frames[i] = append(frames[i], f)
-			}
+		at[tx.Index] = i
+	}
+	frames := make([][]chaindata.Trace, len(txs))
+	for _, f := range fs {
+		i, ok := at[f.TxIndex]
+		if ok && f.TxHash == txs[i].Hash && f.BlockHash == txs[i].BlockHash {
+			frames[i] = append(frames[i], f)
 		}
 	}
 	return txs, frames, nil

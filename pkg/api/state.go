@@ -181,6 +181,7 @@ type ChainStore interface {
 // TraceStore reads call traces (*storage.TraceReader).
 type TraceStore interface {
 	TxTraces(ctx context.Context, chainID string, p storage.Position) ([]chaindata.Trace, error)
+	BlockTraces(ctx context.Context, chainID string, height uint64) ([]chaindata.Trace, error)
 	TracedHeights(ctx context.Context, chainID string, heights []uint64) (map[uint64]bool, error)
 	AddressTracePositions(ctx context.Context, chainID string, q storage.AddressTraceQuery) ([]storage.TracePosition, error)
 	TracesAt(ctx context.Context, chainID string, ps []storage.TracePosition) ([]chaindata.Trace, error)

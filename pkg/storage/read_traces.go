@@ -61,6 +61,14 @@ func (c *TraceReader) TxTraces(ctx context.Context, chainID string, p Position) 
 		txTracesQuery{chainID, p.Block, p.Index})
 }
 
+// BlockTraces returns the canonical frames of a height, every
+// transaction's, in order (by transaction, then frame); none when it was
+// not traced. One read for what TxTraces would read per transaction.
+func (c *TraceReader) BlockTraces(ctx context.Context, chainID string, height uint64) ([]chaindata.Trace, error) {
+	return c.traces(ctx, fmt.Sprintf("reading %s of chain %q at %d", tableTraces, chainID, height),
+		blockTracesQuery{chainID, height})
+}
+
 // TracedHeights tells, for each of a few heights, whether its mark says
 // its traces are in (a height without a mark is left out).
 func (c *TraceReader) TracedHeights(ctx context.Context, chainID string, heights []uint64) (map[uint64]bool, error) {
@@ -146,6 +154,18 @@ func (q txTracesQuery) toSQL() (string, []any) {
 	return newestCanonical(traceReadColumns, traceReadColumns, tableTraces,
 			"chain_id = ? AND block_number = ? AND tx_index = ?", "trace_index") + " ORDER BY trace_index",
 		[]any{q.chainID, q.height, q.txIndex}
+}
+
+// blockTracesQuery reads one height's frames.
+type blockTracesQuery struct {
+	chainID string
+	height  uint64
+}
+
+func (q blockTracesQuery) toSQL() (string, []any) {
+	key := "tx_index, trace_index"
+	return newestCanonical(traceReadColumns, traceReadColumns, tableTraces, "chain_id = ? AND block_number = ?", key) + " ORDER BY " + key,
+		[]any{q.chainID, q.height}
 }
 
 // tracedHeightsQuery reads the newest mark's traced flag of a few heights.

@@ -53,7 +53,8 @@ func tracedBlock(n uint64, txs int, variant byte) *chaindata.BlockData {
 	return d
 }
 
-// framesOf reads what the Reader serves of the transactions of a height.
+// framesOf reads what the Reader serves of the transactions of a height,
+// and checks the read of the whole height serves the same.
 func framesOf(t *testing.T, c *ClickHouse, n uint64, txs int) []chaindata.Trace {
 	t.Helper()
 	var out []chaindata.Trace
@@ -62,6 +63,9 @@ func framesOf(t *testing.T, c *ClickHouse, n uint64, txs int) []chaindata.Trace 
 		require.NoError(t, err)
 		out = append(out, fs...)
 	}
+	whole, err := c.Reader().Traces().BlockTraces(testContext(t), "c", n)
+	require.NoError(t, err)
+	require.Equal(t, out, whole, "BlockTraces of %d", n)
 	return out
 }
 
