@@ -17,7 +17,7 @@ import (
 
 // How Migrate runs each kind of numbered file: the statement is
 // recognised by its first words, and every kind that 18.16 cannot make
-// idempotent in SQL (ADD COLUMN, RENAME) or that needs another timeout
+// idempotent in SQL (ADD and DROP COLUMN, RENAME) or that needs another timeout
 // (INSERT … SELECT) or may be refused by the server (DROP) gets its rule
 // here. A table rebuilt with other settings uses all four: create under a
 // new name, copy, swap the names, drop the old table (0022-0043).
@@ -26,6 +26,11 @@ import (
 // ADD COLUMN IF NOT EXISTS, so such a file is made safe to run twice here:
 // it is skipped when the column exists.
 var addColumnRE = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+([A-Za-z_][A-Za-z0-9_]*)\s+ADD\s+COLUMN\s+([A-Za-z_][A-Za-z0-9_]*)\s`)
+
+// dropColumnRE matches a migration that drops one column, skipped when
+// the column is gone for the same reason (18.16 has no DROP COLUMN IF
+// EXISTS).
+var dropColumnRE = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+([A-Za-z_][A-Za-z0-9_]*)\s+DROP\s+COLUMN\s+([A-Za-z_][A-Za-z0-9_]*)\s*$`)
 
 // backfillRE matches a migration that fills a table from others (INSERT …
 // SELECT). It reads its source tables whole, which takes minutes per
@@ -52,7 +57,7 @@ var dropTableRE = regexp.MustCompile(`(?is)^DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?([
 const errTableTooBigToDrop = 359
 
 // applyMigration runs one file's statement. An ADD COLUMN whose column
-// exists, or a RENAME whose new names are taken already (a crash between
+// exists, a DROP COLUMN whose column is gone, or a RENAME whose new names are taken already (a crash between
 // the file and its record, or another process migrating at the same time),
 // counts as applied.
 func (c *db) applyMigration(ctx context.Context, m schema.File) error {
@@ -69,23 +74,41 @@ func (c *db) applyMigration(ctx context.Context, m schema.File) error {
 	if sub := dropTableRE.FindStringSubmatch(m.Stmt); sub != nil {
 		return c.dropTable(ctx, m, stmt, sub[1])
 	}
-	sub := addColumnRE.FindStringSubmatch(m.Stmt)
-	if sub == nil {
-		return c.execSQL(ctx, stmt)
+	if sub := addColumnRE.FindStringSubmatch(m.Stmt); sub != nil {
+		return c.alterColumn(ctx, m, stmt, sub[1], sub[2], true)
 	}
-	table, column := sub[1], sub[2]
-	exists, err := c.columnExists(ctx, table, column)
+	if sub := dropColumnRE.FindStringSubmatch(m.Stmt); sub != nil {
+		return c.alterColumn(ctx, m, stmt, sub[1], sub[2], false)
+	}
+	return c.execSQL(ctx, stmt)
+}
+
+// alterColumn runs an ADD COLUMN (add) or DROP COLUMN migration unless
+// the column is already there (or gone): a crash between the file and its
+// record, or another process migrating at the same time.
+func (c *db) alterColumn(ctx context.Context, m schema.File, stmt, table, column string, add bool) error {
+	done := func() (bool, error) {
+		exists, err := c.columnExists(ctx, table, column)
+		if err != nil || add || exists {
+			return exists == add, err
+		}
+		// Gone, but from a table that is there: a missing table is an error
+		// the statement will name.
+		tables, err := c.tablesExist(ctx, []string{table})
+		return tables[table], err
+	}
+	ok, err := done()
 	if err != nil {
 		return err
 	}
-	if exists {
-		c.log.Info("column already exists; migration counted as applied",
+	if ok {
+		c.log.Info("column already added or dropped; migration counted as applied",
 			zap.String("migration", m.Name), zap.String("table", table), zap.String("column", column))
 		return nil
 	}
 	if err := c.execSQL(ctx, stmt); err != nil {
-		// Another process may have added it in between.
-		if exists, cerr := c.columnExists(ctx, table, column); cerr == nil && exists {
+		// Another process may have done it in between.
+		if ok, cerr := done(); cerr == nil && ok {
 			return nil
 		}
 		return err

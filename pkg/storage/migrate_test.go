@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -96,4 +97,39 @@ func tableEngines(t *testing.T, c *ClickHouse) map[string]string {
 	}
 	require.NoError(t, rows.Err())
 	return engines
+}
+
+// A DROP COLUMN file keeps the table's rows, and is safe to run again after
+// a crash between the file and its record (18.16 has no DROP COLUMN IF
+// EXISTS): 0057 drops address_traces' tx_hash.
+func TestDropColumnKeepsRowsAndRepeatsSafely(t *testing.T) {
+	ctx := testContext(t)
+	c := openFresh(t)
+	ms, err := schema.Numbered()
+	require.NoError(t, err)
+	i := slices.IndexFunc(ms, func(m schema.File) bool { return m.Name == "0057_drop_address_traces_tx_hash.sql" })
+	require.Positive(t, i)
+
+	_, err = c.migrate(ctx, ms[:i])
+	require.NoError(t, err)
+	require.NoError(t, c.execSQL(ctx, "INSERT INTO address_traces (chain_id, address, block_number, tx_index, trace_index, tx_hash, version)"+
+		" SELECT '1', '0xaa', 7, 1, 2, '0xbb', 1"))
+	applied, err := c.migrate(ctx, ms)
+	require.NoError(t, err)
+	require.Equal(t, ms[i].Name, applied[0])
+	exists, err := c.columnExists(ctx, tableAddressTraces, "tx_hash")
+	require.NoError(t, err)
+	require.False(t, exists)
+	var block uint64
+	var tx, index uint32
+	require.NoError(t, c.conn.QueryRow(ctx, "SELECT block_number, tx_index, trace_index FROM address_traces WHERE address = '0xaa'").
+		Scan(&block, &tx, &index))
+	require.Equal(t, []any{uint64(7), uint32(1), uint32(2)}, []any{block, tx, index})
+
+	// The file ran but was not recorded: it counts as applied.
+	require.NoError(t, c.applyMigration(ctx, ms[i]))
+	// Any other failure is still one.
+	other := ms[i]
+	other.Stmt = "ALTER TABLE no_such_table DROP COLUMN tx_hash"
+	require.Error(t, c.applyMigration(ctx, other))
 }

@@ -149,15 +149,20 @@ func TestInsertColumnsMatchMigrations(t *testing.T) {
 	ms, err := schema.Numbered()
 	require.NoError(t, err)
 	ddl := map[string]string{}
-	added := map[string][]string{} // table → columns of ALTER TABLE … ADD COLUMN files
+	added := map[string][]string{}   // table → columns of ALTER TABLE … ADD COLUMN files
+	dropped := map[string][]string{} // and of DROP COLUMN files
 	for _, m := range ms {
-		for _, table := range append([]string{tableBlocks, tableTransactions, tableLogs, tableIndexedHeights, tableChainState}, lookupTables...) {
+		for _, table := range append([]string{tableBlocks, tableTransactions, tableLogs, tableIndexedHeights, tableChainState,
+			tableTraces, tableAddressTraces}, lookupTables...) {
 			if strings.Contains(m.Stmt, "CREATE TABLE IF NOT EXISTS "+table+"\n") {
 				ddl[table] = m.Stmt
 			}
 		}
 		if sub := addColumnRE.FindStringSubmatch(m.Stmt); sub != nil {
 			added[sub[1]] = append(added[sub[1]], sub[2])
+		}
+		if sub := dropColumnRE.FindStringSubmatch(m.Stmt); sub != nil {
+			dropped[sub[1]] = append(dropped[sub[1]], sub[2])
 		}
 	}
 	for table, cols := range map[string][]string{
@@ -171,10 +176,13 @@ func TestInsertColumnsMatchMigrations(t *testing.T) {
 		tableBlockByTime:    blockByTimeColumns,
 		tableAddressTxs:     addressTxColumns,
 		tableAddressLogs:    addressLogColumns,
+		tableTraces:         traceColumns,
+		tableAddressTraces:  addressTraceColumns,
 	} {
 		stmt, ok := ddl[table]
 		require.True(t, ok, "no migration creates %s", table)
 		for _, col := range cols {
+			require.NotContains(t, dropped[table], col, "table %s: column %s is written but a migration drops it", table, col)
 			if slices.Contains(added[table], col) {
 				continue
 			}
@@ -185,6 +193,7 @@ func TestInsertColumnsMatchMigrations(t *testing.T) {
 	for _, table := range []string{tableBlocks, tableTransactions, tableLogs} {
 		require.Equal(t, []string{"is_canonical"}, added[table], table)
 	}
+	require.Equal(t, map[string][]string{tableAddressTraces: {"tx_hash"}}, dropped)
 }
 
 // Features 18.16 lacks must not appear in any statement or migration.

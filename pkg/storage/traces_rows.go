@@ -33,7 +33,7 @@ var (
 		"revert_reason", "reverted", "subtraces", "version", "is_canonical",
 	}
 	addressTraceColumns = []string{
-		"chain_id", "address", "block_number", "tx_index", "trace_index", "tx_hash",
+		"chain_id", "address", "block_number", "tx_index", "trace_index",
 		"is_from", "is_to", "is_creation", "transfers", "is_canonical", "version",
 	}
 	// markColumns are the indexed_heights columns WriteBlocks writes:
@@ -53,9 +53,9 @@ type framePos struct{ tx, index uint32 }
 // storedFrame is what a height holds canonical at a frame position: the
 // block it belongs to and what its look-up rows are keyed by.
 type storedFrame struct {
-	blockHash, txHash, from, to string
-	typ                         chaindata.TraceType
-	depth                       uint16
+	blockHash, from, to string
+	typ                 chaindata.TraceType
+	depth               uint16
 }
 
 // addBlockTraces adds the rows of one block's frames (when it is traced)
@@ -106,7 +106,7 @@ func (s *traceSet) addBlockTraces(chainID string, height uint64, d *chaindata.Bl
 		if nt != nil && nt.Depth() > 0 {
 			keep = chaindata.FrameParties(nt.From, nt.To)
 		}
-		oldFrame := chaindata.Trace{BlockNumber: height, TxIndex: p.tx, Index: p.index, TxHash: old.txHash, From: old.from, To: old.to, Type: old.typ}
+		oldFrame := chaindata.Trace{BlockNumber: height, TxIndex: p.tx, Index: p.index, From: old.from, To: old.to, Type: old.typ}
 		addrs := chaindata.FrameParties(old.from, old.to)
 		for _, a := range addrs.List() {
 			if !keep.Has(a) {
@@ -183,7 +183,7 @@ func (c *traceRows) columns() []any {
 
 // addressTraceRows holds rows of addressTraceColumns.
 type addressTraceRows struct {
-	chainID, address, txHash                       []string
+	chainID, address                               []string
 	blockNumber, version                           []uint64
 	txIndex, traceIndex                            []uint32
 	isFrom, isTo, isCreation, transfers, canonical []uint8
@@ -203,7 +203,6 @@ func (c *addressTraceRows) add(chainID, address string, t *chaindata.Trace, vers
 	c.blockNumber = append(c.blockNumber, t.BlockNumber)
 	c.txIndex = append(c.txIndex, t.TxIndex)
 	c.traceIndex = append(c.traceIndex, t.Index)
-	c.txHash = append(c.txHash, t.TxHash)
 	c.isFrom = append(c.isFrom, flag(address == t.From))
 	c.isTo = append(c.isTo, flag(address == t.To && !t.Type.IsCreation()))
 	c.isCreation = append(c.isCreation, flag(address == t.To && t.Type.IsCreation()))
@@ -216,7 +215,7 @@ func (c *addressTraceRows) len() int { return len(c.address) }
 
 func (c *addressTraceRows) columns() []any {
 	return []any{
-		c.chainID, c.address, c.blockNumber, c.txIndex, c.traceIndex, c.txHash,
+		c.chainID, c.address, c.blockNumber, c.txIndex, c.traceIndex,
 		c.isFrom, c.isTo, c.isCreation, c.transfers, c.canonical, c.version,
 	}
 }

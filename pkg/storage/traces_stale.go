@@ -8,8 +8,8 @@ import (
 
 // storedTracesQuery lists the frame positions stored canonical in [from,
 // to], with what a rewrite of their heights must know to supersede them
-// (traces_rows.go): the block each belongs to, the transaction hash, the
-// caller and callee, the type and the depth. Like canonicalPositionsQuery
+// (traces_rows.go): the block each belongs to, the caller and callee, the
+// type and the depth. Like canonicalPositionsQuery
 // it reads nothing on a range never written, the common case.
 type storedTracesQuery struct {
 	chainID  string
@@ -17,7 +17,7 @@ type storedTracesQuery struct {
 }
 
 func (q storedTracesQuery) toSQL() (string, []any) {
-	return "SELECT block_number, tx_index, trace_index, argMax(block_hash, version), argMax(tx_hash, version)," +
+	return "SELECT block_number, tx_index, trace_index, argMax(block_hash, version)," +
 			" argMax(from_address, version), argMax(to_address, version), argMax(type, version), argMax(depth, version)" +
 			" FROM traces WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
 			" GROUP BY block_number, tx_index, trace_index HAVING argMax(is_canonical, version) = 1",
@@ -45,7 +45,7 @@ func (c *db) storedTraces(ctx context.Context, chainID string, ranges []chaindat
 			f      storedFrame
 			typ    string
 		)
-		if err := rows.Scan(&height, &p.tx, &p.index, &f.blockHash, &f.txHash, &f.from, &f.to, &typ, &f.depth); err != nil {
+		if err := rows.Scan(&height, &p.tx, &p.index, &f.blockHash, &f.from, &f.to, &typ, &f.depth); err != nil {
 			return nil, err
 		}
 		if len(ranges) > 1 && !inRanges(ranges, height) {

@@ -1,0 +1,11 @@
+-- address_traces' tx_hash (0053) is dropped: no read uses it (a listing
+-- reads the frame, tx_hash included, from traces at the position the
+-- look-up row names), and it was most of the table: a random 66-character
+-- hash on every look-up row, two rows an inner frame, does not compress
+-- (67 of the table's 85 bytes a frame on disk, 104 of its 222 before
+-- compression, in a traced catch-up of the simulated chain). SQL that
+-- wants an internal transaction's hash reads it from traces (querying.md).
+--
+-- 18.16 has no DROP COLUMN IF EXISTS; Migrate skips the statement when
+-- the column is gone (a crash between the file and its record).
+ALTER TABLE address_traces DROP COLUMN tx_hash;
