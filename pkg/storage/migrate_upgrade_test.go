@@ -105,7 +105,11 @@ func TestEveryUpgradePathEndsInTheSameSchemaAndRows(t *testing.T) {
 		ran, err := c.migrateFrom(ctx, nil, ms)
 		require.NoError(t, err)
 		if p.at == 56 {
-			require.Empty(t, ran, "a database that recorded the first text of 0048 runs nothing again")
+			var later []string
+			for _, m := range ms[56:] {
+				later = append(later, m.Name)
+			}
+			require.Equal(t, later, ran, "a database that recorded the first text of 0048 runs none of the files to 0056 again")
 		}
 		stopAllMerges(t, c)
 		c.clock.last.Store(1<<62 + 1<<40)

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -34,9 +35,11 @@ func scanTrace(r driver.Rows) (chaindata.Trace, error) {
 	var t chaindata.Trace
 	var typ string
 	var reverted uint8
+	var input, output string // bytes (0058)
 	err := r.Scan(&t.BlockNumber, &t.BlockHash, &t.TxIndex, &t.Index, &t.TxHash, &t.Address, &typ,
-		&t.From, &t.To, &t.Value, &t.Gas, &t.GasUsed, &t.Input, &t.Output, &t.Error, &t.RevertReason, &reverted, &t.Subtraces)
+		&t.From, &t.To, &t.Value, &t.Gas, &t.GasUsed, &input, &output, &t.Error, &t.RevertReason, &reverted, &t.Subtraces)
 	t.Type, t.Reverted = chaindata.TraceType(typ), reverted == 1
+	t.Input, t.Output = "0x"+hex.EncodeToString([]byte(input)), "0x"+hex.EncodeToString([]byte(output))
 	if len(t.Address) == 0 {
 		t.Address = nil
 	}

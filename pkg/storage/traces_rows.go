@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -61,14 +62,18 @@ type storedFrame struct {
 // addBlockTraces adds the rows of one block's frames (when it is traced)
 // and the tombstones of the stored frames and look-up keys it supersedes
 // (stored: what the height holds; nil when nothing). d nil is a removed
-// height: everything stored is superseded.
-func (s *traceSet) addBlockTraces(chainID string, height uint64, d *chaindata.BlockData, stored map[framePos]storedFrame, version uint64) {
+// height: everything stored is superseded. A frame whose input or output
+// is not 0x hex is an error (and the rows added so far are not to be
+// written).
+func (s *traceSet) addBlockTraces(chainID string, height uint64, d *chaindata.BlockData, stored map[framePos]storedFrame, version uint64) error {
 	var fresh map[framePos]*chaindata.Trace
 	if d != nil && d.Traced {
 		fresh = make(map[framePos]*chaindata.Trace, len(d.Traces))
 		for i := range d.Traces {
 			t := &d.Traces[i]
-			s.frames.add(chainID, t, version, canonical)
+			if err := s.frames.add(chainID, t, version, canonical); err != nil {
+				return err
+			}
 			if t.Depth() > 0 {
 				s.addresses.addFrame(chainID, t, version, canonical)
 			}
@@ -78,7 +83,7 @@ func (s *traceSet) addBlockTraces(chainID string, height uint64, d *chaindata.Bl
 		}
 	}
 	if len(stored) == 0 {
-		return
+		return nil
 	}
 	positions := make([]framePos, 0, len(stored))
 	for p := range stored {
@@ -97,7 +102,10 @@ func (s *traceSet) addBlockTraces(chainID string, height uint64, d *chaindata.Bl
 		}
 		nt := fresh[p]
 		if nt == nil {
-			s.frames.add(chainID, &chaindata.Trace{BlockNumber: height, BlockHash: old.blockHash, TxIndex: p.tx, Index: p.index}, version, tombstone)
+			tomb := chaindata.Trace{BlockNumber: height, BlockHash: old.blockHash, TxIndex: p.tx, Index: p.index}
+			if err := s.frames.add(chainID, &tomb, version, tombstone); err != nil {
+				return err
+			}
 		}
 		if old.depth == 0 {
 			continue // top-level frames have no look-up rows
@@ -114,6 +122,40 @@ func (s *traceSet) addBlockTraces(chainID string, height uint64, d *chaindata.Bl
 			}
 		}
 	}
+	return nil
+}
+
+// FrameBytesError is a frame whose input or output is not 0x-prefixed
+// hex: traces stores their bytes (0058), so it cannot be written.
+type FrameBytesError struct {
+	Height    uint64
+	Tx, Index uint32
+	Field     string // "input" or "output"
+	Err       error
+}
+
+func (e *FrameBytesError) Error() string {
+	return fmt.Sprintf("frame %d of transaction %d at height %d: %s is not 0x hex: %v", e.Index, e.Tx, e.Height, e.Field, e.Err)
+}
+
+func (e *FrameBytesError) Unwrap() error { return e.Err }
+
+// frameBytes is the bytes of a frame's input or output, as a string for
+// the String column: "0x" and "" (a tombstone's) are none.
+func frameBytes(t *chaindata.Trace, field, text string) (string, error) {
+	if text == "" {
+		return "", nil
+	}
+	var err error
+	if !strings.HasPrefix(text, "0x") {
+		err = fmt.Errorf("no 0x prefix in %.12q", text)
+	} else {
+		b := make([]byte, hex.DecodedLen(len(text)-2))
+		if _, err = hex.Decode(b, []byte(text[2:])); err == nil {
+			return string(b), nil
+		}
+	}
+	return "", &FrameBytesError{Height: t.BlockNumber, Tx: t.TxIndex, Index: t.Index, Field: field, Err: err}
 }
 
 // sort puts address_traces' rows in its key order (see lookupRows.sort);
@@ -142,7 +184,15 @@ type traceRows struct {
 	reverted, canonical                              []uint8
 }
 
-func (c *traceRows) add(chainID string, t *chaindata.Trace, version uint64, canon uint8) {
+func (c *traceRows) add(chainID string, t *chaindata.Trace, version uint64, canon uint8) error {
+	input, err := frameBytes(t, "input", t.Input)
+	if err != nil {
+		return err
+	}
+	output, err := frameBytes(t, "output", t.Output)
+	if err != nil {
+		return err
+	}
 	c.chainID = append(c.chainID, chainID)
 	c.blockNumber = append(c.blockNumber, t.BlockNumber)
 	c.blockHash = append(c.blockHash, t.BlockHash)
@@ -161,14 +211,15 @@ func (c *traceRows) add(chainID string, t *chaindata.Trace, version uint64, cano
 	c.value = append(c.value, t.Value)
 	c.gas = append(c.gas, t.Gas)
 	c.gasUsed = append(c.gasUsed, t.GasUsed)
-	c.input = append(c.input, t.Input)
-	c.output = append(c.output, t.Output)
+	c.input = append(c.input, input)
+	c.output = append(c.output, output)
 	c.errText = append(c.errText, t.Error)
 	c.reason = append(c.reason, t.RevertReason)
 	c.reverted = append(c.reverted, flag(t.Reverted))
 	c.subtraces = append(c.subtraces, t.Subtraces)
 	c.version = append(c.version, version)
 	c.canonical = append(c.canonical, canon)
+	return nil
 }
 
 func (c *traceRows) len() int { return len(c.blockNumber) }
@@ -235,7 +286,9 @@ func (c *db) addTraces(ctx context.Context, chainID, where string, ranges []chai
 	if blocks == nil {
 		for _, rg := range ranges {
 			for h := rg.From; h <= rg.To; h++ {
-				r.traces.addBlockTraces(chainID, h, nil, stored[h], version)
+				if err := r.traces.addBlockTraces(chainID, h, nil, stored[h], version); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -243,7 +296,9 @@ func (c *db) addTraces(ctx context.Context, chainID, where string, ranges []chai
 		blocks = slices.SortedFunc(slices.Values(blocks), byHeight)
 	}
 	for _, d := range blocks {
-		r.traces.addBlockTraces(chainID, d.Block.Number, d, stored[d.Block.Number], version)
+		if err := r.traces.addBlockTraces(chainID, d.Block.Number, d, stored[d.Block.Number], version); err != nil {
+			return fmt.Errorf("storage: writing traces of chain %q %s: %w", chainID, where, err)
+		}
 	}
 	r.traces.sort()
 	return nil

@@ -27,7 +27,7 @@ func init() {
 		Position{}, State{}, TopicTerm{}, LogFilter{}, TimeoutError{}, BlockTime{}, TracePosition{},
 		AddressTraceQuery{}, TraceRangeQuery{}, TxFee{}, AddressTxQuery{}, LogQuery{}, StreamEvent{},
 		BlockHeader{}, SubscriptionRecord{}, TokenMetadata{}, SeenToken{}, TraceBackfill{},
-		TransferPosition{}, TokenTransfer{}, TransferQuery{}, Balance{},
+		TransferPosition{}, TokenTransfer{}, TransferQuery{}, Balance{}, FrameBytesError{},
 	} {
 		t := reflect.TypeOf(v)
 		exportedTypes[t.Name()] = t

@@ -37,11 +37,13 @@ import (
 // must list what the contract did, computed from its source.
 
 // storedTraces reads the canonical frames of a chain as a reader must
-// (FINAL, then is_canonical = 1), by height.
+// (FINAL, then is_canonical = 1; input and output are bytes, read as hex
+// as querying.md says), by height.
 func storedTraces(t *testing.T, conn driver.Conn, chainID string) map[uint64][]chaindata.Trace {
 	t.Helper()
 	rows, err := conn.Query(context.Background(), `SELECT block_number, block_hash, tx_index, trace_index, tx_hash,
-		trace_address, type, from_address, to_address, value, gas, gas_used, input, output, error, revert_reason,
+		trace_address, type, from_address, to_address, value, gas, gas_used,
+		concat('0x', lower(hex(input))), concat('0x', lower(hex(output))), error, revert_reason,
 		reverted, subtraces FROM traces FINAL WHERE chain_id = ? AND is_canonical = 1
 		ORDER BY block_number, tx_index, trace_index`, chainID)
 	require.NoError(t, err)
