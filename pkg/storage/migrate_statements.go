@@ -17,9 +17,9 @@ import (
 
 // How Migrate runs each kind of numbered file: the statement is
 // recognised by its first words, and every kind that 18.16 cannot make
-// idempotent in SQL (ADD and DROP COLUMN, RENAME) or that needs another timeout
-// (INSERT … SELECT) or may be refused by the server (DROP) gets its rule
-// here. A table rebuilt with other settings uses all four: create under a
+// idempotent in SQL (ADD and DROP COLUMN, RENAME) or that needs another
+// timeout (INSERT … SELECT) or may be refused by the server (DROP) gets
+// its rule here. A table rebuilt with other settings uses all four: create under a
 // new name, copy, swap the names, drop the old table (0022-0043).
 
 // addColumnRE matches a migration that adds one column. 18.16 has no
@@ -57,9 +57,9 @@ var dropTableRE = regexp.MustCompile(`(?is)^DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?([
 const errTableTooBigToDrop = 359
 
 // applyMigration runs one file's statement. An ADD COLUMN whose column
-// exists, a DROP COLUMN whose column is gone, or a RENAME whose new names are taken already (a crash between
-// the file and its record, or another process migrating at the same time),
-// counts as applied.
+// exists, a DROP COLUMN whose column is gone, or a RENAME whose new names
+// are taken already (a crash between the file and its record, or another
+// process migrating at the same time), counts as applied.
 func (c *db) applyMigration(ctx context.Context, m schema.File) error {
 	if sub := backfillRE.FindStringSubmatch(m.Stmt); sub != nil {
 		return c.backfill(ctx, m, sub[1])
