@@ -104,14 +104,7 @@ func tableEngines(t *testing.T, c *ClickHouse) map[string]string {
 // EXISTS): 0057 drops address_traces' tx_hash.
 func TestDropColumnKeepsRowsAndRepeatsSafely(t *testing.T) {
 	ctx := testContext(t)
-	c := openFresh(t)
-	ms, err := schema.Numbered()
-	require.NoError(t, err)
-	i := slices.IndexFunc(ms, func(m schema.File) bool { return m.Name == "0057_drop_address_traces_tx_hash.sql" })
-	require.Positive(t, i)
-
-	_, err = c.migrate(ctx, ms[:i])
-	require.NoError(t, err)
+	c, ms, i := migratedUpTo(t, "0057_drop_address_traces_tx_hash.sql")
 	require.NoError(t, c.execSQL(ctx, "INSERT INTO address_traces (chain_id, address, block_number, tx_index, trace_index, tx_hash, version)"+
 		" SELECT '1', '0xaa', 7, 1, 2, '0xbb', 1"))
 	applied, err := c.migrate(ctx, ms)
@@ -132,4 +125,18 @@ func TestDropColumnKeepsRowsAndRepeatsSafely(t *testing.T) {
 	other := ms[i]
 	other.Stmt = "ALTER TABLE no_such_table DROP COLUMN tx_hash"
 	require.Error(t, c.applyMigration(ctx, other))
+}
+
+// migratedUpTo is a new database migrated up to the numbered file name,
+// that file not applied; with the numbered files and name's index.
+func migratedUpTo(t *testing.T, name string) (*ClickHouse, []schema.File, int) {
+	t.Helper()
+	c := openFresh(t)
+	ms, err := schema.Numbered()
+	require.NoError(t, err)
+	i := slices.IndexFunc(ms, func(m schema.File) bool { return m.Name == name })
+	require.Positive(t, i, name)
+	_, err = c.migrate(testContext(t), ms[:i])
+	require.NoError(t, err)
+	return c, ms, i
 }

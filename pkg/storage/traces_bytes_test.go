@@ -8,21 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
-	"github.com/tideline-dev/tideline/pkg/storage/schema"
 )
 
 // A database whose traces hold input and output as hex text (before 0058)
 // keeps every frame through the rebuild (0058-0061): the same frames are
-// read afterwards, their bytes stored, a tombstone's ” kept.
+// read afterwards, their bytes stored, a tombstone's empty text kept.
 func TestTracesRebuildTurnsHexIntoBytes(t *testing.T) {
 	ctx := testContext(t)
-	c := openFresh(t)
-	ms, err := schema.Numbered()
-	require.NoError(t, err)
-	i := slices.IndexFunc(ms, func(m schema.File) bool { return m.Name == "0058_create_traces_bytes.sql" })
-	require.Positive(t, i)
-	_, err = c.migrate(ctx, ms[:i])
-	require.NoError(t, err)
+	c, ms, i := migratedUpTo(t, "0058_create_traces_bytes.sql")
 
 	// The rows as the binary before 0058 wrote them: the same columns,
 	// input and output as text; and a newer tombstone at one more position.
