@@ -76,7 +76,8 @@ func rate(n uint64, seconds float64) float64 {
 
 // line is the one machine-readable line the benchmark ends with. Its
 // fields and their order are fixed (issue 8; issue 21 appended the CPU per
-// height and the disk fields, issue 31 the trace tables' bytes); tools parse it. New fields go at the end.
+// height and the disk fields, issue 31 the trace tables' bytes); tools
+// parse it. New fields go at the end.
 func (r result) line() string {
 	return fmt.Sprintf("catchup: n=%d heights_per_s=%.1f txs_per_s=%.1f rows_per_s=%.1f lag_p95_blocks=%d lag_max_blocks=%d missing=%d duplicates=%d workflows=%d peak_rss_mb=%.0f"+
 		" ch_ms=%.2f worker_ms=%.2f temporal_ms=%.2f disk_peak_gb=%.3f disk_end_gb=%.3f live_gb=%.3f merge_amplification=%.2f"+
