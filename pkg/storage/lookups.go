@@ -2,8 +2,6 @@ package storage
 
 import (
 	"cmp"
-	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
@@ -181,17 +179,11 @@ func (l *lookupRows) sort() {
 		return cmp.Compare(tm.number[i], tm.number[j])
 	}, tm.columns())
 	a := &l.addressTxs
-	inKeyOrder(a.len(), func(i, j int) int {
-		if c := strings.Compare(a.address[i], a.address[j]); c != 0 {
-			return c
-		}
+	inStringKeyOrder(a.address, func(i, j int) int {
 		return comparePosition(a.blockNumber[i], a.blockNumber[j], a.txIndex[i], a.txIndex[j])
 	}, a.columns())
 	g := &l.addressLogs
-	inKeyOrder(g.len(), func(i, j int) int {
-		if c := strings.Compare(g.address[i], g.address[j]); c != 0 {
-			return c
-		}
+	inStringKeyOrder(g.address, func(i, j int) int {
 		return comparePosition(g.blockNumber[i], g.blockNumber[j], g.logIndex[i], g.logIndex[j])
 	}, g.columns())
 }
@@ -202,51 +194,6 @@ func comparePosition(n1, n2 uint64, i1, i2 uint32) int {
 		return c
 	}
 	return cmp.Compare(i1, i2)
-}
-
-// inKeyOrder reorders the n rows of one table, given as its column slices,
-// so that compare (of two row numbers) ascends; rows already in order
-// (block_by_time, as a rule) are left alone. No two rows of a call share a
-// key, so the order is total. Sorting row numbers and moving each column
-// once was faster than sorting (key, row) structs (BenchmarkBuildRows).
-func inKeyOrder(n int, compare func(i, j int) int, cols []any) {
-	inOrder := true
-	for i := 1; i < n && inOrder; i++ {
-		inOrder = compare(i-1, i) < 0
-	}
-	if inOrder {
-		return
-	}
-	perm := make([]int32, n)
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	slices.SortFunc(perm, func(a, b int32) int { return compare(int(a), int(b)) })
-	for _, col := range cols {
-		switch v := col.(type) {
-		case []string:
-			permute(v, perm)
-		case []uint64:
-			permute(v, perm)
-		case []uint32:
-			permute(v, perm)
-		case []uint8:
-			permute(v, perm)
-		case []int64:
-			permute(v, perm)
-		default:
-			panic(fmt.Sprintf("storage: column slice of type %T is not one lookups.go builds", col))
-		}
-	}
-}
-
-// permute puts v[perm[i]] at i, for every i.
-func permute[T any](v []T, perm []int32) {
-	out := make([]T, len(v))
-	for i, p := range perm {
-		out[i] = v[p]
-	}
-	copy(v, out)
 }
 
 func byPosition[T any](items []T, pos func(*T) uint32) map[uint32]*T {

@@ -162,10 +162,7 @@ func frameBytes(t *chaindata.Trace, field, text string) (string, error) {
 // traces' rows come in key order from blocks in height order.
 func (s *traceSet) sort() {
 	a := &s.addresses
-	inKeyOrder(a.len(), func(i, j int) int {
-		if c := strings.Compare(a.address[i], a.address[j]); c != 0 {
-			return c
-		}
+	inStringKeyOrder(a.address, func(i, j int) int {
 		if c := comparePosition(a.blockNumber[i], a.blockNumber[j], a.txIndex[i], a.txIndex[j]); c != 0 {
 			return c
 		}

@@ -1,10 +1,6 @@
 package storage
 
-import (
-	"strings"
-
-	"github.com/tideline-dev/tideline/pkg/tokens"
-)
+import "github.com/tideline-dev/tideline/pkg/tokens"
 
 // The token transfer tables' rows (migrations 0044-0046), built column by
 // column like rows.go's: token_transfers, keyed by position, and its two
@@ -147,10 +143,7 @@ func (c *transfersByTokenRows) columns() []any {
 // sort puts the rows in key order (token, position), as lookupRows.sort
 // does for the same reason: the server then only checks the order.
 func (c *transfersByTokenRows) sort() {
-	inKeyOrder(c.len(), func(i, j int) int {
-		if d := strings.Compare(c.token[i], c.token[j]); d != 0 {
-			return d
-		}
+	inStringKeyOrder(c.token, func(i, j int) int {
 		return compareTransferPosition(c.blockNumber[i], c.blockNumber[j], c.logIndex[i], c.logIndex[j], c.batchIndex[i], c.batchIndex[j])
 	}, c.columns())
 }
@@ -200,10 +193,7 @@ func (c *addressTransferRows) columns() []any {
 }
 
 func (c *addressTransferRows) sort() {
-	inKeyOrder(c.len(), func(i, j int) int {
-		if d := strings.Compare(c.address[i], c.address[j]); d != 0 {
-			return d
-		}
+	inStringKeyOrder(c.address, func(i, j int) int {
 		return compareTransferPosition(c.blockNumber[i], c.blockNumber[j], c.logIndex[i], c.logIndex[j], c.batchIndex[i], c.batchIndex[j])
 	}, c.columns())
 }
