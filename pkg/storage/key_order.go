@@ -120,7 +120,7 @@ func permuteColumns(perm []int32, cols []any) {
 		case []int64:
 			permute(v, perm)
 		default:
-			panic(fmt.Sprintf("storage: column slice of type %T is not one lookups.go builds", col))
+			panic(fmt.Sprintf("storage: column slice of type %T is not one the row builders make", col))
 		}
 	}
 }

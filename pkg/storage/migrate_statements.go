@@ -19,8 +19,9 @@ import (
 // recognised by its first words, and every kind that 18.16 cannot make
 // idempotent in SQL (ADD and DROP COLUMN, RENAME) or that needs another
 // timeout (INSERT … SELECT) or may be refused by the server (DROP) gets
-// its rule here. A table rebuilt with other settings uses all four: create under a
-// new name, copy, swap the names, drop the old table (0022-0043).
+// its rule here. A table rebuilt with other settings uses all four:
+// create under a new name, copy, swap the names, drop the old table
+// (0022-0043).
 
 // addColumnRE matches a migration that adds one column. 18.16 has no
 // ADD COLUMN IF NOT EXISTS, so such a file is made safe to run twice here:

@@ -69,17 +69,16 @@ func (p *rpcPair) same(method string, args ...any) json.RawMessage {
 // safe, finalized): compared only when the node's head is still head
 // after both answers, since a dev node that mines on a timer can move on
 // between the node's answer and the API's, which then names a height not
-// indexed yet. It reports whether it compared.
-func (p *rpcPair) sameAtHead(head uint64, method string, args ...any) bool {
+// indexed yet.
+func (p *rpcPair) sameAtHead(head uint64, method string, args ...any) {
 	p.t.Helper()
 	want, got := p.answers(method, args...)
 	if now := nodeHead(p.t, p.nodeURL); now != head {
 		p.t.Logf("%s %v not compared: the node moved from %d to %d meanwhile", method, args, head, now)
-		return false
+		return
 	}
 	require.JSONEq(p.t, string(want), string(got), "%s %v", method, args)
 	p.calls++
-	return true
 }
 
 // answers asks the node, then the API.
