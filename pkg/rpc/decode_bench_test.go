@@ -91,8 +91,15 @@ func reportCPU(b *testing.B, start time.Duration) {
 // and receipts each, fetched once, then checked and split (splitBatch) and
 // decoded, block and receipts, as FetchBlocks does. ns/op is per answer
 // of 50 heights; the answers cover 1,000 heights in turn, so that values
-// repeat across blocks as much as in a catch-up, not more.
+// repeat across blocks as much as in a catch-up, not more. traces=debug
+// adds each height's debug_traceBlockByNumber callTracer answer to the
+// request and decodes it too, as a traced catch-up does.
 func BenchmarkDecodeBatch(b *testing.B) {
+	b.Run("traces=none", func(b *testing.B) { benchmarkDecodeBatch(b, false) })
+	b.Run("traces=debug", func(b *testing.B) { benchmarkDecodeBatch(b, true) })
+}
+
+func benchmarkDecodeBatch(b *testing.B, traced bool) {
 	cfg := simchain.DefaultConfig()
 	cfg.Length = 2000
 	sim, err := simchain.Start(context.Background(), cfg)
@@ -101,6 +108,10 @@ func BenchmarkDecodeBatch(b *testing.B) {
 	}
 	defer sim.Close()
 	const per, first, heights = 50, 1000, 1000
+	calls := 2 // the calls per height
+	if traced {
+		calls = 3
+	}
 	var answers [][]byte
 	var size int
 	for h := first; h < first+heights; h += per {
@@ -110,8 +121,11 @@ func BenchmarkDecodeBatch(b *testing.B) {
 			if k > 0 {
 				req.WriteByte(',')
 			}
-			fmt.Fprintf(&req, `{"jsonrpc":"2.0","id":%d,"method":"eth_getBlockByNumber","params":["0x%x",true]},`, 2*k, h+k)
-			fmt.Fprintf(&req, `{"jsonrpc":"2.0","id":%d,"method":"eth_getBlockReceipts","params":["0x%x"]}`, 2*k+1, h+k)
+			fmt.Fprintf(&req, `{"jsonrpc":"2.0","id":%d,"method":"eth_getBlockByNumber","params":["0x%x",true]},`, calls*k, h+k)
+			fmt.Fprintf(&req, `{"jsonrpc":"2.0","id":%d,"method":"eth_getBlockReceipts","params":["0x%x"]}`, calls*k+1, h+k)
+			if traced {
+				fmt.Fprintf(&req, `,{"jsonrpc":"2.0","id":%d,"method":"debug_traceBlockByNumber","params":["0x%x",{"tracer":"callTracer"}]}`, calls*k+2, h+k)
+			}
 		}
 		req.WriteByte(']')
 		resp, err := http.Post(sim.HTTPURL(), "application/json", strings.NewReader(req.String()))
@@ -129,23 +143,38 @@ func BenchmarkDecodeBatch(b *testing.B) {
 	b.SetBytes(int64(size / len(answers)))
 	b.ReportAllocs()
 	cpu := cpuTime()
-	n := 0
+	n, frames := 0, 0
 	for b.Loop() {
 		answer := answers[n%len(answers)]
 		start := uint64(first + per*(n%len(answers)))
 		n++
-		results, errs, known, err := splitBatch(answer, 2*per)
+		results, errs, known, err := splitBatch(answer, calls*per)
 		if err != nil {
 			b.Fatal(err)
 		}
 		for k := range per {
-			if errs[2*k] != nil || errs[2*k+1] != nil {
-				b.Fatal(errs[2*k], errs[2*k+1])
+			for c := range calls {
+				if errs[calls*k+c] != nil {
+					b.Fatal(errs[calls*k+c])
+				}
 			}
-			if _, err := decodeFullIn(known, start+uint64(k), results[2*k], results[2*k+1]); err != nil {
+			data, err := decodeFullIn(known, start+uint64(k), results[calls*k], results[calls*k+1])
+			if err != nil {
 				b.Fatal(err)
 			}
+			if !traced {
+				continue
+			}
+			d := decoder{method: "debug_traceBlockByNumber", endpoint: "bench", height: start + uint64(k), known: known}
+			traces, failed, _, err := d.decodeCallTraces(data, results[calls*k+2])
+			if err != nil || failed != "" {
+				b.Fatal(err, failed)
+			}
+			frames += len(traces)
 		}
 	}
 	reportCPU(b, cpu)
+	if traced {
+		b.ReportMetric(float64(frames)/float64(n*per), "frames/height")
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/buger/jsonparser"
@@ -63,9 +62,10 @@ func (d decoder) decodeCallTraces(data *chaindata.BlockData, raw json.RawMessage
 	}
 	a := newArena(len(raw)/2 + 1024)
 	w := callWalker{d: d, a: a, block: &data.Block, buf: make([]member, 0, 16)}
+	txBuf := make([]member, 0, 4)
 	for i, el := range elems {
 		tx := &txs[i]
-		o, err := d.objectInto(where{list: "result", i: i}, el, nil, a)
+		o, err := d.objectInto(where{list: "result", i: i}, el, txBuf, a)
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -83,8 +83,9 @@ func (d decoder) decodeCallTraces(data *chaindata.BlockData, raw json.RawMessage
 		if !present || m.typ != jsonparser.Object {
 			return nil, "", nil, o.malformed("result", "expected the transaction's call frame, got %s", snippet(m.val))
 		}
-		w.tx, w.next = tx, 0
-		if traces, err = w.frame(traces, m.val, nil, false, i); err != nil {
+		txBuf = o.members[:0]
+		w.tx, w.next, w.path = tx, 0, w.path[:0]
+		if traces, err = w.frame(traces, m.val, false, i); err != nil {
 			return nil, "", nil, err
 		}
 	}
@@ -99,7 +100,14 @@ type callWalker struct {
 	tx    *chaindata.Transaction
 	next  uint32 // the next frame's index in the transaction
 	buf   []member
+	// path is the trace address of the frame being walked, and calls[d]
+	// the buffer of the children of the frame at depth d: a frame's
+	// children are all walked before its next sibling reuses it.
 	path  []uint32
+	calls [][]json.RawMessage
+	// addrs is where the frames' Address slices are cut from, each with
+	// its own capacity, so that one allocation serves many frames.
+	addrs []uint32
 	// kept counts, by reason, the frames kept although a field was
 	// missing (Incomplete).
 	kept Incomplete
@@ -128,10 +136,11 @@ func (k *Incomplete) add(reason string) {
 	(*k)[reason]++
 }
 
-// frame appends the frame raw (at trace address addr) and its children,
-// depth first.
-func (w *callWalker) frame(out []chaindata.Trace, raw []byte, addr []uint32, parentReverted bool, txPos int) ([]chaindata.Trace, error) {
-	if len(addr) > traceStep {
+// frame appends the frame raw, at trace address w.path, and its
+// children, depth first.
+func (w *callWalker) frame(out []chaindata.Trace, raw []byte, parentReverted bool, txPos int) ([]chaindata.Trace, error) {
+	depth := len(w.path)
+	if depth > traceStep {
 		return nil, w.d.malformed(where{list: "result", i: txPos}.String(), "calls nested deeper than %d", traceStep)
 	}
 	path := where{list: "result", i: txPos, sub: "frames", j: int(w.next)}
@@ -139,20 +148,20 @@ func (w *callWalker) frame(out []chaindata.Trace, raw []byte, addr []uint32, par
 	if err != nil {
 		return nil, err
 	}
+	w.buf = o.members[:0]
 	t := chaindata.Trace{
 		BlockNumber: w.block.Number, BlockHash: w.block.Hash, TxIndex: w.tx.Index, TxHash: w.tx.Hash,
-		Index: w.next, Address: append([]uint32(nil), addr...),
+		Index: w.next, Address: w.address(),
 	}
 	w.next++
 	typ, err := o.requiredStr("type")
 	if err != nil {
 		return nil, err
 	}
-	lowerType := strings.ToLower(string(typ))
-	if !chaindata.KnownTraceType(lowerType) {
+	var known bool
+	if t.Type, known = traceTypeOf(typ); !known {
 		return nil, o.malformed("type", "%s is not a frame type this indexer knows (CALL, CALLCODE, DELEGATECALL, STATICCALL, CREATE, CREATE2, SELFDESTRUCT)", clip(typ))
 	}
-	t.Type = chaindata.TraceType(lowerType)
 	if t.Type == chaindata.TraceSelfDestruct {
 		// What an old tracer leaves out is kept out (counted), not
 		// guessed, and the frame is kept: one such answer must not hold
@@ -196,20 +205,72 @@ func (w *callWalker) frame(out []chaindata.Trace, raw []byte, addr []uint32, par
 		return nil, err
 	}
 	normalise(&t, parentReverted)
+	if len(w.calls) <= depth {
+		w.calls = append(w.calls, nil)
+	}
 	var calls []json.RawMessage
 	if o.has("calls") {
-		if calls, err = o.array("calls", nil); err != nil {
+		if calls, err = o.array("calls", w.calls[depth]); err != nil {
 			return nil, err
 		}
+		w.calls[depth] = calls[:0]
 	}
 	t.Subtraces = uint32(len(calls))
 	out = append(out, t)
+	w.path = append(w.path, 0)
 	for k, c := range calls {
-		if out, err = w.frame(out, c, append(addr, uint32(k)), t.Reverted, txPos); err != nil {
+		w.path[depth] = uint32(k)
+		if out, err = w.frame(out, c, t.Reverted, txPos); err != nil {
 			return nil, err
 		}
 	}
+	w.path = w.path[:depth]
 	return out, nil
+}
+
+// address returns a copy of w.path for a frame's Address (nil for a
+// top-level frame), cut from w.addrs.
+func (w *callWalker) address() []uint32 {
+	n := len(w.path)
+	if n == 0 {
+		return nil
+	}
+	if cap(w.addrs)-len(w.addrs) < n {
+		w.addrs = make([]uint32, 0, max(512, n))
+	}
+	at := len(w.addrs)
+	w.addrs = append(w.addrs, w.path...)
+	return w.addrs[at : at+n : at+n]
+}
+
+// traceTypes are the frame types, as stored.
+var traceTypes = [...]chaindata.TraceType{chaindata.TraceCall, chaindata.TraceStaticCall, chaindata.TraceDelegateCall,
+	chaindata.TraceCreate, chaindata.TraceCreate2, chaindata.TraceSelfDestruct, chaindata.TraceCallCode}
+
+// traceTypeOf returns the frame type a tracer names in any case ("CALL",
+// "call"), without allocating: the types are ASCII, so comparing ASCII
+// letters case-insensitively is what lowering the name and comparing
+// would find.
+func traceTypeOf(name []byte) (chaindata.TraceType, bool) {
+	for _, t := range traceTypes {
+		if len(name) != len(t) {
+			continue
+		}
+		i := 0
+		for ; i < len(name); i++ {
+			c := name[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != t[i] {
+				break
+			}
+		}
+		if i == len(name) {
+			return t, true
+		}
+	}
+	return "", false
 }
 
 // normalise gives a decoded frame the model's empty values and its
