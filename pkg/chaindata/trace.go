@@ -131,11 +131,32 @@ func (t TraceType) MovesValue() bool {
 	return false
 }
 
-// KnownTraceType tells whether s is one of the frame types above.
-func KnownTraceType(s string) bool {
-	switch TraceType(s) {
-	case TraceCall, TraceCallCode, TraceDelegateCall, TraceStaticCall, TraceCreate, TraceCreate2, TraceSelfDestruct:
-		return true
+// traceTypes are the frame types above.
+var traceTypes = [...]TraceType{TraceCall, TraceStaticCall, TraceDelegateCall, TraceCreate, TraceCreate2, TraceSelfDestruct, TraceCallCode}
+
+// ParseTraceType returns the frame type a tracer names in any case
+// ("CALL", "call"), and false for a name that is none of them. It does not
+// allocate (decoding calls it for every frame): the names are ASCII, so
+// comparing ASCII letters case-insensitively finds what lowering the name
+// and comparing would.
+func ParseTraceType(name []byte) (TraceType, bool) {
+	for _, t := range traceTypes {
+		if len(name) != len(t) {
+			continue
+		}
+		i := 0
+		for ; i < len(name); i++ {
+			c := name[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != t[i] {
+				break
+			}
+		}
+		if i == len(name) {
+			return t, true
+		}
 	}
-	return false
+	return "", false
 }

@@ -46,3 +46,22 @@ func TestFrameParties(t *testing.T) {
 		require.False(t, p.Has("0xc"))
 	}
 }
+
+// A tracer's frame type is read in any case, as the stored lower-case
+// constant, without allocating; anything else is not a type.
+func TestParseTraceType(t *testing.T) {
+	for name, want := range map[string]TraceType{
+		"CALL": TraceCall, "call": TraceCall, "StaticCall": TraceStaticCall, "DELEGATECALL": TraceDelegateCall,
+		"CALLCODE": TraceCallCode, "CREATE": TraceCreate, "create2": TraceCreate2, "SELFDESTRUCT": TraceSelfDestruct,
+	} {
+		got, ok := ParseTraceType([]byte(name))
+		require.True(t, ok, name)
+		require.Equal(t, want, got, name)
+	}
+	for _, name := range []string{"", "CALLS", "CAL", "SUICIDE", "reward", "C4LL", "ＣＡＬＬ"} {
+		_, ok := ParseTraceType([]byte(name))
+		require.False(t, ok, "%q", name)
+	}
+	name := []byte("DELEGATECALL")
+	require.Zero(t, testing.AllocsPerRun(100, func() { _, _ = ParseTraceType(name) }))
+}

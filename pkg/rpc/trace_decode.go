@@ -159,7 +159,7 @@ func (w *callWalker) frame(out []chaindata.Trace, raw []byte, parentReverted boo
 		return nil, err
 	}
 	var known bool
-	if t.Type, known = traceTypeOf(typ); !known {
+	if t.Type, known = chaindata.ParseTraceType(typ); !known {
 		return nil, o.malformed("type", "%s is not a frame type this indexer knows (CALL, CALLCODE, DELEGATECALL, STATICCALL, CREATE, CREATE2, SELFDESTRUCT)", clip(typ))
 	}
 	if t.Type == chaindata.TraceSelfDestruct {
@@ -241,36 +241,6 @@ func (w *callWalker) address() []uint32 {
 	at := len(w.addrs)
 	w.addrs = append(w.addrs, w.path...)
 	return w.addrs[at : at+n : at+n]
-}
-
-// traceTypes are the frame types, as stored.
-var traceTypes = [...]chaindata.TraceType{chaindata.TraceCall, chaindata.TraceStaticCall, chaindata.TraceDelegateCall,
-	chaindata.TraceCreate, chaindata.TraceCreate2, chaindata.TraceSelfDestruct, chaindata.TraceCallCode}
-
-// traceTypeOf returns the frame type a tracer names in any case ("CALL",
-// "call"), without allocating: the types are ASCII, so comparing ASCII
-// letters case-insensitively is what lowering the name and comparing
-// would find.
-func traceTypeOf(name []byte) (chaindata.TraceType, bool) {
-	for _, t := range traceTypes {
-		if len(name) != len(t) {
-			continue
-		}
-		i := 0
-		for ; i < len(name); i++ {
-			c := name[i]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != t[i] {
-				break
-			}
-		}
-		if i == len(name) {
-			return t, true
-		}
-	}
-	return "", false
 }
 
 // normalise gives a decoded frame the model's empty values and its
