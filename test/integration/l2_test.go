@@ -32,6 +32,15 @@ func TestOPStackDepositsAreKept(t *testing.T) {
 		"from": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266", "to": "0x70997970c51812dc3a010c7d01b50e0d17dc79c8",
 		"value": "0x10", "gas": "0x5208", "type": "0x7e", "sourceHash": sourceHash, "mint": "0x5", "isSystemTx": false,
 	}))
+	// A deposit carries no nonce: it takes the sender's when it is mined,
+	// which anvil does after answering. The ordinary transactions below
+	// read the sender's nonce, so only once the deposit has its receipt
+	// (before, on a busy box, they read 0 and were refused: nonce too low).
+	require.Eventually(t, func() bool {
+		var receipt map[string]any
+		err := rpcc.CallContext(context.Background(), &receipt, "eth_getTransactionReceipt", deposit)
+		return err == nil && receipt != nil
+	}, time.Minute, 20*time.Millisecond, "the deposit's receipt")
 	makeTraffic(t, node.HTTPURL, localstack.AnvilDefaultKey, 3) // ordinary ones beside it
 	head := nodeHead(t, node.HTTPURL)
 
