@@ -33,9 +33,10 @@ func TestOPStackDepositsAreKept(t *testing.T) {
 		"value": "0x10", "gas": "0x5208", "type": "0x7e", "sourceHash": sourceHash, "mint": "0x5", "isSystemTx": false,
 	}))
 	// A deposit carries no nonce: it takes the sender's when it is mined,
-	// which anvil does after answering. The ordinary transactions below
+	// which anvil may do after answering. The ordinary transactions below
 	// read the sender's nonce, so only once the deposit has its receipt
-	// (before, on a busy box, they read 0 and were refused: nonce too low).
+	// (before, on a busy box, it was mined after they read the nonce and
+	// took one ahead of theirs: nonce too low).
 	require.Eventually(t, func() bool {
 		var receipt map[string]any
 		err := rpcc.CallContext(context.Background(), &receipt, "eth_getTransactionReceipt", deposit)
