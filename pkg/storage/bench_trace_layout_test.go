@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"fmt"
 	"math/rand/v2"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +26,7 @@ import (
 // or 5 frames each, 68 bytes of input and 32 of output a frame), one
 // insert a chunk as a range writes them, then merges the table into one
 // part (the merges the inserts started, then OPTIMIZE FINAL). It reports the server's CPU (utime and stime of
-// /proc/<pid>/stat) per height for the inserts and for the merge, and the
+// /proc/<pid>/stat, cpuMillis) per height for the inserts and for the merge, and the
 // bytes on disk per height. The server must be a process (ClickHouse
 // 18.16, not the modern lanes' in-process engine).
 func BenchmarkTraceLayouts(b *testing.B) {
@@ -37,6 +34,8 @@ func BenchmarkTraceLayouts(b *testing.B) {
 		b.Fatal("the server's CPU is read from its process: run on a ClickHouse server")
 	}
 	const chunks, heights = 40, 500
+	server := strconv.Itoa(testCH.Process.Pid())
+	serverCPU := func() float64 { return cpuMillis(b, server) / 1000 } // seconds
 	for _, layout := range []string{"rows", "per-tx"} {
 		b.Run(layout, func(b *testing.B) {
 			for b.Loop() {
@@ -50,7 +49,7 @@ func BenchmarkTraceLayouts(b *testing.B) {
 				insertCPU := 0.0
 				for k := range chunks {
 					frames := layoutFrames(uint64(k*heights), heights)
-					before := serverCPU(b)
+					before := serverCPU()
 					if layout == "rows" {
 						var rows traceRows
 						for i := range frames {
@@ -58,7 +57,7 @@ func BenchmarkTraceLayouts(b *testing.B) {
 						}
 						require.NoError(b, c.insertColumns(ctx, insertStmt{tableTraces, traceColumns}, rows.len(), rows.columns()))
 					} else {
-						cols, _ := perTxColumns(b, frames)
+						cols := perTxColumns(b, frames)
 						batch, err := c.prepareInsert(ctx, insertStmt{table, perTxTraceColumns})
 						require.NoError(b, err)
 						for i, col := range cols {
@@ -66,11 +65,11 @@ func BenchmarkTraceLayouts(b *testing.B) {
 						}
 						require.NoError(b, send(ctx, batch))
 					}
-					insertCPU += serverCPU(b) - before
+					insertCPU += serverCPU() - before
 				}
 				// The merges the inserts started, then one into a single
 				// part: OPTIMIZE does nothing while parts are merging.
-				before := serverCPU(b)
+				before := serverCPU()
 				for deadline := time.Now().Add(5 * time.Minute); ; {
 					var merging uint64
 					require.NoError(b, c.conn.QueryRow(ctx, "SELECT count() FROM system.merges WHERE database = currentDatabase()").Scan(&merging))
@@ -81,7 +80,7 @@ func BenchmarkTraceLayouts(b *testing.B) {
 					time.Sleep(100 * time.Millisecond) // polling the server's state
 				}
 				require.NoError(b, c.execSQL(ctx, "OPTIMIZE TABLE "+table+" FINAL"))
-				mergeCPU := serverCPU(b) - before
+				mergeCPU := serverCPU() - before
 				var parts, bytes uint64
 				require.NoError(b, c.conn.QueryRow(ctx, "SELECT count(), sum(bytes_on_disk) FROM system.parts WHERE database = currentDatabase() AND table = ? AND active",
 					table).Scan(&parts, &bytes))
@@ -132,7 +131,7 @@ var perTxTraceColumns = []string{"chain_id", "block_number", "block_hash", "tx_i
 
 // perTxColumns groups frames (in transaction order) into one row a
 // transaction.
-func perTxColumns(b *testing.B, frames []chaindata.Trace) ([]any, int) {
+func perTxColumns(b *testing.B, frames []chaindata.Trace) []any {
 	var (
 		chain, blockHash, txHash                             []string
 		blockNumber, version                                 []uint64
@@ -170,7 +169,7 @@ func perTxColumns(b *testing.B, frames []chaindata.Trace) ([]any, int) {
 		reverted[k], subtraces[k] = append(reverted[k], flag(t.Reverted)), append(subtraces[k], t.Subtraces)
 	}
 	return []any{chain, blockNumber, blockHash, txIndex, txHash, addr, typ, from, to, value, gas, gasUsed,
-		input, output, errText, reason, reverted, subtraces, version, canon}, len(chain)
+		input, output, errText, reason, reverted, subtraces, version, canon}
 }
 
 // layoutFrames returns the frames of heights [from, from+n): 20
@@ -248,16 +247,4 @@ func layoutAddresses() []string {
 		pool[i] = "0x" + hex.EncodeToString(b)
 	}
 	return pool
-}
-
-// serverCPU is the ClickHouse server's CPU time so far, in seconds.
-func serverCPU(b *testing.B) float64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", testCH.Process.Pid()))
-	require.NoError(b, err)
-	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:])) // from field 3 on
-	utime, err := strconv.ParseUint(f[11], 10, 64)
-	require.NoError(b, err)
-	stime, err := strconv.ParseUint(f[12], 10, 64)
-	require.NoError(b, err)
-	return float64(utime+stime) / 100 // USER_HZ
 }
