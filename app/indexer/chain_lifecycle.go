@@ -139,7 +139,7 @@ it would do.`,
 			if len(lifecycle.Failures(err)) == 0 && err != nil {
 				return err // refused: nothing done
 			}
-			fmt.Fprintf(out, "chain %s removed: %d Schedules deleted, %d running workflows terminated; workers stop it within %s\n",
+			fmt.Fprintf(out, "chain %s removed: %d Schedules deleted, %d running workflows stopped; workers stop it within %s\n",
 				id, len(res.Schedules), len(res.Workflows), e.cfg.Registry.PollInterval)
 			e.log.Info("chain removed", zap.String("chain_id", id), zap.Int("schedules", len(res.Schedules)),
 				zap.Int("workflows", len(res.Workflows)), zap.Bool("drop_data", dropData))

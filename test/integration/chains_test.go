@@ -250,9 +250,9 @@ func TestChainsAtRuntime(t *testing.T) {
 	require.Equal(t, "active", list()[dynID].State, "a dry run changes nothing")
 	out = mustRun("remove", dynID, "--yes")
 	// The command stores the removal, then deletes what it finds; a worker
-	// that polls the stored state in between stops the chain and deletes
-	// some of the 6 itself. Either way none is left (requireChainGone).
-	require.Regexp(t, "chain "+dynID+" removed: [0-6] Schedules deleted", out)
+	// that polls the stored state in between deletes some of them itself.
+	// The command counts what the chain had before it stored the removal.
+	require.Contains(t, out, "chain "+dynID+" removed: 6 Schedules deleted")
 	require.Contains(t, out, "its rows are kept")
 	waitGauge("indexer_chain_running", 0)
 	requireChainGone(t, dynID)

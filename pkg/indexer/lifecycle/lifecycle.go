@@ -44,6 +44,10 @@ type Chains struct {
 	// their poll; a removal gets four times it, as it lists and terminates
 	// every running workflow of the chain.
 	CallTimeout time.Duration
+
+	// afterStore, when set, runs in Remove between storing the removal
+	// and its sweep: where tests put a worker's sweep that wins the race.
+	afterStore func()
 }
 
 // AskTimeout bounds the question to the scheduler (is it paused?) in every

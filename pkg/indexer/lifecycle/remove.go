@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tideline-dev/tideline/pkg/registry"
@@ -18,7 +19,9 @@ type Removal struct {
 	// chain was removed so already; always false for a worker's sweep).
 	Stored bool
 	// Schedules are the chain's Schedules that existed; Workflows the IDs
-	// of its running workflows, the scheduler first.
+	// of its running workflows, the scheduler first. For Remove, both are
+	// what ran when it began and what its sweep found: a worker that sees
+	// the stored removal first sweeps some of them itself.
 	Schedules, Workflows []string
 	// Tables are those whose rows of the chain are being deleted (with
 	// DropData; the deletions run in the background: WaitRowsDeleted).
@@ -56,13 +59,38 @@ func (c *Chains) PlanRemove(ctx context.Context, id string, dropData bool) (Remo
 // within a poll, and each sweeps it again once it has stopped, so that
 // nothing a worker started or wrote meanwhile survives.
 func (c *Chains) Remove(ctx context.Context, id string, dropData bool) (Removal, error) {
+	// What runs before the state is stored, so that the answer counts what
+	// a worker's sweep removes before this one gets there. Only a count:
+	// when Temporal does not answer, the sweep below fails and says so.
+	tctx, cancel := c.bound(ctx, 4)
+	before, _ := temporal.RemoveChain(tctx, c.Temporal, c.Namespace, id, true)
+	cancel()
 	_, changed, err := c.Registry.SetState(ctx, id, registry.Removed, dropData)
 	if err != nil {
 		return Removal{ChainID: id, DropData: dropData}, err
 	}
+	if c.afterStore != nil {
+		c.afterStore()
+	}
 	res, err := c.Sweep(ctx, id, dropData)
 	res.Stored = changed
+	res.Schedules = union(before.Schedules, res.Schedules)
+	res.Workflows = union(before.Workflows, res.Workflows)
+	if sched := temporal.SchedulerID(id); slices.Contains(res.Workflows, sched) {
+		res.Workflows = append([]string{sched}, slices.DeleteFunc(res.Workflows, func(w string) bool { return w == sched })...)
+	}
 	return res, err
+}
+
+// union is a's items, then b's that a lacks; nil when both are empty.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Sweep removes a chain from Temporal (its Schedules deleted, then its

@@ -126,3 +126,29 @@ func TestSweepDeletesTheRowsWhenTemporalFails(t *testing.T) {
 	require.Zero(t, rowsOf(t, store, id))
 	require.Equal(t, [2]int{allSchedules, 0}, schedulesPaused(t, c.Temporal, id), "its Schedules are left for the next sweep")
 }
+
+// A worker that sees the stored removal first sweeps the chain before the
+// command does: the command still reports every Schedule and workflow the
+// chain had, not only what its own sweep found left.
+func TestRemoveCountsWhatAWorkersSweepTookFirst(t *testing.T) {
+	const id = "lc-remove-race"
+	ctx := testContext(t)
+	c, _ := newChains(t)
+	addChain(t, c, id, registry.Active)
+	createSchedules(t, c.Temporal, id, false)
+	runScheduler(t, c.Temporal, id, false)
+	indexing := startIndexBlock(t, c.Temporal, id, 5)
+	var swept lifecycle.Removal
+	lifecycle.SetAfterStore(c, func() {
+		var err error
+		swept, err = c.Sweep(ctx, id, false)
+		require.NoError(t, err)
+	})
+
+	res, err := c.Remove(ctx, id, false)
+	require.NoError(t, err)
+	require.Equal(t, temporal.ScheduleIDs(id), swept.Schedules, "the worker's sweep took every Schedule")
+	require.Equal(t, temporal.ScheduleIDs(id), res.Schedules)
+	require.Equal(t, []string{temporal.SchedulerID(id), indexing}, res.Workflows, "the scheduler first")
+	require.Equal(t, [2]int{0, 0}, schedulesPaused(t, c.Temporal, id))
+}
