@@ -27,14 +27,25 @@ import (
 	"github.com/tideline-dev/tideline/pkg/temporal"
 )
 
+// indexerBin is the real binary, built once for the package: a build
+// links for seconds of CPU, and every test runs the same code.
+var indexerBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
 // buildIndexer builds the real binary, to be run and killed as a process.
 func buildIndexer(t *testing.T) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "indexer")
-	cmd := exec.Command("go", "build", "-o", out, "github.com/tideline-dev/tideline/app/indexer")
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Run(), "go build ./app/indexer")
-	return out
+	indexerBin.once.Do(func() {
+		out := filepath.Join(stack.dir, "bin", "indexer")
+		cmd := exec.Command("go", "build", "-o", out, "github.com/tideline-dev/tideline/app/indexer")
+		cmd.Stderr = os.Stderr
+		indexerBin.path, indexerBin.err = out, cmd.Run()
+	})
+	require.NoError(t, indexerBin.err, "go build ./app/indexer")
+	return indexerBin.path
 }
 
 // startWorkerProcess runs the built binary as a worker process stopped at the
