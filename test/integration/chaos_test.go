@@ -39,8 +39,8 @@ func catchupBacklog(t *testing.T, chainID string, empty uint64) (*localstack.Nod
 	return node, nodeHead(t, node.HTTPURL)
 }
 
-// catchupSettings make the scheduler take a backlog of a few thousand
-// heights in several runs, fast enough for a test.
+// catchupSettings make the scheduler take a backlog of a thousand heights
+// or so in several runs, fast enough for a test.
 var catchupSettings = map[string]any{
 	"headscan":  map[string]any{"interval": "1s", "catchup_threshold": 500},
 	"scheduler": map[string]any{"rate_limit": 300, "batch_size": 50, "max_in_flight": 400, "continue_as_new_after": 500, "range_size": 0},
@@ -50,7 +50,7 @@ var catchupSettings = map[string]any{
 // nothing is missing, nothing is stored twice, the watermark is the head.
 func TestSIGKILLDuringCatchupLosesNothing(t *testing.T) {
 	const chainID = "it-chaos-kill"
-	node, head := catchupBacklog(t, chainID, 2000)
+	node, head := catchupBacklog(t, chainID, 1000)
 	forgetChainsAtEnd(t)
 	bin := buildIndexer(t)
 	cfgPath := writeConfig(t, chainID, node.HTTPURL, "", catchupSettings)
@@ -87,7 +87,7 @@ func TestSIGKILLDuringCatchupLosesNothing(t *testing.T) {
 // converges with nothing lost.
 func TestServerRestartsMidRunConverge(t *testing.T) {
 	const chainID = "it-chaos-restart"
-	node, head := catchupBacklog(t, chainID, 1500)
+	node, head := catchupBacklog(t, chainID, 800)
 	store := openStore(t)
 	cfg := chainConfig(chainID, node.HTTPURL)
 	ch := cfg.Chains[chainID]

@@ -169,7 +169,9 @@ func mineBacklog(t *testing.T, url string, blocks uint64) {
 // catchupConfig is chainConfig with a scheduler that takes over from a
 // backlog of `threshold` heights and continues as new every 500, at the
 // given start rate and in-flight window. A one-minute block time makes a
-// day 1,440 heights, so a backlog of a few thousand spans several buckets.
+// day 1,440 heights, so a backlog of a few thousand spans several buckets
+// (TestSchedulerCatchesUpBacklogOnAnvil halves the day with two-minute
+// blocks).
 func catchupConfig(chainID, url string, threshold int, rate float64, maxInFlight int) *config.Config {
 	cfg := chainConfig(chainID, url)
 	ch := cfg.Chains[chainID]
@@ -207,8 +209,9 @@ func deleteSchedulesAtEnd(t *testing.T, tc client.Client, chainID string) {
 // continueAsNewAfter is the scheduler's run length in the tests.
 const continueAsNewAfter = 500
 
-// heightsPerDay is 24 h of one-minute blocks: the High bucket's size.
-const heightsPerDay = 24 * 60
+// heightsPerDay is 24 h of two-minute blocks: the High bucket's size in
+// TestSchedulerCatchesUpBacklogOnAnvil.
+const heightsPerDay = 24 * 60 / 2
 
 // waitCaughtUp is waitIndexed that also logs progress every 10 s and, when
 // nothing is indexed for 20 s, what the index queue holds and when its
@@ -269,13 +272,14 @@ func watermark(t *testing.T, s *storage.ClickHouse, chainID string) (uint64, boo
 	return wm, found
 }
 
-// A backlog of a few thousand heights on a real node goes HeadScan →
+// A backlog of 800 heights on a real node goes HeadScan →
 // SchedulerWorkflow (several ContinueAsNew runs, one chain, histories far
 // below the limit) → IndexBlockWorkflows, and ends with every height
 // indexed once, equal to the node.
 func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 	const chainID = "it-sched"
-	const backlog = 1500
+	const backlog = 800
+	const runLength = 300 // heights a scheduler run starts before it continues as new
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
 	require.NoError(t, err)
 	t.Cleanup(node.Stop)
@@ -289,7 +293,13 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 
 	store := openStore(t)
 	tc := temporalClient(t)
-	cfg := catchupConfig(chainID, node.HTTPURL, 1000, 300, 500)
+	cfg := catchupConfig(chainID, node.HTTPURL, 500, 300, 500)
+	ch := cfg.Chains[chainID]
+	// Two-minute blocks make a day 720 heights: a backlog of 800 spans two
+	// buckets at half the heights (and the time) one-minute blocks need.
+	ch.BlockTime = 2 * time.Minute
+	ch.Scheduler.ContinueAsNewAfter = runLength
+	cfg.Chains[chainID] = ch
 	opts := temporal.NewOptions(chainID, cfg.Chains[chainID].Index.ActivityTimeout)
 	began := time.Now()
 	runWorker(t, cfg)
@@ -310,7 +320,7 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 	require.Equal(t, head, mid.Head)
 	require.Equal(t, head+1, mid.Scheduled+mid.Remaining)
 	require.Len(t, mid.Buckets, 2)
-	// One-minute blocks: the newest 1,440 heights are under a day old
+	// Two-minute blocks: the newest 720 heights are under a day old
 	// (High), the rest under two days (Medium).
 	require.Equal(t, []temporal.BucketProgress{
 		{Level: int(types.High), Name: types.High.String(), Total: heightsPerDay, Done: mid.Buckets[0].Done},
@@ -336,11 +346,11 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 	})
 	runs := waitRunsClosed(t, tc, chainID)
 	maxLen := requireOneChain(t, runs)
-	// A run hands over once it has started continueAsNewAfter heights (a
-	// batch may overshoot: batches stop at bucket boundaries), so the chain
-	// has at most one run per continueAsNewAfter heights, and at least two.
+	// A run hands over once it has started runLength heights (a batch may
+	// overshoot: batches stop at bucket boundaries), so the chain has at
+	// most one run per runLength heights, and at least two.
 	require.GreaterOrEqual(t, len(runs), 2)
-	require.LessOrEqual(t, len(runs), int((head+continueAsNewAfter)/continueAsNewAfter))
+	require.LessOrEqual(t, len(runs), int((head+runLength)/runLength))
 	// Every run, continued ones too, carries the search attributes and the
 	// summary it was started with: an operator's query finds the chain's
 	// scheduler whichever run is current.
