@@ -72,7 +72,30 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer stack.ch.Stop()
+	// The schema, once, before any test. Every worker and store migrates
+	// at start too, but two workers migrating a fresh database at once
+	// race (migrations hold no lock across processes): a test run alone,
+	// first on the fresh server, would see it.
+	if err := migrateSchema(); err != nil {
+		fmt.Fprintln(os.Stderr, "integration: migrate:", err)
+		return 1
+	}
 	return m.Run()
+}
+
+// migrateSchema brings the suite's database to the binary's schema.
+func migrateSchema() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s, err := storage.Open(ctx, config.ClickHouse{
+		Addr: stack.ch.Addr, Database: database, Username: "default",
+		DialTimeout: 5 * time.Second, QueryTimeout: 30 * time.Second,
+	}, zap.NewNop())
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Migrate(ctx)
 }
 
 // chainConfig is a configuration for one test chain, tuned so that tests
