@@ -83,14 +83,19 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
+// storeConfig is the suite's database, as the tests' stores open it.
+func storeConfig() config.ClickHouse {
+	return config.ClickHouse{
+		Addr: stack.ch.Addr, Database: database, Username: "default",
+		DialTimeout: 5 * time.Second, QueryTimeout: 30 * time.Second,
+	}
+}
+
 // migrateSchema brings the suite's database to the binary's schema.
 func migrateSchema() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	s, err := storage.Open(ctx, config.ClickHouse{
-		Addr: stack.ch.Addr, Database: database, Username: "default",
-		DialTimeout: 5 * time.Second, QueryTimeout: 30 * time.Second,
-	}, zap.NewNop())
+	s, err := storage.Open(ctx, storeConfig(), zap.NewNop())
 	if err != nil {
 		return err
 	}
@@ -238,10 +243,7 @@ func openStore(t testing.TB) *storage.ClickHouse {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := storage.Open(ctx, config.ClickHouse{
-		Addr: stack.ch.Addr, Database: database, Username: "default",
-		DialTimeout: 5 * time.Second, QueryTimeout: 30 * time.Second,
-	}, zap.NewNop())
+	s, err := storage.Open(ctx, storeConfig(), zap.NewNop())
 	require.NoError(t, err)
 	require.NoError(t, s.Migrate(ctx))
 	t.Cleanup(func() { s.Close() })
