@@ -209,10 +209,6 @@ func deleteSchedulesAtEnd(t *testing.T, tc client.Client, chainID string) {
 // continueAsNewAfter is the scheduler's run length in the tests.
 const continueAsNewAfter = 500
 
-// heightsPerDay is 24 h of two-minute blocks: the High bucket's size in
-// TestSchedulerCatchesUpBacklogOnAnvil.
-const heightsPerDay = 24 * 60 / 2
-
 // waitCaughtUp is waitIndexed that also logs progress every 10 s and, when
 // nothing is indexed for 20 s, what the index queue holds and when its
 // pollers last polled it, so a slow run shows where it stood.
@@ -300,6 +296,7 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 	ch.BlockTime = 2 * time.Minute
 	ch.Scheduler.ContinueAsNewAfter = runLength
 	cfg.Chains[chainID] = ch
+	heightsPerDay := uint64(24 * time.Hour / ch.BlockTime) // the High bucket's size
 	opts := temporal.NewOptions(chainID, cfg.Chains[chainID].Index.ActivityTimeout)
 	began := time.Now()
 	runWorker(t, cfg)
