@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -137,8 +138,33 @@ type Process struct {
 	LogPath string
 	cmd     *exec.Cmd
 	done    chan struct{}
+	// Set before done closes.
 	waitErr error
+	endedAt time.Time
+	// asked is set by Stop and Kill: an end from then on was asked for.
+	asked atomic.Bool
 }
+
+// EndedError says that a process ended without Stop or Kill: a crash, an
+// exit of its own, or a signal from elsewhere (the kernel's OOM killer).
+type EndedError struct {
+	Name    string
+	Pid     int
+	At      time.Time
+	Err     error // how it ended, from Wait: "signal: killed", "exit status 70"; nil for status 0
+	LogPath string
+}
+
+func (e *EndedError) Error() string {
+	how := "exit status 0"
+	if e.Err != nil {
+		how = e.Err.Error()
+	}
+	return fmt.Sprintf("%s (pid %d) ended on its own at %s: %s (log %s)",
+		e.Name, e.Pid, e.At.UTC().Format(time.RFC3339), how, e.LogPath)
+}
+
+func (e *EndedError) Unwrap() error { return e.Err }
 
 // Start runs bin with args; stdout and stderr go to logPath.
 func Start(name, logPath, bin string, args ...string) (*Process, error) {
@@ -162,6 +188,7 @@ func Start(name, logPath, bin string, args ...string) (*Process, error) {
 	p := &Process{Name: name, LogPath: logPath, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
+		p.endedAt = time.Now()
 		logFile.Close()
 		close(p.done)
 	}()
@@ -178,11 +205,23 @@ func (p *Process) Exited() bool {
 	}
 }
 
+// EndedOnItsOwn returns an *EndedError once the process has ended without
+// Stop or Kill, and nil while it runs or after an end that was asked for.
+// A test stack checks it to tell "the server crashed" from "the code under
+// test failed" when a connection is refused.
+func (p *Process) EndedOnItsOwn() error {
+	if !p.Exited() || p.asked.Load() {
+		return nil
+	}
+	return &EndedError{Name: p.Name, Pid: p.Pid(), At: p.endedAt, Err: p.waitErr, LogPath: p.LogPath}
+}
+
 // Pid is the process ID.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // Kill sends SIGKILL and waits for the process to end.
 func (p *Process) Kill() {
+	p.asked.Store(true)
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	<-p.done
 }
@@ -192,6 +231,7 @@ func (p *Process) Stop() {
 	if p.Exited() {
 		return
 	}
+	p.asked.Store(true)
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
 	select {
 	case <-p.done:

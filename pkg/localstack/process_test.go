@@ -1,11 +1,16 @@
 package localstack
 
 import (
+	"errors"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -30,4 +35,31 @@ func TestFreePortIsOutsideTheEphemeralRange(t *testing.T) {
 		require.NoError(t, err, "port %d", p)
 		require.NoError(t, l.Close())
 	}
+}
+
+// A process killed from elsewhere (as the kernel's OOM killer does) is
+// told apart from one stopped on purpose, with how it ended.
+func TestEndedOnItsOwnTellsACrashFromAStop(t *testing.T) {
+	dir := t.TempDir()
+	victim, err := Start("victim", filepath.Join(dir, "victim.log"), "sleep", "600")
+	require.NoError(t, err)
+	t.Cleanup(victim.Stop)
+	stopped, err := Start("stopped", filepath.Join(dir, "stopped.log"), "sleep", "600")
+	require.NoError(t, err)
+
+	require.NoError(t, victim.EndedOnItsOwn(), "running")
+	require.NoError(t, syscall.Kill(victim.Pid(), syscall.SIGKILL))
+	stopped.Stop()
+	require.Eventually(t, victim.Exited, 10*time.Second, 10*time.Millisecond)
+
+	var ended *EndedError
+	require.ErrorAs(t, victim.EndedOnItsOwn(), &ended)
+	require.Equal(t, victim.Pid(), ended.Pid)
+	require.Contains(t, ended.Error(), "victim (pid "+strconv.Itoa(victim.Pid())+") ended on its own")
+	var exit *exec.ExitError
+	require.True(t, errors.As(ended, &exit), "how it ended: %v", ended.Err)
+	require.Equal(t, syscall.SIGKILL, exit.Sys().(syscall.WaitStatus).Signal())
+
+	require.True(t, stopped.Exited())
+	require.NoError(t, stopped.EndedOnItsOwn(), "a stop that was asked for")
 }

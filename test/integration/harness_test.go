@@ -66,7 +66,12 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer stack.temporal.Stop()
-	stack.ch, err = localstack.StartClickHouse(filepath.Join(dir, "clickhouse"))
+	// The deployment's old_parts_lifetime, not the server's 8 minutes: a
+	// suite's worth of parts that merges replaced (measured: 19,001 of
+	// 19,063 parts, 459,276 files, mid-suite) would otherwise stay for
+	// the end, where removing the folder took 96 s.
+	stack.ch, err = localstack.StartClickHouseWith(filepath.Join(dir, "clickhouse"),
+		localstack.ClickHouseOptions{OldPartsLifetime: storage.RecommendedOldPartsLifetime})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration: start clickhouse:", err)
 		return 1
@@ -80,8 +85,33 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "integration: migrate:", err)
 		return 1
 	}
-	return m.Run()
+	code := m.Run()
+	// A server that died mid-suite fails every later test with "connection
+	// refused"; say which and how, once, at the end where CI shows it.
+	if ended := stackEnded(); ended != "" {
+		fmt.Fprint(os.Stderr, "integration: ", ended)
+		code = 1
+	}
+	return code
 }
+
+// stackEnded says which of the suite's servers ended without being asked
+// (a crash, the kernel's OOM killer), how, and its log's tail; "" while
+// both run. A test that cannot connect adds it to its failure, so the
+// cause is read where the symptom is.
+func stackEnded() string {
+	var b strings.Builder
+	for _, p := range []*localstack.Process{stack.ch.Process, stack.temporal.Process} {
+		if err := p.EndedOnItsOwn(); err != nil {
+			fmt.Fprintf(&b, "%v\n--- log tail ---\n%s\n--- end of log ---\n", err, p.Tail(stackLogTail))
+		}
+	}
+	return b.String()
+}
+
+// stackLogTail is how much of a dead server's log stackEnded shows: enough
+// for ClickHouse's stack trace of a fatal signal.
+const stackLogTail = 6000
 
 // storeConfig is the suite's database, as the tests' stores open it.
 func storeConfig() config.ClickHouse {
@@ -244,7 +274,7 @@ func openStore(t testing.TB) *storage.ClickHouse {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s, err := storage.Open(ctx, storeConfig(), zap.NewNop())
-	require.NoError(t, err)
+	require.NoError(t, err, stackEnded())
 	require.NoError(t, s.Migrate(ctx))
 	t.Cleanup(func() { s.Close() })
 	return s
@@ -257,7 +287,7 @@ func rawConn(t testing.TB) driver.Conn {
 		Addr: []string{stack.ch.Addr},
 		Auth: clickhouse.Auth{Database: database, Username: "default"},
 	})
-	require.NoError(t, err)
+	require.NoError(t, err, stackEnded())
 	t.Cleanup(func() { conn.Close() })
 	return conn
 }
@@ -312,6 +342,9 @@ func waitWithin(t testing.TB, timeout time.Duration, what string, cond func() (b
 		}
 		last = state
 		time.Sleep(200 * time.Millisecond)
+	}
+	if ended := stackEnded(); ended != "" {
+		last += "\n" + ended
 	}
 	t.Fatalf("timed out after %s waiting for %s (last state: %s)", timeout, what, last)
 }
