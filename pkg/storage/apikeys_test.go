@@ -45,7 +45,7 @@ func TestAPIKeysRoundTrip(t *testing.T) {
 
 	for _, merge := range []bool{false, true} {
 		if merge {
-			require.NoError(t, c.execSQL(ctx, "OPTIMIZE TABLE "+tableAPIKeys+" FINAL"))
+			mergeFully(t, c, tableAPIKeys)
 		}
 		keys, err := c.Records().APIKeys(ctx)
 		require.NoError(t, err)

@@ -37,7 +37,7 @@ func TestChainRecordsNewestWins(t *testing.T) {
 	// Before and after a merge alike.
 	for _, merge := range []bool{false, true} {
 		if merge {
-			require.NoError(t, c.execSQL(ctx, "OPTIMIZE TABLE "+tableChainRegistry+" FINAL"))
+			mergeFully(t, c, tableChainRegistry)
 		}
 		all, err := c.Records().ChainRecords(ctx)
 		require.NoError(t, err)

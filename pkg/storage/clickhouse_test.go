@@ -236,8 +236,7 @@ func TestWriteSameHeightTwiceLeavesOneLogicalRow(t *testing.T) {
 	require.Equal(t, uint64(77), top)
 
 	// After a merge the answer is the same.
-	require.NoError(t, c.execSQL(ctx, "SYSTEM START MERGES "+c.cfg.Database+"."+tableBlocks))
-	require.NoError(t, c.execSQL(ctx, "OPTIMIZE TABLE "+tableBlocks+" FINAL"))
+	mergeFully(t, c, tableBlocks)
 	require.Equal(t, uint64(1), rawCount(t, c, tableBlocks, "1"))
 	blocks, _, _ = testkit.CountRows(t, testCH.Addr, c.cfg.Database, "1")
 	require.Equal(t, uint64(1), blocks)

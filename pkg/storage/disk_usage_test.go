@@ -34,7 +34,7 @@ func TestDiskUsage(t *testing.T) {
 	free := st.Bavail * uint64(st.Bsize)
 	require.InDelta(t, float64(free), float64(u.FreeBytes), 1<<30, "free space of the server's data directory")
 
-	require.NoError(t, c.conn.Exec(ctx, "OPTIMIZE TABLE "+tableIndexedHeights+" FINAL"))
+	mergeFully(t, c, tableIndexedHeights)
 	after, err := c.Retention().DiskUsage(ctx)
 	require.NoError(t, err)
 	require.Positive(t, after.ReplacedBytes, "the three parts the merge replaced stay for old_parts_lifetime")

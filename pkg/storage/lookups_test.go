@@ -249,10 +249,7 @@ func TestLookupsFollowReorgsAndRemoveBlock(t *testing.T) {
 	require.Equal(t, wantTombs, tombstones(t, c, "1"))
 
 	// Merged, the view is the same.
-	for _, table := range lookupTables {
-		require.NoError(t, c.execSQL(ctx, "SYSTEM START MERGES "+c.cfg.Database+"."+table))
-		require.NoError(t, c.execSQL(ctx, "OPTIMIZE TABLE "+table+" FINAL"))
-	}
+	mergeFully(t, c, lookupTables...)
 	require.Equal(t, want, readLookups(t, c, "1"))
 
 	// The orphaned blocks come back (the chain reorganised back), and 34

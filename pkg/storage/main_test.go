@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
 
@@ -43,4 +44,28 @@ func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// mergeFully starts the tables' merges and merges each down to one part per
+// partition. OPTIMIZE … FINAL alone does not promise that: on 18.16 it
+// returns at once, merging nothing, when a background merge (just allowed
+// by START MERGES) holds the parts, and that merge ends later. So each
+// table is optimized until every partition has one active part.
+func mergeFully(t *testing.T, c *ClickHouse, tables ...string) {
+	t.Helper()
+	ctx := testContext(t)
+	for _, table := range tables {
+		require.NoError(t, c.execSQL(ctx, "SYSTEM START MERGES "+c.cfg.Database+"."+table))
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			if !assert.NoError(ct, c.execSQL(ctx, "OPTIMIZE TABLE "+c.cfg.Database+"."+table+" FINAL")) {
+				return
+			}
+			var most uint64
+			err := c.conn.QueryRow(ctx, "SELECT max(n) FROM (SELECT count() AS n FROM system.parts "+
+				"WHERE database = ? AND table = ? AND active GROUP BY partition)", c.cfg.Database, table).Scan(&most)
+			if assert.NoError(ct, err) {
+				assert.LessOrEqual(ct, most, uint64(1), "active parts in a partition of %s", table)
+			}
+		}, 30*time.Second, 50*time.Millisecond)
+	}
 }

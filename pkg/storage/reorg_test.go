@@ -144,10 +144,7 @@ func TestWriteBlocksWithFewerRowsShowsOnlyTheNewBlock(t *testing.T) {
 	require.Equal(t, viewOf(old), readCanonical(t, c, "1", 5))
 
 	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(fork)))
-	for _, table := range []string{tableBlocks, tableTransactions, tableLogs} {
-		require.NoError(t, c.execSQL(ctx, "SYSTEM START MERGES "+c.cfg.Database+"."+table))
-		require.NoError(t, c.execSQL(ctx, "OPTIMIZE TABLE "+table+" FINAL"))
-	}
+	mergeFully(t, c, tableBlocks, tableTransactions, tableLogs)
 	require.Equal(t, viewOf(fork), readCanonical(t, c, "1", 5))
 	require.Equal(t, uint64(2+2+2), rawCount(t, c, tableTransactions, "1"), "merged: one row per key, tombstone included")
 }

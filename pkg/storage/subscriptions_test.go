@@ -26,7 +26,7 @@ func TestSubscriptionsNewestWins(t *testing.T) {
 
 	for _, merge := range []bool{false, true} {
 		if merge {
-			require.NoError(t, c.execSQL(ctx, "OPTIMIZE TABLE "+tableSubscriptions+" FINAL"))
+			mergeFully(t, c, tableSubscriptions)
 		}
 		got, found, err := c.Reader().Records().Subscription(ctx, "a", "0123456789ab")
 		require.NoError(t, err)

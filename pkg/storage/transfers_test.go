@@ -224,10 +224,7 @@ func TestTransfersFollowReorgsAndRemoveBlock(t *testing.T) {
 	require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(fork20, fork21, fork22)))
 	require.NoError(t, c.RemoveBlock(ctx, "1", 23))
 	require.Equal(t, want, readTransferView(t, c, "1"))
-	for _, table := range transferTables {
-		require.NoError(t, c.execSQL(ctx, "SYSTEM START MERGES "+c.cfg.Database+"."+table))
-		require.NoError(t, c.execSQL(ctx, "OPTIMIZE TABLE "+c.cfg.Database+"."+table+" FINAL"))
-	}
+	mergeFully(t, c, transferTables...)
 	require.Equal(t, want, readTransferView(t, c, "1"))
 	checkBalances(t, c, "1", 0, 100, canon...)
 
