@@ -375,7 +375,7 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 // backlog below them is done.
 func TestSchedulerLeavesLiveBlocksToHeadScan(t *testing.T) {
 	const chainID = "it-sched-live"
-	const backlog, live = 1000, 5
+	const backlog, live = 600, 5
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
 	require.NoError(t, err)
 	t.Cleanup(node.Stop)
@@ -388,7 +388,7 @@ func TestSchedulerLeavesLiveBlocksToHeadScan(t *testing.T) {
 	// live blocks come. GapScan runs once, at start: its minute-aligned
 	// runs would otherwise race HeadScan for the live heights (it starts
 	// them too, at their age's level), and this test is about HeadScan.
-	cfg := catchupConfig(chainID, node.HTTPURL, 500, 100, 300)
+	cfg := catchupConfig(chainID, node.HTTPURL, 300, 100, 300)
 	ch := cfg.Chains[chainID]
 	ch.GapScan.Interval = time.Hour
 	cfg.Chains[chainID] = ch
