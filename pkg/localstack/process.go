@@ -195,6 +195,9 @@ func Start(name, logPath, bin string, args ...string) (*Process, error) {
 	return p, nil
 }
 
+// Done is closed once the process has ended, asked or not.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
 // Exited reports whether the process has ended on its own.
 func (p *Process) Exited() bool {
 	select {

@@ -113,7 +113,7 @@ func TestServerRestartsMidRunConverge(t *testing.T) {
 		})
 	}
 	storedAtLeast(head / 4)
-	require.NoError(t, stack.ch.Restart(), "restart ClickHouse")
+	require.NoError(t, restartClickHouse(), "restart ClickHouse")
 	t.Log("ClickHouse restarted")
 	storedAtLeast(head / 2)
 	require.NoError(t, stack.temporal.Restart(), "restart Temporal")

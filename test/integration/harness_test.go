@@ -76,7 +76,14 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "integration: start clickhouse:", err)
 		return 1
 	}
-	defer stack.ch.Stop()
+	stopSupervising := make(chan struct{})
+	supervised := make(chan struct{})
+	go func() { superviseClickHouse(stopSupervising); close(supervised) }()
+	defer func() {
+		close(stopSupervising)
+		<-supervised
+		stack.ch.Stop()
+	}()
 	// The schema, once, before any test. Every worker and store migrates
 	// at start too, but two workers migrating a fresh database at once
 	// race (migrations hold no lock across processes): a test run alone,
@@ -92,6 +99,9 @@ func runMain(m *testing.M) int {
 		fmt.Fprint(os.Stderr, "integration: ", ended)
 		code = 1
 	}
+	if crashes := clickHouseCrashes(); crashes != "" {
+		fmt.Fprint(os.Stderr, "integration: ", crashes)
+	}
 	return code
 }
 
@@ -101,7 +111,9 @@ func runMain(m *testing.M) int {
 // cause is read where the symptom is.
 func stackEnded() string {
 	var b strings.Builder
-	for _, p := range []*localstack.Process{stack.ch.Process, stack.temporal.Process} {
+	ch, gaveUp := chProcess()
+	b.WriteString(gaveUp)
+	for _, p := range []*localstack.Process{ch, stack.temporal.Process} {
 		if err := p.EndedOnItsOwn(); err != nil {
 			fmt.Fprintf(&b, "%v\n--- log tail ---\n%s\n--- end of log ---\n", err, p.Tail(stackLogTail))
 		}
