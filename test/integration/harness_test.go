@@ -69,7 +69,7 @@ func runMain(m *testing.M) int {
 	// The deployment's old_parts_lifetime, not the server's 8 minutes: a
 	// suite's worth of parts that merges replaced (measured: 19,001 of
 	// 19,063 parts, 459,276 files, mid-suite) would otherwise stay for
-	// the end, where removing the folder took 96 s.
+	// the end, where removing the folder took 96-110 s.
 	stack.ch, err = localstack.StartClickHouseWith(filepath.Join(dir, "clickhouse"),
 		localstack.ClickHouseOptions{OldPartsLifetime: storage.RecommendedOldPartsLifetime})
 	if err != nil {
@@ -115,10 +115,16 @@ func stackEnded() string {
 	b.WriteString(gaveUp)
 	for _, p := range []*localstack.Process{ch, stack.temporal.Process} {
 		if err := p.EndedOnItsOwn(); err != nil {
-			fmt.Fprintf(&b, "%v\n--- log tail ---\n%s\n--- end of log ---\n", err, p.Tail(stackLogTail))
+			b.WriteString(endedReport(p, err))
 		}
 	}
 	return b.String()
+}
+
+// endedReport is how a server's unasked end reads in the output: how it
+// ended, then its log's tail.
+func endedReport(p *localstack.Process, ended error) string {
+	return fmt.Sprintf("%v\n--- log tail ---\n%s\n--- end of log ---\n", ended, p.Tail(stackLogTail))
 }
 
 // stackLogTail is how much of a dead server's log stackEnded shows: enough
