@@ -45,7 +45,7 @@ migrate:
 
 ## test: vet, then every test (unit and integration on real services) under the race detector on ClickHouse 18.16, then the modern lanes
 test: tools vet
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -race -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
 	@$(MAKE) --no-print-directory modern-lanes
 
 # The modern engine's lanes: every package whose tests talk to ClickHouse
@@ -66,9 +66,9 @@ test-modern: tools modern-lanes
 
 modern-lanes:
 	@echo "==> modern lane: ClickHouse engine chdb $$($(TOOLS_BIN)/chdb-http -lib $(TOOLS_BIN)/libchdb.so -version), compatibility = '$(MODERN_COMPAT)' (HTTP)"
-	TIDELINE_TEST_CLICKHOUSE=chdb-$(MODERN_COMPAT) $(GO) test $(MODERN_FLAGS) -count=1 -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
+	TIDELINE_TEST_CLICKHOUSE=chdb-$(MODERN_COMPAT) $(GO) test $(MODERN_FLAGS) -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
 	@echo "==> modern lane: ClickHouse engine chdb $$($(TOOLS_BIN)/chdb-http -lib $(TOOLS_BIN)/libchdb.so -version), the engine's own defaults (HTTP)"
-	TIDELINE_TEST_CLICKHOUSE=chdb $(GO) test $(MODERN_FLAGS) -count=1 -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
+	TIDELINE_TEST_CLICKHOUSE=chdb $(GO) test $(MODERN_FLAGS) -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
 
 vet:
 	$(GO) vet ./...
