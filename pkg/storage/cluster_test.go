@@ -231,8 +231,9 @@ func TestMigrateOnAReplicatedCluster(t *testing.T) {
 }
 
 // rebuiltPathRE finds a replication path that names a table by the name
-// a rebuild created it under (blocks_g256 for blocks).
-var rebuiltPathRE = regexp.MustCompile(`(/clickhouse/tables/\{shard\}/)\w+/(\w+?)(_g\d+)?'`)
+// a rebuild created it under (blocks_g256 for blocks, 0022-0043;
+// traces_bytes for traces, 0058-0061).
+var rebuiltPathRE = regexp.MustCompile(`(/clickhouse/tables/\{shard\}/)\w+/(\w+?)(_g\d+|_bytes)?'`)
 
 // clusterSchemaOf is schemaOf with the database's name taken out of the
 // replication paths, and a rebuilt table's path named after the table.

@@ -24,7 +24,7 @@ func TestEmbeddedBaselineLoads(t *testing.T) {
 	b, err := schema.Embedded(ms)
 	require.NoError(t, err)
 	require.Len(t, b.Covers, schema.BaselineVersion)
-	require.Equal(t, "baseline_0043", b.Marker.Name)
+	require.Equal(t, "baseline_0061", b.Marker.Name)
 	cluster := clusterDDL{cluster: "tl", database: "tideline"}
 	for _, m := range b.Tables {
 		got, err := cluster.rewrite(m.Stmt)
@@ -227,7 +227,7 @@ func TestBaselineMatchesTheNumberedMigrations(t *testing.T) {
 		other.Checksum = "another"
 		require.NoError(t, c.recordMigrations(ctx, other))
 		err := c.Migrate(ctx)
-		require.ErrorContains(t, err, "was being created from a baseline other than this binary's baseline_0043")
+		require.ErrorContains(t, err, "was being created from a baseline other than this binary's baseline_0061")
 		tables, err := c.databaseTables(ctx)
 		require.NoError(t, err)
 		require.Empty(t, tables)

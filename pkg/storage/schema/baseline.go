@@ -15,7 +15,9 @@ import (
 // created in the order history created them). A database with nothing in
 // it gets its tables from there, and not by replaying the numbered files:
 // those create tables with 8,192-row granules only to copy them into
-// smaller-granule tables, swap the names and drop the old ones (0022-0043).
+// smaller-granule tables, swap the names and drop the old ones (0022-0043),
+// and traces once more to store their input and output as bytes
+// (0058-0061).
 // Numbered files above BaselineVersion then run on top, as on an existing
 // database. TestBaselineMatchesTheNumberedMigrations keeps the two paths
 // equal; the README ("Migrations") says how to move the baseline.
@@ -24,7 +26,7 @@ import (
 var baselineFiles embed.FS
 
 // BaselineVersion is the numbered file whose schema the baseline is.
-const BaselineVersion = 43
+const BaselineVersion = 61
 
 // BaselineMarker is the schema_migrations version of the row that says a
 // database is, or was, created from the baseline. Numbered files start at

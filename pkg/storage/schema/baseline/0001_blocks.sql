@@ -1,4 +1,4 @@
--- blocks at version 43, for a new database: one row per block height
+-- blocks at version 61, for a new database: one row per block height
 -- (0001), is_canonical for tombstones (0006), 256-row granules so that a
 -- point read decompresses little of `raw` (0022-0043). The reasons for the
 -- engine, key and partitioning are in those files.

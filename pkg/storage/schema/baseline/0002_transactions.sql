@@ -1,4 +1,4 @@
--- transactions at version 43, for a new database: one row per transaction
+-- transactions at version 61, for a new database: one row per transaction
 -- with its receipt, keyed by position (0002), is_canonical (0007),
 -- 256-row granules (0023-0043).
 CREATE TABLE IF NOT EXISTS transactions

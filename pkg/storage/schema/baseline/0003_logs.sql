@@ -1,4 +1,4 @@
--- logs at version 43, for a new database: one row per event log, keyed by
+-- logs at version 61, for a new database: one row per event log, keyed by
 -- position (0003), is_canonical (0008), 512-row granules (0024-0043).
 CREATE TABLE IF NOT EXISTS logs
 (

@@ -1,4 +1,4 @@
--- chain_state at version 43, for a new database: small named values per
+-- chain_state at version 61, for a new database: small named values per
 -- chain, newest version wins (0005).
 CREATE TABLE IF NOT EXISTS chain_state
 (

@@ -1,4 +1,4 @@
--- indexed_chunks at version 43, for a new database: chunks of heights
+-- indexed_chunks at version 61, for a new database: chunks of heights
 -- known to be completely indexed, derived from indexed_heights (0009).
 CREATE TABLE IF NOT EXISTS indexed_chunks
 (

@@ -1,4 +1,4 @@
--- tx_by_hash at version 43, for a new database: a transaction's positions
+-- tx_by_hash at version 61, for a new database: a transaction's positions
 -- by its hash (0010), 1,024-row granules (0025-0043).
 CREATE TABLE IF NOT EXISTS tx_by_hash
 (

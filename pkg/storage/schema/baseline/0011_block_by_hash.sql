@@ -1,4 +1,4 @@
--- block_by_hash at version 43, for a new database: a block's heights by
+-- block_by_hash at version 61, for a new database: a block's heights by
 -- its hash, orphans kept as tombstones (0011), 1,024-row granules
 -- (0026-0043).
 CREATE TABLE IF NOT EXISTS block_by_hash

@@ -1,4 +1,4 @@
--- block_by_time at version 43, for a new database: heights by block time
+-- block_by_time at version 61, for a new database: heights by block time
 -- (0012). Read by time windows, not by point, so it kept the default
 -- 8,192-row granules when 0022-0043 rebuilt the tables read by key.
 CREATE TABLE IF NOT EXISTS block_by_time

@@ -1,4 +1,4 @@
--- address_txs at version 43, for a new database: an address's
+-- address_txs at version 61, for a new database: an address's
 -- transactions as sender, recipient or created contract (0013), 1,024-row
 -- granules (0027-0043).
 CREATE TABLE IF NOT EXISTS address_txs

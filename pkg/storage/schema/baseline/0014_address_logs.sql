@@ -1,4 +1,4 @@
--- address_logs at version 43, for a new database: logs by emitting
+-- address_logs at version 61, for a new database: logs by emitting
 -- address (0014), 1,024-row granules (0028-0043).
 CREATE TABLE IF NOT EXISTS address_logs
 (

@@ -1,4 +1,4 @@
--- aggregates at version 43, for a new database: cumulative counts per
+-- aggregates at version 61, for a new database: cumulative counts per
 -- height, written by the aggregator (0015).
 CREATE TABLE IF NOT EXISTS aggregates
 (

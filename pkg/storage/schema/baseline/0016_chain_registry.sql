@@ -1,4 +1,4 @@
--- chain_registry at version 43, for a new database: the chains defined at
+-- chain_registry at version 61, for a new database: the chains defined at
 -- runtime, newest version wins (0016).
 CREATE TABLE IF NOT EXISTS chain_registry
 (
