@@ -28,6 +28,7 @@ import (
 // revocation is refused by the running API within api.keys_refresh; no
 // key is printed by list, in the API's /metrics or in its log.
 func TestAPIKeyCommands(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	bin := buildIndexer(t)
 	port, err := localstack.FreePort()
 	require.NoError(t, err)

@@ -39,18 +39,18 @@ func catchupBacklog(t *testing.T, chainID string, empty uint64) (*localstack.Nod
 	return node, nodeHead(t, node.HTTPURL)
 }
 
-// catchupSettings make the scheduler take a backlog of a thousand heights
-// or so in several runs, fast enough for a test.
+// catchupSettings make the scheduler take a backlog of a few hundred
+// heights in several runs, fast enough for a test.
 var catchupSettings = map[string]any{
-	"headscan":  map[string]any{"interval": "1s", "catchup_threshold": 500},
-	"scheduler": map[string]any{"rate_limit": 300, "batch_size": 50, "max_in_flight": 400, "continue_as_new_after": 500, "range_size": 0},
+	"headscan":  map[string]any{"interval": "1s", "catchup_threshold": 200},
+	"scheduler": map[string]any{"rate_limit": 300, "batch_size": 50, "max_in_flight": 400, "continue_as_new_after": 150, "range_size": 0},
 }
 
 // SIGKILL the worker at random points of a catch-up, restart it each time:
 // nothing is missing, nothing is stored twice, the watermark is the head.
 func TestSIGKILLDuringCatchupLosesNothing(t *testing.T) {
 	const chainID = "it-chaos-kill"
-	node, head := catchupBacklog(t, chainID, 1000)
+	node, head := catchupBacklog(t, chainID, 400)
 	forgetChainsAtEnd(t)
 	bin := buildIndexer(t)
 	cfgPath := writeConfig(t, chainID, node.HTTPURL, "", catchupSettings)
@@ -87,15 +87,15 @@ func TestSIGKILLDuringCatchupLosesNothing(t *testing.T) {
 // converges with nothing lost.
 func TestServerRestartsMidRunConverge(t *testing.T) {
 	const chainID = "it-chaos-restart"
-	node, head := catchupBacklog(t, chainID, 800)
+	node, head := catchupBacklog(t, chainID, 400)
 	store := openStore(t)
 	cfg := chainConfig(chainID, node.HTTPURL)
 	ch := cfg.Chains[chainID]
-	ch.HeadScan.CatchupThreshold = 500
+	ch.HeadScan.CatchupThreshold = 200
 	ch.Scheduler.RateLimit = 300
 	ch.Scheduler.BatchSize = 50
 	ch.Scheduler.MaxInFlight = 400
-	ch.Scheduler.ContinueAsNewAfter = 500
+	ch.Scheduler.ContinueAsNewAfter = 150
 	cfg.Chains[chainID] = ch
 	runWorker(t, cfg)
 	// What the servers said, when the run does not converge: the only

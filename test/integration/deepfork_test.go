@@ -22,6 +22,7 @@ import (
 // and nothing of the other history is added; when the endpoint serves the
 // stored chain again, the hold ends by itself and indexing resumes.
 func TestNodeOfAnotherHistoryHoldsTheChain(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-deepfork"
 	right, head := catchupBacklog(t, chainID, 100)
 	// The same chain id (anvil's default), its own genesis and blocks.

@@ -50,6 +50,7 @@ func ethersModules(t *testing.T) string {
 // answer as the node does, and a transaction it broadcasts is mined
 // (testdata/etherscan_client.mjs does the asking).
 func TestEtherscanClientCannotTellTheAPIFromTheNode(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-ethers"
 	modules := ethersModules(t)
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{ChainID: 1})

@@ -69,6 +69,7 @@ func startWorkerProcess(t *testing.T, name, bin, cfgPath string) *localstack.Pro
 // are laid over the chain's settings.
 func writeConfig(t *testing.T, chainID, rpcURL, metricsListen string, extra map[string]any) string {
 	t.Helper()
+	claimChain(t, chainID)
 	doc := map[string]any{
 		"log":      map[string]any{"format": "json", "level": "warn"},
 		"metrics":  map[string]any{"listen": metricsListen},
@@ -100,10 +101,12 @@ func writeConfig(t *testing.T, chainID, rpcURL, metricsListen string, extra map[
 }
 
 // Killing the worker with SIGKILL mid-run and starting it again loses no
-// height and duplicates none.
+// height and duplicates none. The backlog (321 heights, HeadScan's direct
+// path) leaves the kill ~200 heights of room after the first 100 and the
+// metric checks, which read at scrape time.
 func TestWorkerSIGKILLLosesNothing(t *testing.T) {
 	const chainID = "it-kill"
-	node, head := catchupBacklog(t, chainID, 600)
+	node, head := catchupBacklog(t, chainID, 300)
 	forgetChainsAtEnd(t)
 
 	bin := buildIndexer(t)
@@ -203,6 +206,7 @@ func (p *corruptingProxy) take() bool {
 // A malformed answer is a typed error; the height is retried, not skipped,
 // and what is finally stored is the node's real block.
 func TestMalformedAnswerIsRetriedNotSkipped(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-malformed"
 	const target = 5
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})

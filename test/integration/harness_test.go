@@ -6,8 +6,10 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -194,6 +196,7 @@ func runWorker(t testing.TB, cfg *config.Config) {
 func startWorker(t testing.TB, cfg *config.Config) (stop func()) {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
+	claimChain(t, slices.Collect(maps.Keys(cfg.Chains))...)
 	forgetChainsAtEnd(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -204,8 +207,8 @@ func startWorker(t testing.TB, cfg *config.Config) (stop func()) {
 	}
 }
 
-// forgetChainsAtEnd removes, when the test ends, every chain the test left
-// in Temporal, as an operator removing a chain does (temporal.RemoveChain:
+// forgetChainsAtEnd removes, when the test ends, the chains it left in
+// Temporal, as an operator removing a chain does (temporal.RemoveChain:
 // its Schedules deleted, its workflows terminated). The suite shares one
 // dev server, and a Schedule outlives the worker that created it: measured
 // with three tests' fifteen Schedules left firing every second into queues
@@ -214,6 +217,13 @@ func startWorker(t testing.TB, cfg *config.Config) (stop func()) {
 // take a core of the two. Registered once per test, after its worker
 // stops (cleanups run last-in, first-out), so a test that restarts its
 // worker keeps its chain until it ends.
+//
+// It sweeps every chain in Temporal but those another running test has
+// claimed (claimChain): tests that run in parallel (t.Parallel) end at
+// different times, and one's end must not take the others' chains. Go
+// runs the parallel tests only after every serial one has ended, so a
+// serial test's sweep meets no claimed chain and still clears what any
+// earlier test left.
 func forgetChainsAtEnd(t testing.TB) {
 	t.Helper()
 	if _, seen := forgetting.LoadOrStore(t, true); seen {
@@ -221,6 +231,7 @@ func forgetChainsAtEnd(t testing.TB) {
 	}
 	t.Cleanup(func() {
 		forgetting.Delete(t)
+		releaseChains(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		c, err := client.Dial(client.Options{HostPort: stack.temporal.HostPort, Namespace: "default"})
@@ -235,6 +246,9 @@ func forgetChainsAtEnd(t testing.TB) {
 			return
 		}
 		for _, id := range ids {
+			if claimedByOther(t, id) {
+				continue
+			}
 			if _, err := temporal.RemoveChain(ctx, c, "default", id, false); err != nil {
 				t.Errorf("forgetting chain %s: %v", id, err)
 			}
@@ -243,6 +257,53 @@ func forgetChainsAtEnd(t testing.TB) {
 }
 
 var forgetting sync.Map // testing.TB → true while its cleanup is pending
+
+// claims holds which running test owns each chain ID it runs a worker or
+// workflows for; guarded by claimsMu.
+var (
+	claimsMu sync.Mutex
+	claims   = map[string]testing.TB{}
+)
+
+// claimChain marks the chains as t's until t ends, so that the end of a
+// test running beside it (forgetChainsAtEnd) leaves them alone. Every
+// worker a test starts claims its chains; a test that makes workflows of
+// a chain without a worker claims it itself.
+func claimChain(t testing.TB, ids ...string) {
+	t.Helper()
+	claimsMu.Lock()
+	defer claimsMu.Unlock()
+	for _, id := range ids {
+		if other, ok := claims[id]; ok && !sameTest(other, t) {
+			t.Fatalf("chain %s is already %s's: each test owns its chain ID", id, other.Name())
+		}
+		claims[id] = t
+	}
+}
+
+func releaseChains(t testing.TB) {
+	claimsMu.Lock()
+	defer claimsMu.Unlock()
+	for id, owner := range claims {
+		if owner.Name() == t.Name() {
+			delete(claims, id)
+		}
+	}
+}
+
+func claimedByOther(t testing.TB, id string) bool {
+	claimsMu.Lock()
+	defer claimsMu.Unlock()
+	owner, ok := claims[id]
+	return ok && !sameTest(owner, t)
+}
+
+// sameTest tells whether a and b are one top-level test or its subtests:
+// a test's subtests share its chains.
+func sameTest(a, b testing.TB) bool {
+	top := func(n string) string { return strings.SplitN(n, "/", 2)[0] }
+	return top(a.Name()) == top(b.Name())
+}
 
 // chainsInTemporal lists the chains that have a Schedule or a running
 // workflow: their IDs are "<chain>:<kind>".

@@ -48,6 +48,7 @@ func makeTraffic(t *testing.T, url string, key string, n int) {
 // The walking skeleton's promise: every block 0..head of a real anvil
 // chain lands in ClickHouse, contiguous, equal to what the node returns.
 func TestIndexesAnvilChainExactly(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-anvil"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
 	require.NoError(t, err)
@@ -97,6 +98,7 @@ func TestIndexesAnvilChainExactly(t *testing.T) {
 
 // The adapter is proven on a second, independent client: geth --dev.
 func TestIndexesGethChainExactly(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-geth"
 	node, err := localstack.StartGethDev(filepath.Join(stack.dir, chainID), localstack.GethOptions{Period: time.Second})
 	require.NoError(t, err)

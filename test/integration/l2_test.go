@@ -21,6 +21,7 @@ import (
 // any other: the chain is the node's, and the fields the columns do not
 // hold are kept and served. anvil --network optimism mines real ones.
 func TestOPStackDepositsAreKept(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-op-deposits"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{Network: "optimism"})
 	require.NoError(t, err)

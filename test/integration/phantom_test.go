@@ -53,6 +53,7 @@ func (p *phantomProxy) lie(call rpcMessage, answer *rpcMessage) bool {
 // within a few block times. (On main before this, the watermark stood
 // still for good: issue 9.)
 func TestPhantomHeadDoesNotWedgeTheChain(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-phantom"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{BlockTime: time.Second})
 	require.NoError(t, err)
@@ -86,6 +87,7 @@ func TestPhantomHeadDoesNotWedgeTheChain(t *testing.T) {
 // no workflow runs for a height that does not, and an IndexBlock started
 // for a phantom height ends unindexed (NotProduced) instead of retrying.
 func TestPhantomSchedulerShrinksToTheChain(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-shrink"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{BlockTime: time.Second})
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,6 +55,7 @@ func pushConfig(t *testing.T, chainID string, node *localstack.Node, threshold u
 func runWorkerWith(t *testing.T, cfg *config.Config, opts worker.Options) {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
+	claimChain(t, slices.Collect(maps.Keys(cfg.Chains))...)
 	forgetChainsAtEnd(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -211,6 +211,7 @@ func blockHash(t *testing.T, c *gethrpc.Client, h uint64) string {
 // are superseded (the new blocks hold fewer transactions and logs), and
 // the reorg metrics count both with their depths.
 func TestReorgNearHeadIsRepaired(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-reorg"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
 	require.NoError(t, err)

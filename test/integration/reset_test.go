@@ -58,6 +58,7 @@ func (p *prunedProxy) prune(call rpcMessage, answer *rpcMessage) bool {
 // Once the endpoint serves the heights again, the next scans catch the
 // chain up to the node.
 func TestSchedulerResetFreesAChain(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-reset"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{BlockTime: time.Second})
 	require.NoError(t, err)

@@ -268,14 +268,18 @@ func watermark(t *testing.T, s *storage.ClickHouse, chainID string) (uint64, boo
 	return wm, found
 }
 
-// A backlog of 800 heights on a real node goes HeadScan →
-// SchedulerWorkflow (several ContinueAsNew runs, one chain, histories far
-// below the limit) → IndexBlockWorkflows, and ends with every height
-// indexed once, equal to the node.
+// A backlog on a real node goes HeadScan → SchedulerWorkflow (several
+// ContinueAsNew runs, one chain, histories far below the limit) →
+// IndexBlockWorkflows, and ends with every height indexed once, equal to
+// the node. Hour-long blocks make a day 24 heights, so a backlog of 43
+// heights spans two buckets: the claims are about the scheduler's
+// buckets, runs and hand-overs, which heights past the second bucket
+// would only repeat (the heights per second of a long catch-up are
+// `make bench-catchup`'s).
 func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 	const chainID = "it-sched"
-	const backlog = 800
-	const runLength = 300 // heights a scheduler run starts before it continues as new
+	const backlog = 20
+	const runLength = 10 // heights a scheduler run starts before it continues as new
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
 	require.NoError(t, err)
 	t.Cleanup(node.Stop)
@@ -289,14 +293,18 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 
 	store := openStore(t)
 	tc := temporalClient(t)
-	cfg := catchupConfig(chainID, node.HTTPURL, 500, 300, 500)
+	// A scheduler for any backlog above 20 heights, starting 5 a second in
+	// batches of 5, so that it is seen mid-run and hands over every two
+	// batches.
+	cfg := catchupConfig(chainID, node.HTTPURL, 20, 5, 500)
 	ch := cfg.Chains[chainID]
-	// Two-minute blocks make a day 720 heights: a backlog of 800 spans two
-	// buckets at half the heights (and the time) one-minute blocks need.
-	ch.BlockTime = 2 * time.Minute
+	ch.BlockTime = time.Hour
+	ch.Scheduler.BatchSize = 5
 	ch.Scheduler.ContinueAsNewAfter = runLength
 	cfg.Chains[chainID] = ch
 	heightsPerDay := uint64(24 * time.Hour / ch.BlockTime) // the High bucket's size
+	require.Greater(t, head+1, heightsPerDay, "the backlog must reach past the first bucket")
+	require.LessOrEqual(t, head+1, 2*heightsPerDay, "the backlog must end in the second bucket")
 	opts := temporal.NewOptions(chainID, cfg.Chains[chainID].Index.ActivityTimeout)
 	began := time.Now()
 	runWorker(t, cfg)
@@ -317,8 +325,8 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 	require.Equal(t, head, mid.Head)
 	require.Equal(t, head+1, mid.Scheduled+mid.Remaining)
 	require.Len(t, mid.Buckets, 2)
-	// Two-minute blocks: the newest 720 heights are under a day old
-	// (High), the rest under two days (Medium).
+	// Hour-long blocks: the newest 24 heights are under a day old (High),
+	// the rest under two days (Medium).
 	require.Equal(t, []temporal.BucketProgress{
 		{Level: int(types.High), Name: types.High.String(), Total: heightsPerDay, Done: mid.Buckets[0].Done},
 		{Level: int(types.Medium), Name: types.Medium.String(), Total: head + 1 - heightsPerDay, Done: mid.Buckets[1].Done},
@@ -375,7 +383,7 @@ func TestSchedulerCatchesUpBacklogOnAnvil(t *testing.T) {
 // backlog below them is done.
 func TestSchedulerLeavesLiveBlocksToHeadScan(t *testing.T) {
 	const chainID = "it-sched-live"
-	const backlog, live = 600, 5
+	const backlog, live = 250, 5
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
 	require.NoError(t, err)
 	t.Cleanup(node.Stop)
@@ -384,11 +392,14 @@ func TestSchedulerLeavesLiveBlocksToHeadScan(t *testing.T) {
 
 	store := openStore(t)
 	tc := temporalClient(t)
-	// A slow scheduler, so that the backlog is still far from done when the
-	// live blocks come. GapScan runs once, at start: its minute-aligned
-	// runs would otherwise race HeadScan for the live heights (it starts
-	// them too, at their age's level), and this test is about HeadScan.
-	cfg := catchupConfig(chainID, node.HTTPURL, 300, 100, 300)
+	// A scheduler that fills the index queue with the whole backlog in
+	// seconds (250 in flight), so that the live heights must jump a full
+	// queue, and that is still far from done when they come (the stack
+	// indexes 9-28 heights a second, the lowest heights last). GapScan
+	// runs once, at start: its minute-aligned runs would otherwise race
+	// HeadScan for the live heights (it starts them too, at their age's
+	// level), and this test is about HeadScan.
+	cfg := catchupConfig(chainID, node.HTTPURL, 100, 100, 250)
 	ch := cfg.Chains[chainID]
 	ch.GapScan.Interval = time.Hour
 	cfg.Chains[chainID] = ch

@@ -18,6 +18,7 @@ import (
 // the connection and never answers, and the stop comes once the worker
 // asks it for its head.
 func TestStopWhileChainsStartIsClean(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ln.Close() })

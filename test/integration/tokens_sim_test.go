@@ -19,9 +19,12 @@ import (
 // holds exactly the rows its events make, by standard; the malformed logs
 // give none and are counted; every log is stored all the same.
 func TestMalformedTransfersFromTheSimulatedChain(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-tokens-sim"
 	sc := simchain.DefaultConfig()
-	sc.Length = 150
+	// 60 heights of 20 transactions hold every standard's transfers and
+	// each malformed shape many times over (asserted below).
+	sc.Length = 60
 	sim, err := simchain.Start(context.Background(), sc)
 	require.NoError(t, err)
 	t.Cleanup(func() { sim.Close() })

@@ -250,6 +250,7 @@ func (f *tokenFixture) balancesDiff(t *testing.T, r *storage.Reader, chainID str
 // counted. Then a reorganisation replaces transfers: transfers, look-ups
 // and balances equal the new canonical chain.
 func TestTokenTransfersOnAnvil(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-tokens"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
 	require.NoError(t, err)

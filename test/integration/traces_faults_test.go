@@ -37,6 +37,7 @@ import (
 // A reorganisation replaces traced blocks: the old frames are tombstoned,
 // the new ones stored, and the address look-ups follow.
 func TestReorgReplacesTracedBlocks(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-traces-reorg"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
 	require.NoError(t, err)
@@ -116,6 +117,7 @@ func TestReorgReplacesTracedBlocks(t *testing.T) {
 // traces from the endpoint that has them, and the other still serves
 // heads, and shows as unable to trace.
 func TestEndpointWithoutTracingBesideOneWithIt(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-traces-mixed"
 	cfg := simchain.DefaultConfig()
 	cfg.Length = 250
@@ -199,6 +201,7 @@ func (p *holdingTraces) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // lands, the height is handed to its own IndexBlock workflow, and lands
 // once the node answers.
 func TestASlowTraceDoesNotHoldTheRange(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-traces-slow"
 	const slow = 123
 	cfg := simchain.DefaultConfig()
@@ -267,6 +270,7 @@ func TestASlowTraceDoesNotHoldTheRange(t *testing.T) {
 // indexed height's traces, newest first, without writing its blocks
 // again, and indexer status shows it.
 func TestTracesBackfillOnAnIndexedChain(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-traces-backfill"
 	cfg := simchain.DefaultConfig()
 	cfg.Length = 250

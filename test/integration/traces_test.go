@@ -244,6 +244,7 @@ func checkTracedChain(t *testing.T, nodeURL, chainID, mode, api string, tree com
 }
 
 func TestTracesEqualTheNodesTracers(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	t.Run("anvil", func(t *testing.T) {
 		node, err := localstack.StartAnvil(filepath.Join(stack.dir, "it-traces-anvil"), localstack.AnvilOptions{})
 		require.NoError(t, err)

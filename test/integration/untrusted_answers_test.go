@@ -75,6 +75,7 @@ func (p *laggingProxy) rewriteAnswer(lagging bool, call rpcMessage, answer *rpcM
 // times, none is skipped or dropped (heights the lagging replica lacks lie
 // below the confirmed head, so they are retried), none above the chain.
 func TestLaggingReplicaHeadGoingBackwards(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-lagging"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{BlockTime: time.Second})
 	require.NoError(t, err)
@@ -133,6 +134,7 @@ func (p *missingBlockProxy) hide(call rpcMessage, answer *rpcMessage) bool {
 // replica behind a load balancer) is retried, never skipped: the watermark
 // waits for it and passes it once the node serves it.
 func TestMissingBlockBelowTheHeadIsRetried(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-missing-block"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{BlockTime: time.Second})
 	require.NoError(t, err)
@@ -219,6 +221,7 @@ func (p *forkReceiptsProxy) forge(call rpcMessage, answer *rpcMessage) bool {
 // block's hash and checked against it) and asked again: what is stored is
 // the block's own receipts and logs, never the other fork's.
 func TestReceiptsFromAnotherForkAreRefused(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-fork-receipts"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
 	require.NoError(t, err)

@@ -147,6 +147,7 @@ const (
 
 // The docs give exactly the queries tested below.
 func TestOperatorQueriesAreDocumented(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	raw, err := os.ReadFile(operationsPath)
 	require.NoError(t, err)
 	doc := string(raw)
@@ -282,6 +283,7 @@ func TestOperatorQueries(t *testing.T) {
 // started without them), again without harm, and a namespace where they
 // cannot be registered, or one holds another type, is an error naming them.
 func TestEnsureSearchAttributes(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	srv, err := localstack.StartTemporal(t.TempDir(), localstack.TemporalOptions{NoUI: true})
 	require.NoError(t, err)
 	t.Cleanup(srv.Stop)

@@ -47,6 +47,7 @@ func newSwitchingProxy(t *testing.T, first, second string) (*switchingProxy, str
 // block of the other chain is stored, no height above the real head is
 // indexed, and indexing resumes when the endpoint serves the chain again.
 func TestEndpointOfAnotherChainIsNotIndexed(t *testing.T) {
+	t.Parallel() // see README.md, "Serial and parallel tests"
 	const chainID = "it-wrongchain"
 	right, head := catchupBacklog(t, chainID, 100)
 	other, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID+"-other"), localstack.AnvilOptions{ChainID: 4242})
