@@ -8,7 +8,7 @@ CONFIG ?= config.example.yaml
 # twice as long, and its waits scale themselves (test/integration/pace_test.go).
 TEST_TIMEOUT ?= $(shell [ "$$(nproc)" -ge 2 ] && echo 45m || echo 90m)
 
-.PHONY: all tools tools-dev build run run-sim simchain worker migrate test test-modern modern-lanes vet bench-scheduler bench-simchain clean bench-e2e bench-catchup bench-api
+.PHONY: all tools tools-dev build run run-sim simchain worker migrate test test-integration test-units test-modern modern-lanes vet bench-scheduler bench-simchain clean bench-e2e bench-catchup bench-api
 
 all: build
 
@@ -43,9 +43,28 @@ worker:
 migrate:
 	$(GO) run ./app/indexer migrate --config $(CONFIG)
 
-## test: vet, then every test (unit and integration on real services) under the race detector on ClickHouse 18.16, then the modern lanes
+## test: vet, then every test: the packages' own tests under the race detector on ClickHouse 18.16 and then on the modern engine's lanes, beside the integration package on real services
+# Two streams share the two cores (docs/performance.md, "make test in
+# half the time"): the integration package, the longest, starts at once;
+# beside it every other package runs under -race on 18.16, then the
+# modern lanes. The integration package runs without the race detector:
+# what it runs in-process (worker, activities, workflows, storage, rpc,
+# api, lifecycle, push, the jobs) is under -race in those packages' own
+# tests, on the same real servers where they need them; here it cost a
+# quarter of the suite's CPU. TEST_SYNC keeps each stream's output whole
+# (testprofile sets it empty, to read the events as they come).
+INTEGRATION_PKG = ./test/integration/
+TEST_SYNC ?= --output-sync=target
 test: tools vet
-	$(GO) test -race -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
+	@$(MAKE) --no-print-directory -j2 $(TEST_SYNC) test-integration test-units
+
+# Four of the integration tests that wait on clocks at once (README.md
+# there, "Serial and parallel tests"); the serial ones run first.
+test-integration:
+	$(GO) test -count=1 -parallel 4 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(INTEGRATION_PKG)
+
+test-units:
+	$(GO) test -race -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/test/integration$$')
 	@$(MAKE) --no-print-directory modern-lanes
 
 # The modern engine's lanes: every package whose tests talk to ClickHouse

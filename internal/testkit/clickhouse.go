@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tideline-dev/tideline/pkg/localstack"
 )
@@ -96,3 +97,10 @@ var nonIdent = regexp.MustCompile(`[^A-Za-z0-9_]+`)
 func Database(t testing.TB, prefix string) string {
 	return prefix + strings.ToLower(nonIdent.ReplaceAllString(t.Name(), "_"))
 }
+
+// QueryBound is how long the ClickHouse tests let a query, or a test's
+// whole context, run before they fail: a failure's deadline, never a
+// claim. The modern lanes run beside the integration package in `make
+// test`, and chDB answers one query at a time, so a test that takes 20 s
+// on an idle box may take three times that there.
+const QueryBound = 3 * time.Minute

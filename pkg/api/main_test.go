@@ -114,7 +114,7 @@ func newTestAPI(t testing.TB, cfg config.API, opts ...func(*Options)) *testAPI {
 	t.Helper()
 	ctx := context.Background()
 	db := testkit.Database(t, "a_") + fmt.Sprintf("_%d", time.Now().UnixNano())
-	store, err := storage.Open(ctx, config.ClickHouse{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: db, QueryTimeout: time.Minute}, zap.NewNop())
+	store, err := storage.Open(ctx, config.ClickHouse{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: db, QueryTimeout: testkit.QueryBound}, zap.NewNop())
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	require.NoError(t, store.Migrate(ctx))

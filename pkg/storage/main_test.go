@@ -25,7 +25,7 @@ func TestMain(m *testing.M) { os.Exit(testkit.RunWithClickHouse(m, "storage", &t
 // testConfig names a database after the test.
 func testConfig(t *testing.T) config.ClickHouse {
 	db := testkit.Database(t, "t_")
-	return config.ClickHouse{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: db, QueryTimeout: time.Minute}
+	return config.ClickHouse{Addr: testCH.Addr, Protocol: testCH.Protocol, Database: db, QueryTimeout: testkit.QueryBound}
 }
 
 // openTest opens a migrated store on a database of its own. The server's
@@ -41,7 +41,7 @@ func openTest(t *testing.T) *ClickHouse {
 }
 
 func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testkit.QueryBound)
 	t.Cleanup(cancel)
 	return ctx
 }

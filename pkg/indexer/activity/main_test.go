@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -27,10 +26,10 @@ func TestMain(m *testing.M) { os.Exit(testkit.RunWithClickHouse(m, "activity", &
 // newActivities returns activities over a fresh database of their own.
 func newActivities(t *testing.T, chainID string, start uint64) (*activity.Activities, *storage.ClickHouse) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testkit.QueryBound)
 	defer cancel()
 	db := testkit.Database(t, "a_")
-	store, err := storage.Open(ctx, config.ClickHouse{Addr: clickhouse.Addr, Protocol: clickhouse.Protocol, Database: db, QueryTimeout: time.Minute}, zap.NewNop())
+	store, err := storage.Open(ctx, config.ClickHouse{Addr: clickhouse.Addr, Protocol: clickhouse.Protocol, Database: db, QueryTimeout: testkit.QueryBound}, zap.NewNop())
 	require.NoError(t, err)
 	require.NoError(t, store.Migrate(ctx))
 	t.Cleanup(func() { store.Close() })
