@@ -149,13 +149,30 @@ func (p *profile) sample(root int32) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	seenOf := map[int32]time.Duration{} // parent pid → what samples counted of its children that ended
+	// What samples counted of the processes that ended since the last
+	// one, given to the process that waited for them: a process that ended
+	// with children that ended in the same second (the go command right
+	// after its test binary) passes their counted CPU up with its own,
+	// since its parent's cutime gets both.
+	ended := map[int32]*proc{}
 	for k, pr := range p.procs {
 		if s, ok := all[pr.pid]; ok && procKey(s) == k {
 			continue
 		}
-		seenOf[pr.ppid] += pr.cpu + pr.reaped
+		ended[pr.pid] = pr
 		delete(p.procs, k)
+	}
+	seenOf := map[int32]time.Duration{} // the waiting parent's pid → what samples counted of its children that ended
+	for _, pr := range ended {
+		top := pr
+		for i := 0; i < 64; i++ {
+			up, ok := ended[top.ppid]
+			if !ok {
+				break
+			}
+			top = up
+		}
+		seenOf[top.ppid] += pr.cpu + pr.reaped
 	}
 	for pid, s := range all {
 		k := procKey(s)
