@@ -61,6 +61,12 @@ func fail(err error) {
 // samples /proc until it ends, and writes the report. It returns the
 // command's exit code.
 func run(out string, every time.Duration, top int, args []string) (int, error) {
+	return runWith(out, every, top, args, nil)
+}
+
+// runWith is run that also hands the profile and the totals to seen
+// (the tests read them).
+func runWith(out string, every time.Duration, top int, args []string, seen func(p *profile, wall, total time.Duration)) (int, error) {
 	raw, err := os.Create(filepath.Join(out, "test.json"))
 	if err != nil {
 		return 0, err
@@ -121,6 +127,9 @@ loop:
 	prof.report(rep, wall, total, top, args)
 	prof.report(os.Stdout, wall, total, top, args)
 	fmt.Printf("testprofile: report in %s\n", filepath.Join(out, "report.txt"))
+	if seen != nil {
+		seen(prof, wall, total)
+	}
 
 	code := 0
 	if waitErr != nil {
