@@ -51,7 +51,6 @@ var catchupSettings = map[string]any{
 func TestSIGKILLDuringCatchupLosesNothing(t *testing.T) {
 	const chainID = "it-chaos-kill"
 	node, head := catchupBacklog(t, chainID, 400)
-	forgetChainsAtEnd(t)
 	bin := buildIndexer(t)
 	cfgPath := writeConfig(t, chainID, node.HTTPURL, "", catchupSettings)
 	store := openStore(t)
@@ -247,7 +246,6 @@ func TestFaultyNodeConverges(t *testing.T) {
 	cfgPath := writeConfig(t, chainID, srv.URL, metricsAddr, map[string]any{
 		"rpc": map[string]any{"rate_limit": 0, "timeout": "3s", "backoff_initial": "50ms", "backoff_max": "500ms"},
 	})
-	forgetChainsAtEnd(t)
 	w, err := localstack.Start("worker", filepath.Join(t.TempDir(), "worker.log"), bin, "worker", "--config", cfgPath)
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)

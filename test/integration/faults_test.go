@@ -107,7 +107,6 @@ func writeConfig(t *testing.T, chainID, rpcURL, metricsListen string, extra map[
 func TestWorkerSIGKILLLosesNothing(t *testing.T) {
 	const chainID = "it-kill"
 	node, head := catchupBacklog(t, chainID, 300)
-	forgetChainsAtEnd(t)
 
 	bin := buildIndexer(t)
 	port, err := localstack.FreePort()

@@ -197,7 +197,6 @@ func startWorker(t testing.TB, cfg *config.Config) (stop func()) {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
 	claimChain(t, slices.Collect(maps.Keys(cfg.Chains))...)
-	forgetChainsAtEnd(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- worker.Run(ctx, cfg, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))) }()
@@ -268,9 +267,12 @@ var (
 // claimChain marks the chains as t's until t ends, so that the end of a
 // test running beside it (forgetChainsAtEnd) leaves them alone. Every
 // worker a test starts claims its chains; a test that makes workflows of
-// a chain without a worker claims it itself.
+// a chain without a worker claims it itself. The claim ends with the
+// test's forgetChainsAtEnd, which it registers (once per test), so no
+// claim outlives its test.
 func claimChain(t testing.TB, ids ...string) {
 	t.Helper()
+	forgetChainsAtEnd(t)
 	claimsMu.Lock()
 	defer claimsMu.Unlock()
 	for _, id := range ids {

@@ -56,7 +56,6 @@ func runWorkerWith(t *testing.T, cfg *config.Config, opts worker.Options) {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
 	claimChain(t, slices.Collect(maps.Keys(cfg.Chains))...)
-	forgetChainsAtEnd(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- worker.RunWith(ctx, cfg, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), opts) }()

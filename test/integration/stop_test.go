@@ -34,7 +34,7 @@ func TestStopWhileChainsStartIsClean(t *testing.T) {
 	}()
 	cfg := chainConfig("it-stop-starting", "http://"+ln.Addr().String())
 	require.NoError(t, cfg.Validate())
-	forgetChainsAtEnd(t)
+	claimChain(t, "it-stop-starting")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- worker.Run(ctx, cfg, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))) }()
