@@ -58,7 +58,9 @@ func (p *prunedProxy) prune(call rpcMessage, answer *rpcMessage) bool {
 // Once the endpoint serves the heights again, the next scans catch the
 // chain up to the node.
 func TestSchedulerResetFreesAChain(t *testing.T) {
-	t.Parallel() // see README.md, "Serial and parallel tests"
+	// Serial: under the parallel tests' load a workflow of the window
+	// started a moment before the reset was still running after it (height
+	// 6 in one clean-clone CI run), so the reset's check races the load.
 	const chainID = "it-reset"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{BlockTime: time.Second})
 	require.NoError(t, err)
