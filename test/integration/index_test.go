@@ -48,7 +48,8 @@ func makeTraffic(t *testing.T, url string, key string, n int) {
 // The walking skeleton's promise: every block 0..head of a real anvil
 // chain lands in ClickHouse, contiguous, equal to what the node returns.
 func TestIndexesAnvilChainExactly(t *testing.T) {
-	t.Parallel() // see README.md, "Serial and parallel tests"
+	// Serial: beside the parallel tests its 40 calls once made 39 blocks
+	// (head 39 < 40), two of them mined together; not yet understood.
 	const chainID = "it-anvil"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
 	require.NoError(t, err)
