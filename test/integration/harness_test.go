@@ -231,15 +231,19 @@ func forgetChainsAtEnd(t testing.TB) {
 	t.Cleanup(func() {
 		forgetting.Delete(t)
 		releaseChains(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
+		// A deadline for the listing and one for each chain's removal, not
+		// one for the sweep: on a loaded box (the parallel tests beside it,
+		// the other packages' stream of make test) one sweep of several
+		// leftover chains once outlasted two minutes in all.
 		c, err := client.Dial(client.Options{HostPort: stack.temporal.HostPort, Namespace: "default"})
 		if err != nil {
 			t.Errorf("forgetting the test's chains: %v", err)
 			return
 		}
 		defer c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		ids, err := chainsInTemporal(ctx, c)
+		cancel()
 		if err != nil {
 			t.Errorf("forgetting the test's chains: %v", err)
 			return
@@ -248,7 +252,10 @@ func forgetChainsAtEnd(t testing.TB) {
 			if claimedByOther(t, id) {
 				continue
 			}
-			if _, err := temporal.RemoveChain(ctx, c, "default", id, false); err != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			_, err := temporal.RemoveChain(ctx, c, "default", id, false)
+			cancel()
+			if err != nil {
 				t.Errorf("forgetting chain %s: %v", id, err)
 			}
 		}
