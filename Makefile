@@ -55,16 +55,22 @@ migrate:
 # (testprofile sets it empty, to read the events as they come).
 INTEGRATION_PKG = ./test/integration/
 TEST_SYNC ?= --output-sync=target
+# Test binaries are linked without DWARF (-w): a link under -race took
+# 7.1 CPU-s with it and 5.0 without (pkg/api, three each), and make test
+# links about sixty. Stack traces and race reports keep their file:line
+# (they read the binary's line table, not DWARF); a debugger does not get
+# them: build that binary by hand without TEST_LDFLAGS.
+TEST_LDFLAGS ?= -ldflags=-w
 test: tools vet
 	@$(MAKE) --no-print-directory -j2 $(TEST_SYNC) test-integration test-units
 
 # Four of the integration tests that wait on clocks at once (README.md
 # there, "Serial and parallel tests"); the serial ones run first.
 test-integration:
-	$(GO) test -count=1 -parallel 4 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(INTEGRATION_PKG)
+	$(GO) test $(TEST_LDFLAGS) -count=1 -parallel 4 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(INTEGRATION_PKG)
 
 test-units:
-	$(GO) test -race -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/test/integration$$')
+	$(GO) test $(TEST_LDFLAGS) -race -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/test/integration$$')
 	@$(MAKE) --no-print-directory modern-lanes
 
 # The modern engine's lanes: every package whose tests talk to ClickHouse
@@ -85,9 +91,9 @@ test-modern: tools modern-lanes
 
 modern-lanes:
 	@echo "==> modern lane: ClickHouse engine chdb $$($(TOOLS_BIN)/chdb-http -lib $(TOOLS_BIN)/libchdb.so -version), compatibility = '$(MODERN_COMPAT)' (HTTP)"
-	TIDELINE_TEST_CLICKHOUSE=chdb-$(MODERN_COMPAT) $(GO) test $(MODERN_FLAGS) -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
+	TIDELINE_TEST_CLICKHOUSE=chdb-$(MODERN_COMPAT) $(GO) test $(TEST_LDFLAGS) $(MODERN_FLAGS) -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
 	@echo "==> modern lane: ClickHouse engine chdb $$($(TOOLS_BIN)/chdb-http -lib $(TOOLS_BIN)/libchdb.so -version), the engine's own defaults (HTTP)"
-	TIDELINE_TEST_CLICKHOUSE=chdb $(GO) test $(MODERN_FLAGS) -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
+	TIDELINE_TEST_CLICKHOUSE=chdb $(GO) test $(TEST_LDFLAGS) $(MODERN_FLAGS) -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
 
 vet:
 	$(GO) vet ./...
