@@ -51,7 +51,7 @@ func newRoot() *cobra.Command {
 	f.String("log-format", "", "log.format: json or console")
 	f.String("metrics-listen", "", "metrics.listen: host:port of /metrics")
 	f.String("temporal-host-port", "", "temporal.host_port")
-	f.String("clickhouse-addr", "", "clickhouse.addr: native protocol host:port")
+	f.String("clickhouse-addr", "", "clickhouse.addr: host:port of clickhouse.protocol (native, the default: 9000 on a server; http: 8123)")
 	for key, flag := range map[string]string{
 		"log.level": "log-level", "log.format": "log-format", "metrics.listen": "metrics-listen",
 		"temporal.host_port": "temporal-host-port", "clickhouse.addr": "clickhouse-addr",

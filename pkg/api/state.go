@@ -149,7 +149,7 @@ type Store struct {
 	Chain  ChainStore    // blocks, transactions, logs, the watermark, aggregates
 	Tokens TokenStore    // transfers, balances, metadata (types_tokens.go)
 	Traces TraceStore    // call traces (routes_traces.go, etherscan_internal.go)
-	Stream stream.Source // the change stream (stream.go, stream_events.go)
+	Stream stream.Source // the change stream (stream.go, stream_transport.go here; pkg/storage/stream.go its rows)
 	Keys   KeyStore      // the API keys (keys.go)
 	RPC    RPCStore      // the JSON-RPC route's own reads (jsonrpc_batch.go, jsonrpc_ots_search.go)
 }

@@ -58,7 +58,7 @@ func (c ClickHouse) Validate() error {
 		return &KeyError{Key: "clickhouse." + key, Reason: fmt.Sprintf(format, args...)}
 	}
 	if c.Addr == "" {
-		return bad("addr", "required (host:port of the native protocol)")
+		return bad("addr", "required (host:port of clickhouse.protocol: the native protocol, the default, or http)")
 	}
 	host, port, err := net.SplitHostPort(c.Addr)
 	if err != nil {

@@ -93,3 +93,55 @@ func ScheduleIDs(chainID string) []string {
 	return []string{HeadScanScheduleID(chainID), GapScanScheduleID(chainID), AggregateScheduleID(chainID), PruneScheduleID(chainID),
 		TokenMetadataScheduleID(chainID), TraceBackfillScheduleID(chainID), StreamScheduleID(chainID)}
 }
+
+// The names of token metadata (a side job: pkg/indexer/jobs/tokenmeta),
+// which asks every token with a transfer for its name, symbol, decimals
+// and total supply once, off the write path.
+
+// TokenMetadataWorkflow is its workflow type.
+const TokenMetadataWorkflow = "TokenMetadata"
+
+// TokenMetadataScheduleID is the ID of the chain's TokenMetadata Schedule.
+func TokenMetadataScheduleID(chainID string) string { return chainID + ":token-metadata" }
+
+// TokenMetadataWorkflowID is the workflow ID prefix of its runs.
+func TokenMetadataWorkflowID(chainID string) string { return chainID + ":token-metadata" }
+
+// The names of the traces backfill (a side job:
+// pkg/indexer/jobs/tracebackfill), which fills the traces of heights
+// indexed without them while a chain traces.
+
+// TraceBackfillWorkflow is the backfill's workflow type.
+const TraceBackfillWorkflow = "TraceBackfill"
+
+// TraceBackfillScheduleID is the ID of the Schedule that runs it (only
+// while the chain traces).
+func TraceBackfillScheduleID(chainID string) string { return chainID + ":traces-backfill" }
+
+// TraceBackfillWorkflowID is the workflow ID prefix of its runs.
+func TraceBackfillWorkflowID(chainID string) string { return chainID + ":traces-backfill" }
+
+// The names of the change stream's appender (a side job:
+// pkg/indexer/jobs/streamappend).
+
+// StreamAppendWorkflow is the appender's workflow type.
+const StreamAppendWorkflow = "StreamAppend"
+
+// StreamScheduleID is the ID of the Schedule that runs it.
+func StreamScheduleID(chainID string) string { return chainID + ":stream" }
+
+// StreamWorkflowID is the workflow ID prefix of its runs.
+func StreamWorkflowID(chainID string) string { return chainID + ":stream" }
+
+// The names of the webhook deliveries (a side job:
+// pkg/indexer/jobs/webhook, which holds their signal, query and memo
+// names, options and start calls): one WebhookDelivery workflow per
+// subscription to a chain's change stream.
+
+// WebhookWorkflow is the delivery's workflow type.
+const WebhookWorkflow = "WebhookDelivery"
+
+// WebhookID is the workflow ID of a subscription's delivery.
+func WebhookID(chainID, subscriptionID string) string {
+	return chainID + ":webhook:" + subscriptionID
+}
