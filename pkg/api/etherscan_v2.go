@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -9,8 +10,9 @@ import (
 
 // Etherscan's V2 addressing: one URL for every chain, the chain named by
 // a chainid parameter (what ethers 6 and other V2 clients call). tideline
-// serves it at /v2/api, routing by each chain's expected_chain_id, so
-// that such a client works by changing only its host; a chain without
+// serves it at /v2/api, routing by each chain's expected_chain_id (and,
+// where chains share one, the one marked chain_id_primary), so that such
+// a client works by changing only its host; a chain without
 // expected_chain_id cannot be reached this way. On the per-chain route a
 // chainid parameter is checked too: one that is not the chain's is
 // Etherscan's error, not silently ignored.
@@ -27,10 +29,14 @@ func (s *Server) etherscanV2(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	raw := strings.TrimSpace(r.Form.Get("chainid"))
-	id, ok := s.chainByID(raw)
-	if !ok {
+	id, why := s.chainByID(raw)
+	if id == "" {
 		s.m.etherscan.WithLabelValues("other", "other").Inc()
-		writeJSON(w, http.StatusOK, envelope{Status: "0", Message: "NOTOK", Result: esChainIDError})
+		msg := esChainIDError
+		if why != "" {
+			msg += " (" + why + ")"
+		}
+		writeJSON(w, http.StatusOK, envelope{Status: "0", Message: "NOTOK", Result: msg})
 		return
 	}
 	r.SetPathValue("id", id)
@@ -38,23 +44,38 @@ func (s *Server) etherscanV2(w http.ResponseWriter, r *http.Request) {
 }
 
 // chainByID finds the served chain whose expected_chain_id is the
-// decimal raw; a number two chains share names neither.
-func (s *Server) chainByID(raw string) (string, bool) {
+// decimal raw. A number several chains share names the one marked
+// chain_id_primary; when none or more than one is marked, the id is
+// empty and why says which chains share it, so that the operator sees
+// what to set (the chains are public: /v1/chains lists them).
+func (s *Server) chainByID(raw string) (id, why string) {
 	n, err := strconv.ParseUint(raw, 10, 64)
 	if err != nil || n == 0 {
-		return "", false
+		return "", ""
 	}
-	var ids []string
+	var ids, primary []string
 	for id, ch := range s.chainMap() {
 		if ch.ExpectedChainID == n {
 			ids = append(ids, id)
+			if ch.ChainIDPrimary {
+				primary = append(primary, id)
+			}
 		}
 	}
 	slices.Sort(ids)
-	if len(ids) != 1 {
-		return "", false
+	slices.Sort(primary)
+	switch {
+	case len(ids) == 1:
+		return ids[0], ""
+	case len(ids) == 0:
+		return "", ""
+	case len(primary) == 1:
+		return primary[0], ""
+	case len(primary) == 0:
+		return "", fmt.Sprintf("chainid %d is served by the chains %s and none is marked chain_id_primary", n, strings.Join(ids, ", "))
+	default:
+		return "", fmt.Sprintf("chainid %d is served by the chains %s and %s are all marked chain_id_primary", n, strings.Join(ids, ", "), strings.Join(primary, ", "))
 	}
-	return ids[0], true
 }
 
 // chainIDMatches checks a chainid parameter against the chain; false when

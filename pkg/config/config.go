@@ -145,6 +145,12 @@ type Chain struct {
 	// (1 for Ethereum mainnet); an endpoint that answers another is not
 	// used. 0 checks nothing (a warning at start).
 	ExpectedChainID uint64 `mapstructure:"expected_chain_id"`
+	// ChainIDPrimary marks the chain that answers for its
+	// expected_chain_id where a client names a chain by that number alone
+	// (Etherscan V2's /v2/api?chainid=N), when several served chains
+	// share the number: the same network indexed twice, with and without
+	// traces, say. Unneeded when the number is the chain's alone.
+	ChainIDPrimary bool `mapstructure:"chain_id_primary"`
 	// Endpoints maps an endpoint name (what logs and metrics show) to its
 	// URL (kept out of logs, metrics and workflow histories).
 	Endpoints map[string]string `mapstructure:"endpoints"`

@@ -81,6 +81,9 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"negative shared block rate", minimal + "    index:\n      blocks_per_second: -2\n", "chains.eth.index.blocks_per_second"},
 		{"bad cluster name", minimal + "clickhouse:\n  cluster: \"a b; DROP\"\n", "clickhouse.cluster"},
 		{"unknown compression", minimal + "clickhouse:\n  compression: zip\n", "clickhouse.compression"},
+		{"primary without a chain id", minimal + "    chain_id_primary: true\n", "chains.eth.chain_id_primary"},
+		{"two primaries of one chain id", "chains:\n  a:\n    expected_chain_id: 5\n    chain_id_primary: true\n    endpoints:\n      p: http://x/\n" +
+			"  b:\n    expected_chain_id: 5\n    chain_id_primary: true\n    endpoints:\n      p: http://y/\n", "chains.b.chain_id_primary: chains.a is marked too"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -70,6 +70,18 @@ func (c *Config) Validate() error {
 	for _, id := range c.ChainIDs() {
 		errs = append(errs, c.Chains[id].validate("chains."+id, id)...)
 	}
+	primary := map[uint64]string{}
+	for _, id := range c.ChainIDs() {
+		ch := c.Chains[id]
+		if !ch.ChainIDPrimary || ch.ExpectedChainID == 0 {
+			continue
+		}
+		if other, ok := primary[ch.ExpectedChainID]; ok {
+			bad("chains."+id+".chain_id_primary", "chains.%s is marked too: one chain answers for chain id %d", other, ch.ExpectedChainID)
+			continue
+		}
+		primary[ch.ExpectedChainID] = id
+	}
 	return errors.Join(errs...)
 }
 
@@ -165,6 +177,9 @@ func (ch Chain) validate(prefix, id string) []error {
 	}
 	if ch.BlockTime <= 0 {
 		bad(".block_time", "must be positive")
+	}
+	if ch.ChainIDPrimary && ch.ExpectedChainID == 0 {
+		bad(".chain_id_primary", "needs expected_chain_id: it marks the chain that answers for that number")
 	}
 	if ch.ConfirmationDepth < 0 {
 		bad(".confirmation_depth", "must not be negative (0 = no reorganisation check)")
