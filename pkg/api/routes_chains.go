@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"net/http"
 	"sort"
 
@@ -47,11 +46,12 @@ func (s *Server) listChains(r *http.Request) (any, *apiError) {
 
 // Status is GET /v1/chains/{id}/status.
 type Status struct {
-	ChainID    string  `json:"chain_id"`
-	Head       *uint64 `json:"head"`      // null when the node did not answer
-	Watermark  *uint64 `json:"watermark"` // null when nothing is indexed
-	LagBlocks  uint64  `json:"lag_blocks"`
-	LagSeconds float64 `json:"lag_seconds"`
+	ChainID   string  `json:"chain_id"`
+	Head      *uint64 `json:"head"`      // null when the node did not answer
+	Watermark *uint64 `json:"watermark"` // null when nothing is indexed
+	// The lag behind the head; null with it, when the node did not answer.
+	LagBlocks  *uint64  `json:"lag_blocks"`
+	LagSeconds *float64 `json:"lag_seconds"`
 	// Scheduler is the running catch-up; null when none runs.
 	Scheduler        *SchedulerStatus `json:"scheduler"`
 	AggregatorHeight *uint64          `json:"aggregator_height"`
@@ -91,23 +91,14 @@ func (s *Server) chainStatus(r *http.Request) (any, *apiError) {
 		return nil, e
 	}
 	id, ch := q.id, q.ch
-	// Whether the node answered is recorded here, not read back from the
-	// error texts.
-	src := s.status
-	headKnown := false
-	src.Head = func(ctx context.Context, id string) (uint64, error) {
-		h, err := s.status.Head(ctx, id)
-		headKnown = err == nil
-		return h, err
-	}
-	c := status.Collect(r.Context(), src, []status.Want{{ChainID: id, StartHeight: ch.StartHeight, BlockTime: ch.BlockTime}})[0]
-	out := Status{ChainID: id, LagBlocks: c.Lag, LagSeconds: c.LagSeconds, Errors: []string{}}
+	c := status.Collect(r.Context(), s.status, []status.Want{{ChainID: id, StartHeight: ch.StartHeight, BlockTime: ch.BlockTime}})[0]
+	out := Status{ChainID: id, Errors: []string{}}
 	for _, err := range c.Errors {
 		out.Errors = append(out.Errors, s.redact(err))
 	}
-	if headKnown {
-		h := c.Head
-		out.Head = &h
+	if c.HeadKnown {
+		h, lag, secs := c.Head, c.Lag, c.LagSeconds
+		out.Head, out.LagBlocks, out.LagSeconds = &h, &lag, &secs
 	}
 	if c.Indexed {
 		wm := c.Watermark

@@ -393,6 +393,9 @@ func TestStatusWithoutTheNode(t *testing.T) {
 	var st Status
 	require.NoError(t, json.Unmarshal(body, &st))
 	require.Nil(t, st.Head)
+	require.Nil(t, st.LagBlocks, "no head, no lag (not 0)")
+	require.Nil(t, st.LagSeconds)
+	require.Contains(t, string(body), `"lag_blocks":null`)
 	require.Equal(t, uint64(2), *st.Watermark)
 	require.Equal(t, uint64(0), *st.PrunedHeight)
 	require.Nil(t, st.AggregatorHeight)

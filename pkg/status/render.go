@@ -29,9 +29,13 @@ func Render(w io.Writer, chains []Report, profile termenv.Profile) {
 	t.SetStyle(table.StyleLight)
 	t.AppendHeader(table.Row{"chain", "head", "watermark", "lag", "catch-up", "started / total", "in flight", "rate", "eta"})
 	for _, c := range chains {
+		var head any = c.Head
 		lag := fmt.Sprintf("%d blocks", c.Lag)
 		if c.LagSeconds > 0 {
 			lag += " (" + duration(c.LagSeconds) + ")"
+		}
+		if !c.HeadKnown {
+			head, lag = "unknown", "unknown"
 		}
 		wm := "none"
 		if c.Indexed {
@@ -40,9 +44,9 @@ func Render(w io.Writer, chains []Report, profile termenv.Profile) {
 		s := c.Scheduler
 		switch {
 		case s == nil:
-			t.AppendRow(table.Row{c.ChainID, c.Head, wm, lag, "not running", "", "", "", ""})
+			t.AppendRow(table.Row{c.ChainID, head, wm, lag, "not running", "", "", "", ""})
 		case !s.Answered:
-			t.AppendRow(table.Row{c.ChainID, c.Head, wm, lag, fmt.Sprintf("running, owns %d–%d", s.Owned.From, s.Owned.To), "", "", "", ""})
+			t.AppendRow(table.Row{c.ChainID, head, wm, lag, fmt.Sprintf("running, owns %d–%d", s.Owned.From, s.Owned.To), "", "", "", ""})
 		default:
 			eta := "–"
 			switch {
@@ -51,7 +55,7 @@ func Render(w io.Writer, chains []Report, profile termenv.Profile) {
 			case s.ETASeconds > 0:
 				eta = duration(s.ETASeconds)
 			}
-			t.AppendRow(table.Row{c.ChainID, c.Head, wm, lag, bar.ViewAs(s.Fraction()),
+			t.AppendRow(table.Row{c.ChainID, head, wm, lag, bar.ViewAs(s.Fraction()),
 				fmt.Sprintf("%d / %d", s.Scheduled, s.Total), s.InFlight, fmt.Sprintf("%.1f/s", s.Rate), eta})
 			for _, b := range s.Buckets {
 				t.AppendRow(table.Row{"  " + b.Name, "", "", "", bar.ViewAs(b.Fraction()), fmt.Sprintf("%d / %d", b.Done, b.Total), "", "", ""})

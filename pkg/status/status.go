@@ -24,12 +24,17 @@ import (
 // why in Errors and leaves its fields zero; the rest is still reported.
 type Report struct {
 	ChainID string `json:"chain_id"`
-	Head    uint64 `json:"head"`
+	// Head is the node's head; HeadKnown is false when no endpoint
+	// answered, and then Head and the lag are 0 for want of a value, not
+	// a reading.
+	Head      uint64 `json:"head"`
+	HeadKnown bool   `json:"head_known"`
 	// Watermark is the last contiguous indexed height; Indexed is false
 	// when nothing is indexed yet.
 	Watermark uint64 `json:"watermark"`
 	Indexed   bool   `json:"indexed"`
-	// Lag is head − watermark in blocks, and in seconds of block time.
+	// Lag is head − watermark in blocks, and in seconds of block time
+	// (0 when the head is not known: see HeadKnown).
 	Lag        uint64  `json:"lag_blocks"`
 	LagSeconds float64 `json:"lag_seconds"`
 	// Scheduler is set while a catch-up runs.
@@ -121,8 +126,9 @@ func collectOne(ctx context.Context, src Sources, w Want) Report {
 	head, err := src.Head(ctx, w.ChainID)
 	if err != nil {
 		fail("head", err)
+		head = 0
 	}
-	c.Head = head
+	c.Head, c.HeadKnown = head, err == nil
 	wm, found, err := src.Watermark(ctx, w.ChainID, w.StartHeight)
 	if err != nil {
 		fail("watermark", err)
@@ -132,7 +138,7 @@ func collectOne(ctx context.Context, src Sources, w Want) Report {
 	if found {
 		next = wm + 1
 	}
-	if head+1 > next {
+	if c.HeadKnown && head+1 > next {
 		c.Lag = head + 1 - next
 	}
 	c.LagSeconds = float64(c.Lag) * w.BlockTime.Seconds()

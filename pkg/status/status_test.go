@@ -2,7 +2,9 @@ package status_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -26,8 +28,9 @@ func sample() []status.Report {
 		},
 	})
 	return []status.Report{
-		{ChainID: "mainnet", Head: 10_000, Watermark: 1_200, Indexed: true, Lag: 8_800, LagSeconds: 8_800 * 12, Scheduler: &s},
-		{ChainID: "sepolia", Head: 500, Watermark: 500, Indexed: true, Errors: []string{"scheduler: describe: unavailable"}},
+		{ChainID: "mainnet", Head: 10_000, HeadKnown: true, Watermark: 1_200, Indexed: true, Lag: 8_800, LagSeconds: 8_800 * 12, Scheduler: &s},
+		{ChainID: "sepolia", Head: 500, HeadKnown: true, Watermark: 500, Indexed: true, Errors: []string{"scheduler: describe: unavailable"}},
+		{ChainID: "holesky", Watermark: 70, Indexed: true, Errors: []string{"head: no endpoint answered"}},
 	}
 }
 
@@ -69,6 +72,7 @@ func TestRender(t *testing.T) {
 	require.Contains(t, row("medium"), "  0%")
 	require.Contains(t, row("sepolia"), "not running")
 	require.Contains(t, row("error"), "scheduler: describe: unavailable")
+	require.Regexp(t, `holesky\s*│\s*unknown\s*│\s*70\s*│\s*unknown\s*│`, row("holesky"), "a head no endpoint gave is unknown, and so is the lag: not 0")
 }
 
 func TestJSON(t *testing.T) {
@@ -76,7 +80,7 @@ func TestJSON(t *testing.T) {
 	require.NoError(t, status.JSON(&b, sample()))
 	var back []map[string]any
 	require.NoError(t, json.Unmarshal(b.Bytes(), &back))
-	require.Len(t, back, 2)
+	require.Len(t, back, 3)
 	require.Equal(t, "mainnet", back[0]["chain_id"])
 	require.Equal(t, 8800.0, back[0]["lag_blocks"])
 	sched := back[0]["scheduler"].(map[string]any)
@@ -84,6 +88,8 @@ func TestJSON(t *testing.T) {
 	require.Equal(t, 60.0, sched["eta_seconds"])
 	require.Len(t, sched["buckets"], 2)
 	require.NotContains(t, back[1], "scheduler")
+	require.Equal(t, true, back[0]["head_known"])
+	require.Equal(t, false, back[2]["head_known"], "head 0 is no reading")
 }
 
 // A paused scheduler has no ETA, and the table says it is paused.
@@ -94,4 +100,33 @@ func TestPausedSchedulerHasNoETA(t *testing.T) {
 	var b strings.Builder
 	status.Render(&b, []status.Report{{ChainID: "c", Head: 100, Scheduler: &s}}, termenv.Ascii)
 	require.Contains(t, b.String(), "paused")
+}
+
+// A head no endpoint gave is no reading: the lag is not computed from 0
+// (a head of 0 made a chain 70 heights in look caught up).
+func TestCollectWithoutAHead(t *testing.T) {
+	ctx := context.Background()
+	headErr := errors.New("no endpoint answered")
+	var head uint64 = 100
+	src := status.Sources{
+		Head: func(context.Context, string) (uint64, error) { return head, headErr },
+		Watermark: func(context.Context, string, uint64) (uint64, bool, error) {
+			return 70, true, nil
+		},
+	}
+	want := []status.Want{{ChainID: "c", BlockTime: 2 * time.Second}}
+	c := status.Collect(ctx, src, want)[0]
+	require.False(t, c.HeadKnown)
+	require.Zero(t, c.Head, "not the failed call's value")
+	require.Zero(t, c.Lag)
+	require.Zero(t, c.LagSeconds)
+	require.Contains(t, c.Errors, "head: no endpoint answered")
+
+	headErr = nil
+	c = status.Collect(ctx, src, want)[0]
+	require.True(t, c.HeadKnown)
+	require.Equal(t, uint64(100), c.Head)
+	require.Equal(t, uint64(30), c.Lag)
+	require.Equal(t, 60.0, c.LagSeconds)
+	require.NotContains(t, c.Errors, "head: no endpoint answered")
 }

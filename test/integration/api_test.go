@@ -675,7 +675,7 @@ func checkStatus(h *apiHarness, head uint64) {
 	require.NotNil(t, st.Watermark)
 	require.GreaterOrEqual(t, *st.Head, head)
 	require.GreaterOrEqual(t, *st.Watermark, head)
-	require.Equal(t, *st.Head-*st.Watermark, st.LagBlocks)
+	require.Equal(t, *st.Head-*st.Watermark, *st.LagBlocks)
 	if st.AggregatorHeight != nil { // the worker's aggregator may have run
 		require.LessOrEqual(t, *st.AggregatorHeight, *st.Watermark, "statistics never hold above the watermark")
 	}
