@@ -116,7 +116,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, chain),
 		IndexErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "indexer_block_index_errors_total",
-			Help: "Failed attempts to index a block, by stage (fetch or write); the height is retried.",
+			Help: "Failed attempts to index a block, by stage (fetch or write; the height is retried), and head: the node's block at its head refused by a scan, so no height above the last confirmed head is started.",
 		}, []string{"chain_id", "stage"}),
 		PoisonedAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "indexer_poisoned_attempts_total",

@@ -65,6 +65,9 @@ func failure(msg string, d temporal.HeightFailure, err error) error {
 const (
 	stageFetch = "fetch"
 	stageWrite = "write"
+	// stageHead counts (indexer_block_index_errors_total) a head whose
+	// block the scans refused: no height above it is started.
+	stageHead = "head"
 )
 
 // stageError says which stage of writeChecked failed.

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tideline-dev/tideline/pkg/chainhead"
 	"go.uber.org/zap"
+
+	"github.com/tideline-dev/tideline/pkg/chainhead"
+	"github.com/tideline-dev/tideline/pkg/rpc"
 )
 
 // HeadHeight reads the chain head from the node, for the scans: the head
@@ -37,9 +39,26 @@ func (a *Activities) head(ctx context.Context) (uint64, error) {
 	var unconfirmed *chainhead.UnconfirmedError
 	switch {
 	case errors.As(err, &unconfirmed):
+		if !errors.Is(unconfirmed.Err, rpc.ErrBlockNotFound) {
+			a.refusedHead(unconfirmed)
+		}
 		return 0, fetchFailure(fmt.Sprintf("chain %s: %s", id, unconfirmed.What()), unconfirmed.Err)
 	case err != nil:
 		return 0, fmt.Errorf("chain %s: read head: %w", id, err)
 	}
 	return r.Head, nil
+}
+
+// refusedHead says that the node's block at its head was asked and not
+// taken (a malformed answer, a failed request): the scans go on with no
+// new head, so no height above the last confirmed one is started, and
+// with no IndexBlock run nothing else would name the block or why. A node
+// whose every block is refused (a transaction's position that does not
+// fit) stalled a chain silently for minutes before this line.
+func (a *Activities) refusedHead(e *chainhead.UnconfirmedError) {
+	d := fetchDetail(e.Err)
+	a.Metrics.IndexErrors.WithLabelValues(a.Chain.ID, stageHead).Inc()
+	a.logger().Warn("the node's block at its head was refused; no height above the last confirmed head is started until a head's block is taken",
+		zap.Uint64("height", e.Head), zap.String("type", d.Type), zap.String("endpoint", d.Endpoint),
+		zap.String("method", d.Method), zap.String("field", d.Field), zap.String("reason", d.Reason), zap.Error(e.Err))
 }

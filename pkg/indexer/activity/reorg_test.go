@@ -33,6 +33,7 @@ type fakeChain struct {
 	mu     sync.Mutex
 	blocks []*chaindata.BlockData // index = height
 	calls  map[string]int
+	refuse map[uint64]error // what BlockByHeight answers instead of these blocks
 }
 
 func (f *fakeChain) HeadHeight(context.Context) (uint64, error) {
@@ -48,6 +49,9 @@ func (f *fakeChain) BlockByHeight(_ context.Context, h uint64) (*chaindata.Block
 	f.calls["block"]++
 	if h >= uint64(len(f.blocks)) {
 		return nil, fmt.Errorf("fake node: block %d: %w", h, rpc.ErrBlockNotFound)
+	}
+	if err := f.refuse[h]; err != nil {
+		return nil, err
 	}
 	d := *f.blocks[h]
 	// Receipts fill these; a block read alone has none.
