@@ -55,6 +55,13 @@ func TestJSONRPCPassesStateToTheNode(t *testing.T) {
 	require.JSONEq(t, `["`+addrA+`","0x5"]`, f.params["eth_getBalance"])
 	r := a.rpc(t, "eth_call", map[string]string{"to": addrB, "data": "0x"}, "latest")
 	require.Equal(t, &rpcError{Code: 3, Message: "execution reverted", Data: json.RawMessage(`"0xdead"`)}, r.Error)
+	// ots_hasCode's block as Otterscan sends it, a JSON number, goes to
+	// eth_getCode as a quantity (a node refuses the number); a tag or a
+	// quantity as given.
+	require.Equal(t, true, a.rpcOK(t, "ots_hasCode", addrA, 5))
+	require.JSONEq(t, `["`+addrA+`","0x5"]`, f.params["eth_getCode"])
+	require.Equal(t, true, a.rpcOK(t, "ots_hasCode", addrA, "latest"))
+	require.JSONEq(t, `["`+addrA+`","latest"]`, f.params["eth_getCode"])
 	code, msg := a.rpcErr(t, "eth_gasPrice")
 	require.Equal(t, rpcServerError, code)
 	require.Equal(t, "the chain's endpoints did not answer eth_gasPrice; retry later", msg, "no endpoint named, no detail")

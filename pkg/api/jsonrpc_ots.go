@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
+
+	"github.com/ethereum/go-ethereum/common/hexutil"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
@@ -49,7 +52,15 @@ func (q *rpcReq) otsHasCode(p rpcParams) (json.RawMessage, *rpcError) {
 	if q.s.forward == nil {
 		return nil, rpcErrorf(rpcServerError, "ots_hasCode needs the node, which this API does not reach")
 	}
-	raw, e := q.forward("eth_getCode", p)
+	// Otterscan sends the block as a JSON number (Erigon's ots_hasCode and
+	// anvil's take one); eth_getCode takes a quantity or a tag, and a
+	// node refuses the number, so it goes as its hex quantity.
+	block := p[1]
+	var n uint64
+	if json.Unmarshal(block, &n) == nil {
+		block = json.RawMessage(strconv.Quote(hexutil.EncodeUint64(n)))
+	}
+	raw, e := q.forward("eth_getCode", rpcParams{p[0], block})
 	if e != nil {
 		return nil, e
 	}

@@ -315,6 +315,7 @@ func checkOts(t *testing.T, nodeURL, api, chainID string, head uint64) {
 	delete(accounts, "")
 	for a := range accounts {
 		p.same("ots_hasCode", a, fmt.Sprintf("0x%x", head))
+		p.same("ots_hasCode", a, head) // a JSON number, as Otterscan sends it
 		p.same("ots_getTransactionBySenderAndNonce", a, 1000)
 		p.same("ots_getContractCreator", a)
 		for _, size := range []int{25, 2, 1} {
