@@ -78,12 +78,16 @@ func plan(running map[string]runState, entries []registry.Entry) []step {
 		seen[e.ID] = true
 		r, isRunning := running[e.ID]
 		switch {
-		case e.Err != nil:
-			others = append(others, step{stepInvalid, e})
+		// A removed chain is stopped and swept whatever its stored
+		// definition holds: removal needs only its ID (and drop_data),
+		// and a definition this version cannot read (or none) must not
+		// keep it running, nor be reported at every worker's start.
 		case e.State == registry.Removed:
 			if isRunning {
 				stops = append(stops, step{stepRemove, e})
 			}
+		case e.Err != nil:
+			others = append(others, step{stepInvalid, e})
 		case !isRunning:
 			others = append(others, step{stepStart, e})
 		case r.fingerprint != e.Fingerprint:
