@@ -1,11 +1,13 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math/big"
 	"net/http"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -39,6 +41,22 @@ func (q *esReq) askNode(method string, params ...any) (json.RawMessage, error) {
 		raw[i] = result(p)
 	}
 	return q.s.forward(q.r.Context(), q.id, method, raw)
+}
+
+// askNodeLeaving is askNode given half the request's time left, so that
+// an answer that has a fallback (tokensupply: the transfers' sum) still
+// has time for it when the node does not answer.
+func (q *esReq) askNodeLeaving(method string, params ...any) (json.RawMessage, error) {
+	ctx := q.r.Context()
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Until(dl)/2)
+		defer cancel()
+	}
+	r := q.r
+	q.r = r.WithContext(ctx)
+	defer func() { q.r = r }()
+	return q.askNode(method, params...)
 }
 
 // nodeCall asks the node; ok is false when the answer (an error, in the

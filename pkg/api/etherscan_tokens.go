@@ -324,7 +324,9 @@ const totalSupplySelector = "0x18160ddd"
 // contract's totalSupply() (eth_call at the watermark, so that it agrees
 // with the transfers served). asked is false when the node is not asked
 // here (no eth_call in api.rpc_node_methods, no node, no endpoint
-// answered); supply is "" when the answer (an error) is already sent.
+// answered within half the request's time left, which stays for the
+// transfers' sum); supply is "" when the answer (an error) is already
+// sent.
 func (q *esReq) totalSupplyAtWatermark(contract string) (supply string, asked bool) {
 	v, e := q.viewOf()
 	if e != nil {
@@ -334,7 +336,7 @@ func (q *esReq) totalSupplyAtWatermark(contract string) (supply string, asked bo
 	if !v.HasWatermark {
 		return "", false
 	}
-	raw, err := q.askNode("eth_call", map[string]string{"to": contract, "data": totalSupplySelector}, quantity(v.Watermark))
+	raw, err := q.askNodeLeaving("eth_call", map[string]string{"to": contract, "data": totalSupplySelector}, quantity(v.Watermark))
 	var answer *rpc.AnswerError
 	switch {
 	case errors.As(err, &answer):

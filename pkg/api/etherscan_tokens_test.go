@@ -1,15 +1,18 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/tideline-dev/tideline/pkg/config"
+	"github.com/tideline-dev/tideline/pkg/rpc"
 )
 
 // es asks the Etherscan route (the per-chain one, or /v2/api when path
@@ -209,4 +212,23 @@ func TestEtherscanContractsAreUnverified(t *testing.T) {
 	require.Equal(t, "", src[0]["SourceCode"])
 	status, _, _ = a.es(t, "", url.Values{"module": {"contract"}, "action": {"getabi"}, "address": {"0x12"}})
 	require.Equal(t, "0", status)
+}
+
+// A node that does not answer totalSupply() within the request leaves
+// time for the fallback the action documents: the transfers' sum.
+func TestTokenSupplyFallsBackWhenTheNodeIsSlow(t *testing.T) {
+	asked := 0
+	a := newTestAPI(t, config.API{MaxPageSize: 50, MaxLogRange: 100, EtherscanMaxRecords: 100, RequestTimeout: time.Second},
+		func(o *Options) {
+			o.Forward = func(ctx context.Context, _, method string, _ []json.RawMessage) (json.RawMessage, error) {
+				asked++
+				<-ctx.Done() // no answer in time
+				return nil, &rpc.TransientError{Method: method, Endpoint: "main", Attempts: 1, Err: ctx.Err()}
+			}
+		})
+	a.write(t, tokenChain(10))
+	st, msg, res := a.es(t, "", vals("module", "stats", "action", "tokensupply", "contractaddress", tok20))
+	require.Equal(t, "1", st, "%s: %s", msg, res)
+	require.JSONEq(t, `"1000000000000000000000000"`, string(res), "the mints less the burns")
+	require.Equal(t, 1, asked, "the node was asked first")
 }
