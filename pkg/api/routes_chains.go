@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"sort"
+	"time"
 
 	"github.com/tideline-dev/tideline/pkg/status"
 )
@@ -53,11 +54,30 @@ type Status struct {
 	LagBlocks  *uint64  `json:"lag_blocks"`
 	LagSeconds *float64 `json:"lag_seconds"`
 	// Scheduler is the running catch-up; null when none runs.
-	Scheduler        *SchedulerStatus `json:"scheduler"`
-	AggregatorHeight *uint64          `json:"aggregator_height"`
-	PrunedHeight     *uint64          `json:"pruned_height"`
+	Scheduler *SchedulerStatus `json:"scheduler"`
+	// Held is the height above the watermark while its indexing keeps
+	// failing: what holds the watermark, and why; null when none does.
+	Held             *HeldHeight `json:"held"`
+	AggregatorHeight *uint64     `json:"aggregator_height"`
+	PrunedHeight     *uint64     `json:"pruned_height"`
 	// Errors says which parts could not be read (the rest is still there).
 	Errors []string `json:"errors"`
+}
+
+// HeldHeight is a height whose indexing keeps failing, from Temporal's
+// record of its last failed attempt (status.Held).
+type HeldHeight struct {
+	Height   uint64    `json:"height"`
+	Attempt  int32     `json:"attempt"`
+	Poisoned bool      `json:"poisoned"`
+	Since    time.Time `json:"since"`
+	Stage    string    `json:"stage"`
+	Type     string    `json:"type"`
+	Endpoint string    `json:"endpoint"`
+	Method   string    `json:"method"`
+	Field    string    `json:"field"`
+	Reason   string    `json:"reason"`
+	Message  string    `json:"message"`
 }
 
 // SchedulerStatus is a running catch-up's progress (its progress query).
@@ -112,6 +132,12 @@ func (s *Server) chainStatus(r *http.Request) (any, *apiError) {
 			ss.Buckets = append(ss.Buckets, BucketState{Name: b.Name, Total: b.Total, Done: b.Done, Backlog: b.Total - min(b.Done, b.Total)})
 		}
 		out.Scheduler = ss
+	}
+	if h := c.Held; h != nil {
+		f := h.Failure
+		out.Held = &HeldHeight{Height: h.Height, Attempt: h.Attempt, Poisoned: h.Poisoned, Since: h.Since.UTC(),
+			Stage: f.Stage, Type: f.Type, Endpoint: f.Endpoint, Method: f.Method, Field: f.Field,
+			Reason: s.redact(f.Reason), Message: s.redact(h.Message)}
 	}
 	v, err := s.views.fresh(r.Context(), id, ch.StartHeight)
 	if err != nil {

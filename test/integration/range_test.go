@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/tideline-dev/tideline/pkg/api"
 	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/config"
 	"github.com/tideline-dev/tideline/pkg/indexer/activity"
@@ -234,6 +236,26 @@ func TestRangePoisonedHeightGetsItsOwnWorkflow(t *testing.T) {
 		Method: "eth_getBlockByNumber", Field: "hash", Reason: f.Reason}, f)
 	require.NotEmpty(t, f.Endpoint)
 	require.NotEmpty(t, f.Reason)
+	// The API's status says the same (it said "errors": [] with the
+	// watermark standing still).
+	cfg := rangeConfig(chainID, srv.URL, 500)
+	base := startAPI(t, cfg, store, config.API{})
+	resp, err := http.Get(base + "/v1/chains/" + chainID + "/status")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var st api.Status
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
+	require.Empty(t, st.Errors)
+	require.Equal(t, uint64(poisoned-1), *st.Watermark)
+	require.NotNil(t, st.Held, "the API's status shows the height that holds the watermark")
+	require.Equal(t, uint64(poisoned), st.Held.Height)
+	require.GreaterOrEqual(t, st.Held.Attempt, int32(2))
+	require.Equal(t, api.HeldHeight{Height: poisoned, Attempt: st.Held.Attempt, Poisoned: st.Held.Poisoned, Since: st.Held.Since, Stage: "fetch",
+		Type: activity.ErrTypeMalformedResponse, Endpoint: f.Endpoint, Method: "eth_getBlockByNumber", Field: "hash",
+		Reason: st.Held.Reason, Message: st.Held.Message}, *st.Held)
+	require.NotEmpty(t, st.Held.Reason)
+	require.NotContains(t, st.Held.Message, srv.URL, "no endpoint URL in an answer")
 	proxy.healed.Store(true)
 	waitIndexed(t, store, chainID, head, 2*time.Minute)
 	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
