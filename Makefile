@@ -69,9 +69,16 @@ test: tools vet
 test-integration:
 	$(GO) test $(TEST_LDFLAGS) -count=1 -parallel 4 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(INTEGRATION_PKG)
 
+# Beside the integration package, the other stream runs one package at a
+# time (UNITS_P): with two (go test's default on two cores) three heavy
+# processes shared two cores, the 24.8 lane's storage package took 675 s
+# beside the integration package against 153 s after it, and activities
+# of the integration tests ran into their deadlines (a reorganisation's
+# repair cut in two, 2026-12-07).
+UNITS_P ?= 1
 test-units:
-	$(GO) test $(TEST_LDFLAGS) -race -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/test/integration$$')
-	@$(MAKE) --no-print-directory modern-lanes
+	$(GO) test $(TEST_LDFLAGS) -p $(UNITS_P) -race -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/test/integration$$')
+	@$(MAKE) --no-print-directory modern-lanes MODERN_P=$(UNITS_P)
 
 # The modern engine's lanes: every package whose tests talk to ClickHouse
 # runs again on ClickHouse's modern engine (chDB over HTTP, test/chdbhttp),
@@ -91,9 +98,9 @@ test-modern: tools modern-lanes
 
 modern-lanes:
 	@echo "==> modern lane: ClickHouse engine chdb $$($(TOOLS_BIN)/chdb-http -lib $(TOOLS_BIN)/libchdb.so -version), compatibility = '$(MODERN_COMPAT)' (HTTP)"
-	TIDELINE_TEST_CLICKHOUSE=chdb-$(MODERN_COMPAT) $(GO) test $(TEST_LDFLAGS) $(MODERN_FLAGS) -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
+	TIDELINE_TEST_CLICKHOUSE=chdb-$(MODERN_COMPAT) $(GO) test $(TEST_LDFLAGS) $(if $(MODERN_P),-p $(MODERN_P)) $(MODERN_FLAGS) -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
 	@echo "==> modern lane: ClickHouse engine chdb $$($(TOOLS_BIN)/chdb-http -lib $(TOOLS_BIN)/libchdb.so -version), the engine's own defaults (HTTP)"
-	TIDELINE_TEST_CLICKHOUSE=chdb $(GO) test $(TEST_LDFLAGS) $(MODERN_FLAGS) -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
+	TIDELINE_TEST_CLICKHOUSE=chdb $(GO) test $(TEST_LDFLAGS) $(if $(MODERN_P),-p $(MODERN_P)) $(MODERN_FLAGS) -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
 
 vet:
 	$(GO) vet ./...
