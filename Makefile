@@ -8,7 +8,7 @@ CONFIG ?= config.example.yaml
 # twice as long, and its waits scale themselves (test/integration/pace_test.go).
 TEST_TIMEOUT ?= $(shell [ "$$(nproc)" -ge 2 ] && echo 45m || echo 90m)
 
-.PHONY: all tools tools-dev build run run-sim simchain worker migrate test test-integration test-units test-modern modern-lanes vet bench-scheduler bench-simchain clean bench-e2e bench-catchup bench-api
+.PHONY: all tools tools-dev build run run-sim simchain worker migrate test test-stream-integration test-stream-units test-integration test-units test-modern modern-lanes modern-lane vet bench-scheduler bench-simchain clean bench-e2e bench-catchup bench-api
 
 all: build
 
@@ -62,32 +62,41 @@ TEST_SYNC ?= --output-sync=target
 # them: build that binary by hand without TEST_LDFLAGS.
 TEST_LDFLAGS ?= -ldflags=-w
 test: tools vet
-	@$(MAKE) --no-print-directory -j2 $(TEST_SYNC) test-integration test-units
+	@$(MAKE) --no-print-directory -j2 $(TEST_SYNC) test-stream-integration test-stream-units
+
+# The two streams, each one test binary at a time (STREAM_P; go test's
+# default, two on two cores, put three heavy processes on the two cores:
+# the 24.8 lane's storage package took 675 s beside the integration
+# package against 153 s after it, and activities of the integration tests
+# ran into their deadlines, a reorganisation's repair cut in two;
+# 2026-12-07). Each stream ends with one modern lane, so that neither
+# core idles while the other stream finishes.
+STREAM_P ?= 1
+test-stream-integration:
+	@$(MAKE) --no-print-directory test-integration
+	@$(MAKE) --no-print-directory modern-lane LANE=chdb MODERN_P=$(STREAM_P)
+test-stream-units:
+	@$(MAKE) --no-print-directory test-units UNITS_P=$(STREAM_P)
+	@$(MAKE) --no-print-directory modern-lane LANE=chdb-$(MODERN_COMPAT) MODERN_P=$(STREAM_P)
 
 # Four of the integration tests that wait on clocks at once (README.md
 # there, "Serial and parallel tests"); the serial ones run first.
 test-integration:
 	$(GO) test $(TEST_LDFLAGS) -count=1 -parallel 4 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(INTEGRATION_PKG)
 
-# Beside the integration package, the other stream runs one package at a
-# time (UNITS_P): with two (go test's default on two cores) three heavy
-# processes shared two cores, the 24.8 lane's storage package took 675 s
-# beside the integration package against 153 s after it, and activities
-# of the integration tests ran into their deadlines (a reorganisation's
-# repair cut in two, 2026-12-07).
-UNITS_P ?= 1
+# Every package but the integration one, under the race detector, on
+# ClickHouse 18.16 where they need one.
 test-units:
-	$(GO) test $(TEST_LDFLAGS) -p $(UNITS_P) -race -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/test/integration$$')
-	@$(MAKE) --no-print-directory modern-lanes MODERN_P=$(UNITS_P)
+	$(GO) test $(TEST_LDFLAGS) $(if $(UNITS_P),-p $(UNITS_P)) -race -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/test/integration$$')
 
 # The modern engine's lanes: every package whose tests talk to ClickHouse
 # runs again on ClickHouse's modern engine (chDB over HTTP, test/chdbhttp),
-# at the compatibility of the compose file's server and at the engine's
-# own defaults. The storage README says what these lanes cannot cover.
-# They run the same Go code as the 18.16 run, which has the race detector
-# on; here the engine is under test, so the detector's CPU is left out
-# (the suite is bound by the CPU of two cores): MODERN_FLAGS=-race puts it
-# back.
+# at the compatibility of the compose file's server (LANE=chdb-24.8) and
+# at the engine's own defaults (LANE=chdb). The storage README says what
+# these lanes cannot cover. They run the same Go code as the 18.16 run,
+# which has the race detector on; here the engine is under test, so the
+# detector's CPU is left out (the suite is bound by the CPU of two
+# cores): MODERN_FLAGS=-race puts it back.
 MODERN_FLAGS ?=
 MODERN_PKGS ?= ./pkg/storage/ ./pkg/api/ ./pkg/apikeys/ ./pkg/stream/ ./pkg/indexer/activity/ ./pkg/indexer/lifecycle/
 MODERN_COMPAT ?= 24.8
@@ -97,10 +106,12 @@ TOOLS_BIN = $(or $(TIDELINE_HOME),$(CURDIR)/.tideline)/bin
 test-modern: tools modern-lanes
 
 modern-lanes:
-	@echo "==> modern lane: ClickHouse engine chdb $$($(TOOLS_BIN)/chdb-http -lib $(TOOLS_BIN)/libchdb.so -version), compatibility = '$(MODERN_COMPAT)' (HTTP)"
-	TIDELINE_TEST_CLICKHOUSE=chdb-$(MODERN_COMPAT) $(GO) test $(TEST_LDFLAGS) $(if $(MODERN_P),-p $(MODERN_P)) $(MODERN_FLAGS) -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
-	@echo "==> modern lane: ClickHouse engine chdb $$($(TOOLS_BIN)/chdb-http -lib $(TOOLS_BIN)/libchdb.so -version), the engine's own defaults (HTTP)"
-	TIDELINE_TEST_CLICKHOUSE=chdb $(GO) test $(TEST_LDFLAGS) $(if $(MODERN_P),-p $(MODERN_P)) $(MODERN_FLAGS) -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
+	@$(MAKE) --no-print-directory modern-lane LANE=chdb-$(MODERN_COMPAT)
+	@$(MAKE) --no-print-directory modern-lane LANE=chdb
+
+modern-lane:
+	@echo "==> modern lane: ClickHouse engine chdb $$($(TOOLS_BIN)/chdb-http -lib $(TOOLS_BIN)/libchdb.so -version), $(if $(filter chdb,$(LANE)),the engine's own defaults,compatibility = '$(patsubst chdb-%,%,$(LANE))') (HTTP)"
+	TIDELINE_TEST_CLICKHOUSE=$(LANE) $(GO) test $(TEST_LDFLAGS) $(if $(MODERN_P),-p $(MODERN_P)) $(MODERN_FLAGS) -count=1 $(GOTEST_FLAGS) -timeout $(TEST_TIMEOUT) $(MODERN_PKGS)
 
 vet:
 	$(GO) vet ./...
