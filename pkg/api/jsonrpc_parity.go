@@ -42,6 +42,10 @@ func parityOf(f chaindata.Trace) (parityTrace, error) {
 		t.Action = map[string]any{"from": f.From, "gas": quantity(f.Gas), "init": orEmptyHex(f.Input), "value": value,
 			"creationMethod": string(f.Type)}
 		res = map[string]any{"address": f.To, "code": orEmptyHex(f.Output), "gasUsed": quantity(f.GasUsed)}
+	case bareSelfDestruct(f):
+		// What the tracer did not say is null, not "" or 0.
+		t.Type = "suicide"
+		t.Action = map[string]any{"address": nil, "refundAddress": nil, "balance": nil}
 	case f.Type == chaindata.TraceSelfDestruct:
 		t.Type = "suicide"
 		t.Action = map[string]any{"address": f.From, "refundAddress": f.To, "balance": value}

@@ -44,13 +44,15 @@ func (q *rpcReq) traceFromIndex(method string, p rpcParams, at int) (opts traceO
 
 // callFrame is one frame of geth's callTracer.
 type callFrame struct {
-	Type         string       `json:"type"`
-	From         string       `json:"from"`
-	To           string       `json:"to,omitempty"`
-	Value        string       `json:"value,omitempty"`
-	Gas          string       `json:"gas"`
-	GasUsed      string       `json:"gasUsed"`
-	Input        string       `json:"input"`
+	Type  string `json:"type"`
+	From  string `json:"from,omitempty"`
+	To    string `json:"to,omitempty"`
+	Value string `json:"value,omitempty"`
+	// Empty only for a bare SELFDESTRUCT frame (bareSelfDestruct): every
+	// other frame has them ("0x0", "0x").
+	Gas          string       `json:"gas,omitempty"`
+	GasUsed      string       `json:"gasUsed,omitempty"`
+	Input        string       `json:"input,omitempty"`
 	Output       string       `json:"output,omitempty"`
 	Error        string       `json:"error,omitempty"`
 	RevertReason string       `json:"revertReason,omitempty"`
@@ -69,7 +71,11 @@ func callTree(fs []chaindata.Trace, onlyTop bool) (*callFrame, error) {
 		if f.Output != "0x" {
 			c.Output = f.Output
 		}
-		if f.Type != chaindata.TraceStaticCall {
+		if bareSelfDestruct(f) {
+			// As the node sent it: the type alone, nothing made up
+			// (an address of "" fails clients' parsing).
+			c = &callFrame{Type: c.Type}
+		} else if f.Type != chaindata.TraceStaticCall {
 			v, err := bigQuantity(orZero(f.Value))
 			if err != nil {
 				return nil, err
@@ -203,4 +209,12 @@ func (q *rpcReq) debugTraceBlockByNumber(p rpcParams) (json.RawMessage, *rpcErro
 }
 func (q *rpcReq) debugTraceBlockByHash(p rpcParams) (json.RawMessage, *rpcError) {
 	return q.debugTraceBlock(p, true)
+}
+
+// bareSelfDestruct tells a SELFDESTRUCT frame an older geth tracer sent as
+// its type alone ({"type":"SELFDESTRUCT"}, 2016-era clients; pkg/rpc keeps
+// it, counted as incomplete): no contract, no beneficiary, so its value
+// (stored as 0) is not known either.
+func bareSelfDestruct(f chaindata.Trace) bool {
+	return f.Type == chaindata.TraceSelfDestruct && f.From == "" && f.To == ""
 }
