@@ -234,14 +234,16 @@ func forgetChainsAtEnd(t testing.TB) {
 		// A deadline for the listing and one for each chain's removal, not
 		// one for the sweep: on a loaded box (the parallel tests beside it,
 		// the other packages' stream of make test) one sweep of several
-		// leftover chains once outlasted two minutes in all.
+		// leftover chains once outlasted two minutes in all; and scaled to
+		// the box as the tests' waits are (pace_test.go): pinned to one
+		// core, one chain's removal took over two minutes.
 		c, err := client.Dial(client.Options{HostPort: stack.temporal.HostPort, Namespace: "default"})
 		if err != nil {
 			t.Errorf("forgetting the test's chains: %v", err)
 			return
 		}
 		defer c.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), scaled(2*time.Minute))
 		ids, err := chainsInTemporal(ctx, c)
 		cancel()
 		if err != nil {
@@ -252,7 +254,7 @@ func forgetChainsAtEnd(t testing.TB) {
 			if claimedByOther(t, id) {
 				continue
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), scaled(2*time.Minute))
 			_, err := temporal.RemoveChain(ctx, c, "default", id, false)
 			cancel()
 			if err != nil {
