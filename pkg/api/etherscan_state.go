@@ -33,6 +33,11 @@ var errNotForwarded = errors.New("not sent to the node here")
 // askNode sends a node method built by this package; the error is the
 // node's *rpc.AnswerError, errNotForwarded, or a failure to get an answer.
 func (q *esReq) askNode(method string, params ...any) (json.RawMessage, error) {
+	return q.askNodeWithin(q.r.Context(), method, params...)
+}
+
+// askNodeWithin is askNode under ctx.
+func (q *esReq) askNodeWithin(ctx context.Context, method string, params ...any) (json.RawMessage, error) {
 	if q.s.forward == nil || !q.s.nodeMethods[method] {
 		return nil, errNotForwarded
 	}
@@ -40,7 +45,7 @@ func (q *esReq) askNode(method string, params ...any) (json.RawMessage, error) {
 	for i, p := range params {
 		raw[i] = result(p)
 	}
-	return q.s.forward(q.r.Context(), q.id, method, raw)
+	return q.s.forward(ctx, q.id, method, raw)
 }
 
 // askNodeLeaving is askNode given half the request's time left, so that
@@ -53,10 +58,7 @@ func (q *esReq) askNodeLeaving(method string, params ...any) (json.RawMessage, e
 		ctx, cancel = context.WithTimeout(ctx, time.Until(dl)/2)
 		defer cancel()
 	}
-	r := q.r
-	q.r = r.WithContext(ctx)
-	defer func() { q.r = r }()
-	return q.askNode(method, params...)
+	return q.askNodeWithin(ctx, method, params...)
 }
 
 // nodeCall asks the node; ok is false when the answer (an error, in the
