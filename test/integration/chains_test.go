@@ -141,10 +141,13 @@ func TestChainsAtRuntime(t *testing.T) {
 		"--set", "push.endpoint=ws", "--set", "expected_chain_id=31337", "--set", "block_time=1s",
 		"--set", "headscan.interval=1s", "--set", "headscan.catchup_threshold=100", "--set", "rpc.rate_limit=0",
 		"--set", "index.activity_timeout=15s",
-		// A catch-up of at least 15 s (the rate), in ranges of 50 below the
-		// newest 64 heights, at most 100 heights in flight.
+		// A catch-up of at least 30 s (the rate), in ranges of 50 below the
+		// newest 64 heights, at most 100 heights in flight. The pause must
+		// find heights not yet started (a scheduler with none left ends,
+		// paused or not): at 20 heights a second, a run pinned to one core
+		// had started all 300 before its pause.
 		"--set", "scheduler.range_size=50", "--set", "scheduler.batch_size=20",
-		"--set", "scheduler.heights_per_second=20", "--set", "scheduler.max_in_flight=100",
+		"--set", "scheduler.heights_per_second=10", "--set", "scheduler.max_in_flight=100",
 		// Retention on (keeping far more than the chain has): the chain has
 		// all four Schedules, scans, aggregator and Prune, and pause,
 		// resume and remove must reach every one.
