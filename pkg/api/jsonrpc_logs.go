@@ -8,7 +8,8 @@ import (
 )
 
 // eth_getLogs from the index: any range of served heights in one read
-// (address_logs narrows the heights of an address filter), bounded by the
+// (address_logs narrows the heights of an address filter, topic_heights
+// those of each topic position), bounded by the
 // number of logs answered (api.rpc_max_logs), not by blocks. A filter
 // matching more is refused with -32005 and the range that fits, so a
 // client can page by ranges. Semantics as a node's: fromBlock and toBlock

@@ -41,6 +41,9 @@ type db struct {
 	// (0051-0053) did, for tests of older data: no traces rows, marks
 	// without their traced flag.
 	beforeTraces bool
+	// beforeTopics writes as a binary from before topic_heights (0062):
+	// no rows there.
+	beforeTopics bool
 }
 
 // open connects over the configured protocol. With create (the indexer's

@@ -63,6 +63,7 @@ type lookupRows struct {
 	blockByTime blockByTimeRows
 	addressTxs  addressTxRows
 	addressLogs addressLogRows
+	topics      topicHeightRows // lookups_topics.go
 }
 
 // grow sizes the columns for blocks heights with txs transactions and logs
@@ -74,6 +75,7 @@ func (l *lookupRows) grow(blocks, txs, logs int) {
 	l.blockByTime.grow(blocks)
 	l.addressTxs.grow(2 * txs)
 	l.addressLogs.grow(logs)
+	l.topics.grow(logs)
 }
 
 // addBlock adds the canonical look-up rows of one block: its hash and
@@ -98,6 +100,7 @@ func (l *lookupRows) addBlock(chainID string, d *chaindata.BlockData, version ui
 		}
 		l.addressLogs.add(chainID, lg.Address, lg.BlockNumber, lg.LogIndex, topic0, version, canonical)
 	}
+	l.topics.addBlock(chainID, d, version)
 }
 
 // addTombstones supersedes the look-up keys of the rows stored at one
@@ -186,6 +189,7 @@ func (l *lookupRows) sort() {
 	inStringKeyOrder(g.address, func(i, j int) int {
 		return comparePosition(g.blockNumber[i], g.blockNumber[j], g.logIndex[i], g.logIndex[j])
 	}, g.columns())
+	l.topics.sort()
 }
 
 // comparePosition orders positions by height, then index.

@@ -43,6 +43,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		"block_by_time":     "ReplacingMergeTree",
 		"address_txs":       "ReplacingMergeTree",
 		"address_logs":      "ReplacingMergeTree",
+		"topic_heights":     "ReplacingMergeTree",
 		"aggregates":        "ReplacingMergeTree",
 		"chain_registry":    "ReplacingMergeTree",
 		"subscriptions":     "ReplacingMergeTree",

@@ -95,12 +95,13 @@ func TestEveryUpgradePathEndsInTheSameSchemaAndRows(t *testing.T) {
 		stopAllMerges(t, c)
 		// The data of the time before the upgrade, written as the binary
 		// of that version wrote it: before 0048 without token transfers,
-		// before 0051 without traces.
+		// before 0051 without traces, before 0062 without topic_heights.
 		c.clock.last.Store(1 << 62) // above any wall clock: versions count up from here
 		c.cfg.SkipTokenTransfers = p.at != 0 && p.at < 48
 		c.beforeTraces = p.at != 0 && p.at < 51
+		c.beforeTopics = p.at != 0 && p.at < 62
 		require.NoError(t, c.WriteBlocks(ctx, "u", before))
-		c.cfg.SkipTokenTransfers, c.beforeTraces = false, false
+		c.cfg.SkipTokenTransfers, c.beforeTraces, c.beforeTopics = false, false, false
 
 		ran, err := c.migrateFrom(ctx, nil, ms)
 		require.NoError(t, err)

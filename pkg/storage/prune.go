@@ -47,6 +47,7 @@ var PruneTables = []PruneTable{
 	{tableBlockByTime, "number"},
 	{tableAddressTxs, "block_number"},
 	{tableAddressLogs, "block_number"},
+	{tableTopicHeights, "block_number"},
 	{tableTokenTransfers, "block_number"},
 	{tableTransfersByTok, "block_number"},
 	{tableAddressTransfer, "block_number"},

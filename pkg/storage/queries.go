@@ -33,6 +33,9 @@ const (
 	tableBlockByTime = "block_by_time"
 	tableAddressTxs  = "address_txs"
 	tableAddressLogs = "address_logs"
+	// tableTopicHeights: the heights of each log topic (0062), hints with
+	// no tombstones (lookups_topics.go).
+	tableTopicHeights = "topic_heights"
 	// tableAggregates holds cumulative counts per height (migration 0015).
 	tableAggregates = "aggregates"
 )

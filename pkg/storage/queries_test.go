@@ -176,6 +176,7 @@ func TestInsertColumnsMatchMigrations(t *testing.T) {
 		tableBlockByTime:    blockByTimeColumns,
 		tableAddressTxs:     addressTxColumns,
 		tableAddressLogs:    addressLogColumns,
+		tableTopicHeights:   topicHeightColumns,
 		tableTraces:         traceColumns,
 		tableAddressTraces:  addressTraceColumns,
 	} {

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -293,7 +294,8 @@ func (q addressTxPositionsQuery) toSQL() (string, []any) {
 // logsQuery reads canonical logs of a height range that pass a filter,
 // in order, beyond a cursor position, skipping offset rows. With an
 // address the heights are first narrowed through address_logs (ordered by
-// address), so the logs table is read only where the address emitted.
+// address), so the logs table is read only where the address emitted;
+// with topics, through topic_heights, to the heights holding each of them.
 type logsQuery struct {
 	chainID  string
 	from, to uint64
@@ -322,6 +324,13 @@ func (q logsQuery) toSQL() (string, []any) {
 		args = append(args, q.from, q.to)
 		args = appendStrings(args, as)
 	}
+	for _, set := range q.filter.topicSets() {
+		sql += " AND block_number IN (SELECT block_number FROM " + tableTopicHeights +
+			" WHERE chain_id = ? AND topic IN (" + placeholders(len(set)) + ") AND block_number BETWEEN ? AND ?)"
+		args = append(args, q.chainID)
+		args = appendStrings(args, set)
+		args = append(args, q.from, q.to)
+	}
 	if cond, targs := q.filter.topicsSQL(); cond != "" {
 		sql += " AND " + cond
 		args = append(args, targs...)
@@ -343,6 +352,28 @@ func (q logsQuery) toSQL() (string, []any) {
 		args = append(args, q.offset)
 	}
 	return sql, args
+}
+
+// topicSets are the sets of topics of which a matching log has one each:
+// every position of AnyTopic with values, and every term of Topics when
+// they are all joined by AND (with an OR the terms name no set every match
+// has). Each narrows the heights read to those of topic_heights holding
+// one of its values (a superset of the matches' heights: the topics are
+// tested on the logs themselves).
+func (f LogFilter) topicSets() [][]string {
+	var sets [][]string
+	for _, set := range f.AnyTopic {
+		if len(set) > 0 {
+			sets = append(sets, set)
+		}
+	}
+	if slices.Contains(f.Or, true) {
+		return sets
+	}
+	for _, t := range f.Topics {
+		sets = append(sets, []string{t.Value})
+	}
+	return sets
 }
 
 // topicsSQL folds the topic terms left to right with their operators:

@@ -98,8 +98,8 @@ func writeHistory(t *testing.T, c *ClickHouse) {
 	// Written before the token transfer tables (0044-0046) and the traces
 	// tables (0051-0053) exist, as a binary from then did.
 	c.cfg.SkipTokenTransfers = true
-	c.beforeTraces = true
-	defer func() { c.cfg.SkipTokenTransfers, c.beforeTraces = false, false }()
+	c.beforeTraces, c.beforeTopics = true, true
+	defer func() { c.cfg.SkipTokenTransfers, c.beforeTraces, c.beforeTopics = false, false, false }()
 	for n := uint64(3); n <= 6; n++ {
 		require.NoError(t, c.WriteBlocks(ctx, "1", blocksOf(sampleBlock(n))))
 	}

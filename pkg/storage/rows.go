@@ -82,6 +82,7 @@ func (r *rowSet) inserts() []tableRows {
 		{insertStmt{tableTxByHash, txByHashColumns}, l.txByHash.len(), l.txByHash.columns()},
 		{insertStmt{tableAddressTxs, addressTxColumns}, l.addressTxs.len(), l.addressTxs.columns()},
 		{insertStmt{tableAddressLogs, addressLogColumns}, l.addressLogs.len(), l.addressLogs.columns()},
+		{insertStmt{tableTopicHeights, topicHeightColumns}, l.topics.len(), l.topics.columns()},
 		{insertStmt{tableAddressTraces, addressTraceColumns}, r.traces.addresses.len(), r.traces.addresses.columns()},
 		{insertStmt{tableBlockByHash, blockByHashColumns}, l.blockByHash.len(), l.blockByHash.columns()},
 		{insertStmt{tableBlockByTime, blockByTimeColumns}, l.blockByTime.len(), l.blockByTime.columns()},

@@ -83,6 +83,9 @@ func (c *ClickHouse) WriteBlocks(ctx context.Context, chainID string, blocks []*
 	}
 	version := c.clock.next()
 	r := buildRows(chainID, blocks, stale, version, time.Now())
+	if c.beforeTopics {
+		r.lookups.topics = topicHeightRows{}
+	}
 	if r.transfers, err = c.transferRows(ctx, chainID, ranges, blocks, version); err != nil {
 		return fmt.Errorf("storage: reading stored token transfers for chain %q %s: %w", chainID, where, err)
 	}

@@ -22,6 +22,7 @@ type stat struct {
 	requests    int
 	seconds     float64
 	latencies   []time.Duration
+	sizes       []int // answer bodies' bytes
 	errors      int
 	firstError  string
 	concurrency int
@@ -36,6 +37,14 @@ func (s *stat) quantile(q float64) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// medianSize is the median answer's bytes (sizes sorted).
+func (s *stat) medianSize() int {
+	if len(s.sizes) == 0 {
+		return 0
+	}
+	return s.sizes[(len(s.sizes)-1)/2]
+}
 
 // Run sends every route its requests (requests each, concurrency in
 // flight), one route after the other, then all routes mixed, to the API at
@@ -60,11 +69,11 @@ func Run(ctx context.Context, base string, rs []Route, requests, concurrency int
 	})
 	stats = append(stats, mixed)
 
-	fmt.Printf("\n%-38s %9s %9s %9s %9s %7s\n", "route", "req/s", "p50 ms", "p99 ms", "max ms", "errors")
+	fmt.Printf("\n%-38s %9s %9s %9s %9s %7s %11s\n", "route", "req/s", "p50 ms", "p99 ms", "max ms", "errors", "answer B")
 	code := 0
 	for _, s := range stats {
-		fmt.Printf("%-38s %9.0f %9.2f %9.2f %9.2f %7d\n", s.name, float64(s.requests)/s.seconds,
-			ms(s.quantile(0.5)), ms(s.quantile(0.99)), ms(s.quantile(1)), s.errors)
+		fmt.Printf("%-38s %9.0f %9.2f %9.2f %9.2f %7d %11d\n", s.name, float64(s.requests)/s.seconds,
+			ms(s.quantile(0.5)), ms(s.quantile(0.99)), ms(s.quantile(1)), s.errors, s.medianSize())
 		if s.errors > 0 {
 			fmt.Printf("    first error: %s\n", s.firstError)
 			code = 1
@@ -78,11 +87,12 @@ func Run(ctx context.Context, base string, rs []Route, requests, concurrency int
 }
 
 // line is the route's machine-readable line; its fields and their order
-// are what docs/performance.md's tables are read from.
+// are what docs/performance.md's tables are read from (answer_bytes, the
+// median answer's size, came last, so older lines still read).
 func (s *stat) line() string {
-	return fmt.Sprintf("api: route=%q requests=%d concurrency=%d rps=%.0f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f errors=%d",
+	return fmt.Sprintf("api: route=%q requests=%d concurrency=%d rps=%.0f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f errors=%d answer_bytes=%d",
 		s.name, s.requests, s.concurrency, float64(s.requests)/s.seconds, ms(s.quantile(0.5)), ms(s.quantile(0.99)),
-		ms(s.quantile(1)), s.errors)
+		ms(s.quantile(1)), s.errors, s.medianSize())
 }
 
 // measure sends requests with concurrency workers and records each
@@ -107,6 +117,7 @@ func measure(ctx context.Context, client *http.Client, base, name string, reques
 				d := time.Since(t)
 				mu.Lock()
 				s.latencies = append(s.latencies, d)
+				s.sizes = append(s.sizes, len(body))
 				if err != nil || status != http.StatusOK {
 					s.errors++
 					if s.firstError == "" {
@@ -127,6 +138,7 @@ func measure(ctx context.Context, client *http.Client, base, name string, reques
 	wg.Wait()
 	s.seconds = time.Since(start).Seconds()
 	slices.Sort(s.latencies)
+	slices.Sort(s.sizes)
 	return s
 }
 

@@ -16,9 +16,10 @@ const rpcLogsSpan = 100_000
 const rpcBatch = 100
 
 // rpcRoutes are the JSON-RPC route's requests (POST bodies): eth_getLogs
-// over 100,000 heights (an address and its topic0 and topic1, narrow
-// enough to stay under api.rpc_max_logs), Otterscan's address search, a
-// batch of 100 receipts, and a block with its transactions.
+// over 100,000 heights (an address, or two, and topic0 and topic1, narrow
+// enough to stay under api.rpc_max_logs) and over the whole chain (topics
+// only), Otterscan's address search, a batch of 100 receipts, and a block
+// with its transactions.
 func rpcRoutes(c string, in *Inputs, pick func(i, n int) int) []Route {
 	path := func(int) string { return c + "/rpc" }
 	call := func(method, params string) string {
@@ -56,6 +57,24 @@ func rpcRoutes(c string, in *Inputs, pick func(i, n int) int) []Route {
 			from := to - min(to, rpcLogsSpan-1)
 			return call("eth_getLogs", fmt.Sprintf(`[{"fromBlock":"0x%x","toBlock":"0x%x","address":"%s","topics":["%s","%s"]}]`,
 				from, to, l.Address, l.Topic0, l.Topic1))
+		}})
+		// The shapes whose cost grew with the range, not the answer: a
+		// list of addresses; topics without an address (a sender's
+		// transfers of every token) over the whole chain.
+		routes = append(routes, Route{Name: "rpc eth_getLogs (2 addresses, 2 topics, 100,000 heights)", Path: path, Body: func(i int) string {
+			l, other := narrow[pick(i, len(narrow))], narrow[pick(i+1, len(narrow))]
+			to := min(l.Height+rpcLogsSpan/2, top)
+			from := to - min(to, rpcLogsSpan-1)
+			return call("eth_getLogs", fmt.Sprintf(`[{"fromBlock":"0x%x","toBlock":"0x%x","address":["%s","%s"],"topics":["%s","%s"]}]`,
+				from, to, l.Address, other.Address, l.Topic0, l.Topic1))
+		}})
+		routes = append(routes, Route{Name: "rpc eth_getLogs (topic1 only, whole chain)", Path: path, Body: func(i int) string {
+			l := narrow[pick(i, len(narrow))]
+			return call("eth_getLogs", fmt.Sprintf(`[{"fromBlock":"0x0","toBlock":"0x%x","topics":[null,"%s"]}]`, top, l.Topic1))
+		}})
+		routes = append(routes, Route{Name: "rpc eth_getLogs (topic0 and topic1, whole chain)", Path: path, Body: func(i int) string {
+			l := narrow[pick(i, len(narrow))]
+			return call("eth_getLogs", fmt.Sprintf(`[{"fromBlock":"0x0","toBlock":"0x%x","topics":["%s","%s"]}]`, top, l.Topic0, l.Topic1))
 		}})
 	}
 	return routes
