@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 
 	"go.uber.org/zap"
 )
@@ -62,6 +63,8 @@ type rpcError struct {
 	// unavailable: the chain's endpoints gave no answer (the metric's
 	// node_unavailable outcome).
 	unavailable bool
+	// timedOut: the request's deadline passed first (the timeout outcome).
+	timedOut bool
 }
 
 func (e *rpcError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
@@ -150,18 +153,30 @@ var rpcMethods = map[string]rpcMethod{
 	"trace_block":              (*rpcReq).traceBlock,
 }
 
-// rpcReq is one HTTP request of the route: its chain, and the chain's view
-// read once for all of a batch's calls, so that they agree on "latest".
+// rpcReq is one call of the route: its chain, and what the calls of one
+// HTTP request share (a batch's calls run side by side, each with its own
+// rpcReq).
 type rpcReq struct {
 	chainReq
-	v      view
-	haveV  bool
-	method string      // the call being answered, for log lines
-	pre    *prefetched // a batch's reads by hash (jsonrpc_batch.go)
+	*shared
+	method string // the call being answered, for log lines
 }
 
-// view reads the chain's view on the first call that needs it.
+// shared is what the calls of one request share: the chain's view, read
+// once for all of a batch's calls so that they agree on "latest", and the
+// batch's reads by hash (jsonrpc_batch.go), made before any call runs.
+type shared struct {
+	mu    sync.Mutex
+	v     view
+	haveV bool
+	pre   *prefetched
+}
+
+// view reads the chain's view on the first call that needs it; calls
+// running beside it wait for that read rather than make their own.
 func (q *rpcReq) view() (view, *rpcError) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if q.haveV {
 		return q.v, nil
 	}
@@ -181,7 +196,7 @@ func (q *rpcReq) failed(e *apiError) *rpcError {
 		return &rpcError{Code: rpcServerError, Message: e.Message}
 	}
 	q.s.logFailure(q.r, e)
-	return &rpcError{Code: rpcInternal, Message: e.Message}
+	return &rpcError{Code: rpcInternal, Message: e.Message, timedOut: e.Code == codeTimeout}
 }
 
 // storeFailed is failed for a read's error.
@@ -205,7 +220,7 @@ func (s *Server) jsonrpc(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, rpcFailure(nil, rpcErrorf(rpcParseError, "reading the request body: %v", err)))
 		return
 	}
-	q := &rpcReq{chainReq: c}
+	q := &rpcReq{chainReq: c, shared: &shared{}}
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '[' {
 		reply, answer := q.serve(body)
@@ -230,16 +245,8 @@ func (s *Server) jsonrpc(w http.ResponseWriter, r *http.Request) {
 			"batch of %d calls is above api.rpc_max_batch (%d); split it", len(calls), max)))
 		return
 	}
-	// One call after another: a batch costs the database what its calls
-	// sent one by one would, never more at once; its calls by hash are
-	// read ahead together.
 	q.prefetch(calls)
-	replies := make([]rpcReply, 0, len(calls))
-	for _, raw := range calls {
-		if reply, answer := q.serve(raw); answer {
-			replies = append(replies, reply)
-		}
-	}
+	replies := q.serveBatch(calls)
 	if len(replies) == 0 { // notifications only
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -264,18 +271,23 @@ func (q *rpcReq) serve(raw json.RawMessage) (reply rpcReply, answer bool) {
 		q.s.m.rpcCalls.WithLabelValues("other", outcomeClientError).Inc()
 		return rpcFailure(nil, rpcErrorf(rpcInvalidRequest, "id must be a string, a number or null")), true
 	}
-	label := m.Method
 	fn, known := rpcMethods[m.Method]
 	if !known && q.s.nodeMethods[m.Method] {
 		method := m.Method
 		fn, known = func(q *rpcReq, p rpcParams) (json.RawMessage, *rpcError) { return q.forward(method, p) }, true
 	}
-	if !known {
-		label = "other"
-	}
 	reply, e := q.call(m, fn, known)
-	q.s.m.rpcCalls.WithLabelValues(label, outcomeOf(e)).Inc()
+	q.s.m.rpcCalls.WithLabelValues(methodLabel(q.s, m.Method), outcomeOf(e)).Inc()
 	return reply, m.ID != nil
+}
+
+// methodLabel is the metric's method label: the method when served (from
+// the index or the node), else "other".
+func methodLabel(s *Server, method string) string {
+	if _, indexed := rpcMethods[method]; indexed || s.nodeMethods[method] {
+		return method
+	}
+	return "other"
 }
 
 func (q *rpcReq) call(m rpcCallMsg, fn rpcMethod, known bool) (rpcReply, *rpcError) {
@@ -321,12 +333,15 @@ const (
 	outcomeClientError     = "client_error"
 	outcomeServerError     = "server_error"
 	outcomeNodeUnavailable = "node_unavailable"
+	outcomeTimeout         = "timeout"
 )
 
 func outcomeOf(e *rpcError) string {
 	switch {
 	case e == nil:
 		return outcomeOK
+	case e.timedOut:
+		return outcomeTimeout
 	case e.Code == rpcInternal:
 		return outcomeServerError
 	case e.unavailable:

@@ -2,10 +2,72 @@ package api
 
 import (
 	"encoding/json"
+	"sync"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
+
+// A batch's calls are answered side by side, api.rpc_batch_concurrency at
+// a time, each with its own rpcReq sharing the request's view and reads
+// ahead: an explorer's page is one batch mixing index reads with node
+// calls (Otterscan's address page: 36 calls, 19 of them ots_hasCode, each
+// a node round trip), and one after another it cost the sum of them. The
+// answer keeps the calls' order. The bound is per request: a batch takes
+// at most that many of the database's and the node's connections,
+// whatever its size.
+//
+// The batch shares the request's deadline (api.request_timeout). A call
+// not started when it passes is answered with an error that says so,
+// rather than started to fail on a context already done.
+
+// serveBatch answers the calls, in their order; notifications get no
+// reply.
+func (q *rpcReq) serveBatch(calls []json.RawMessage) []rpcReply {
+	replies := make([]rpcReply, len(calls))
+	answered := make([]bool, len(calls))
+	ctx := q.r.Context()
+	slots := make(chan struct{}, q.s.cfg.RPCBatchConcurrency)
+	var wg sync.WaitGroup
+	for i, raw := range calls {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			replies[i], answered[i] = q.notStarted(raw)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			call := &rpcReq{chainReq: q.chainReq, shared: q.shared}
+			replies[i], answered[i] = call.serve(raw)
+		}()
+	}
+	wg.Wait()
+	out := make([]rpcReply, 0, len(calls))
+	for i, r := range replies {
+		if answered[i] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// notStarted answers a call of a batch whose request ran out of time
+// before the call's turn: an error naming the deadline, or no reply for a
+// notification (which is then not carried out).
+func (q *rpcReq) notStarted(raw json.RawMessage) (rpcReply, bool) {
+	var m rpcCallMsg
+	if json.Unmarshal(raw, &m) != nil || !validID(m.ID) {
+		return q.serve(raw) // malformed: its own error, no work
+	}
+	q.s.m.rpcCalls.WithLabelValues(methodLabel(q.s, m.Method), outcomeTimeout).Inc()
+	return rpcFailure(m.ID, rpcErrorf(rpcServerError,
+		"not answered: the request's time (api.request_timeout, %s) ran out before this call of the batch was started; send it again, or fewer calls at once",
+		q.s.cfg.RequestTimeout)), m.ID != nil
+}
 
 // A batch of calls by transaction hash (a page of receipts, of
 // transactions) is read in three queries, not three per call: before the

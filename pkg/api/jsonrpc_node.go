@@ -57,6 +57,10 @@ func (q *rpcReq) forward(method string, p rpcParams) (json.RawMessage, *rpcError
 	switch {
 	case errors.As(err, &answer):
 		return nil, &rpcError{Code: answer.Code, Message: q.s.redact(answer.Message), Data: answer.Data}
+	case err != nil && q.r.Context().Err() != nil:
+		return nil, &rpcError{Code: rpcServerError, timedOut: true, Message: fmt.Sprintf(
+			"the request's time (api.request_timeout, %s) ran out before the chain's endpoints answered %s; retry, or send fewer calls at once",
+			q.s.cfg.RequestTimeout, method)}
 	case err != nil:
 		q.s.log.Warn("the chain's endpoints did not answer a forwarded call", zap.String("route", rpcRoute),
 			zap.String("chain_id", q.id), zap.String("method", method), zap.String("error", q.s.redact(err.Error())))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,16 +15,20 @@ import (
 	"github.com/tideline-dev/tideline/pkg/rpc"
 )
 
-// fakeForward answers the node methods a test needs and records each call.
+// fakeForward answers the node methods a test needs and records each call
+// (a batch's calls come side by side).
 type fakeForward struct {
+	mu     sync.Mutex
 	calls  []string
 	params map[string]string
 }
 
 func (f *fakeForward) forward(_ context.Context, chainID, method string, params []json.RawMessage) (json.RawMessage, error) {
-	f.calls = append(f.calls, method)
 	b, _ := json.Marshal(params)
+	f.mu.Lock()
+	f.calls = append(f.calls, method)
 	f.params[method] = string(b)
+	f.mu.Unlock()
 	switch method {
 	case "eth_getBalance":
 		return json.RawMessage(`"0x10"`), nil

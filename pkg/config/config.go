@@ -63,6 +63,10 @@ type API struct {
 	// RPCMaxBatch is the most calls of one JSON-RPC batch (the
 	// /v1/chains/{id}/rpc route); a larger batch is refused whole.
 	RPCMaxBatch int `mapstructure:"rpc_max_batch"`
+	// RPCBatchConcurrency is how many calls of one batch are answered at
+	// once (index reads and node calls); the batch's answer keeps the
+	// calls' order.
+	RPCBatchConcurrency int `mapstructure:"rpc_batch_concurrency"`
 	// RPCMaxLogs is the most logs one eth_getLogs answers: a filter
 	// matching more is refused with the range that fits, whatever the
 	// number of blocks it spans (the index reads a wide range cheaply).

@@ -29,6 +29,7 @@ func Defaults(v *viper.Viper) {
 	v.SetDefault("api.etherscan_max_records", a.EtherscanMaxRecords)
 	v.SetDefault("api.rpc_max_batch", a.RPCMaxBatch)
 	v.SetDefault("api.rpc_max_logs", a.RPCMaxLogs)
+	v.SetDefault("api.rpc_batch_concurrency", a.RPCBatchConcurrency)
 	v.SetDefault("api.rpc_node_methods", a.RPCNodeMethods)
 	v.SetDefault("api.cors_origins", []string{})
 	v.SetDefault("api.rate_limit", a.RateLimit)
@@ -134,6 +135,7 @@ func DefaultAPI() API {
 		EtherscanMaxRecords:  10000,
 		RPCMaxBatch:          1000,
 		RPCMaxLogs:           10000,
+		RPCBatchConcurrency:  4,
 		RPCNodeMethods:       DefaultRPCNodeMethods(),
 		RateLimit:            50,
 		Burst:                100,
@@ -178,6 +180,9 @@ func (a API) WithDefaults() API {
 	}
 	if a.RPCMaxBatch == 0 {
 		a.RPCMaxBatch = d.RPCMaxBatch
+	}
+	if a.RPCBatchConcurrency == 0 {
+		a.RPCBatchConcurrency = d.RPCBatchConcurrency
 	}
 	if a.RPCMaxLogs == 0 {
 		a.RPCMaxLogs = d.RPCMaxLogs

@@ -110,6 +110,9 @@ func (a API) validate() []error {
 	if a.RPCMaxBatch < 1 || a.RPCMaxBatch > 100000 {
 		bad("rpc_max_batch", "must be 1-100000")
 	}
+	if a.RPCBatchConcurrency < 1 || a.RPCBatchConcurrency > 64 {
+		bad("rpc_batch_concurrency", "must be 1-64")
+	}
 	if a.RPCMaxLogs < 1 || a.RPCMaxLogs > 1000000 {
 		bad("rpc_max_logs", "must be 1-1000000")
 	}
