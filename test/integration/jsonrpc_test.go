@@ -271,6 +271,7 @@ func checkOts(t *testing.T, nodeURL, api, chainID string, head uint64) {
 	p.same("ots_getApiLevel")
 	accounts, created := map[string]bool{}, map[string]bool{}
 	txs := 0
+	var hashes []string
 	for h := uint64(0); h <= head; h++ {
 		var d struct {
 			Block struct {
@@ -307,6 +308,7 @@ func checkOts(t *testing.T, nodeURL, api, chainID string, head uint64) {
 				}
 			}
 			p.same("ots_getTransactionError", tx.Hash)
+			hashes = append(hashes, tx.Hash)
 			accounts[tx.From], accounts[tx.To] = true, true
 			p.same("ots_getTransactionBySenderAndNonce", tx.From, tx.Nonce)
 			txs++
@@ -334,6 +336,64 @@ func checkOts(t *testing.T, nodeURL, api, chainID string, head uint64) {
 	require.Positive(t, p.otherFrames, "the traffic creates and destroys contracts")
 	t.Logf("%s: %d ots_ calls equal to anvil's: %d heights, %d transactions (%d creations and self-destructs in the call trees beyond anvil's)",
 		chainID, p.calls, head+1, txs, p.otherFrames)
+	p.sameAddressPage(head, sortedKeys(accounts), hashes, sortedKeys(created))
+}
+
+// sameAddressPage sends the batch Otterscan's address page sends (its
+// shape as recorded from Otterscan 2: 36 calls, block numbers as JSON
+// numbers, 19 badges by ots_hasCode, 9 transactions' internal operations,
+// 4 token calls) to the node and to the API, and requires every answer,
+// error or result, to be the node's. The times of both are logged.
+func (p *rpcPair) sameAddressPage(head uint64, accounts, txs, contracts []string) {
+	t := p.t
+	t.Helper()
+	require.NotEmpty(t, accounts)
+	require.NotEmpty(t, txs)
+	require.NotEmpty(t, contracts)
+	page, at := accounts[0], fmt.Sprintf("0x%x", head)
+	type call struct {
+		method string
+		args   []any
+	}
+	calls := []call{
+		{"ots_searchTransactionsBefore", []any{page, 0, 25}},
+		{"ots_getContractCreator", []any{page}},
+		{"eth_getBalance", []any{page, at}},
+		{"eth_getTransactionCount", []any{page, at}},
+	}
+	for i := range 19 {
+		calls = append(calls, call{"ots_hasCode", []any{accounts[i%len(accounts)], head}})
+	}
+	for i := range 9 {
+		calls = append(calls, call{"ots_getInternalOperations", []any{txs[i%len(txs)]}})
+	}
+	for _, selector := range []string{"0x06fdde03", "0x95d89b41", "0x313ce567", "0x18160ddd"} { // name, symbol, decimals, totalSupply
+		calls = append(calls, call{"eth_call", []any{map[string]string{"to": contracts[0], "data": selector}, at}})
+	}
+	require.Len(t, calls, 36)
+	send := func(c *gethrpc.Client) ([]gethrpc.BatchElem, time.Duration) {
+		batch := make([]gethrpc.BatchElem, len(calls))
+		for i, c := range calls {
+			batch[i] = gethrpc.BatchElem{Method: c.method, Args: c.args, Result: new(json.RawMessage)}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		start := time.Now()
+		require.NoError(t, c.BatchCallContext(ctx, batch))
+		return batch, time.Since(start)
+	}
+	want, nodeTook := send(p.node)
+	got, took := send(p.ours)
+	for i := range calls {
+		if want[i].Error != nil {
+			require.Error(t, got[i].Error, "%s %v", calls[i].method, calls[i].args)
+			require.Equal(t, want[i].Error.Error(), got[i].Error.Error(), "%s %v", calls[i].method, calls[i].args)
+			continue
+		}
+		require.NoError(t, got[i].Error, "%s %v", calls[i].method, calls[i].args)
+		require.JSONEq(t, string(*want[i].Result.(*json.RawMessage)), string(*got[i].Result.(*json.RawMessage)), "%s %v", calls[i].method, calls[i].args)
+	}
+	t.Logf("Otterscan's address page batch (%d calls) equal to anvil's: the API answered in %s, anvil in %s", len(calls), took, nodeTook)
 }
 
 // sameCalls compares ots_traceTransaction: anvil lists the call frames

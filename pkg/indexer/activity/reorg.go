@@ -243,6 +243,12 @@ func (a *Activities) repair(ctx context.Context, data *chaindata.BlockData, stor
 			ConfirmationDepth: uint64(max(c.ConfirmationDepth, 0)),
 		}
 	}
+	// The canonical blocks of the orphaned heights, complete, go in one
+	// write: one write's fixed cost (the stored rows' read, an insert a
+	// table) instead of one a height. One a height, a depth-20 repair on
+	// a loaded box outlived the activity's deadline part-way, and its
+	// retry found (and reported) only the heights not rewritten yet.
+	var rewrite []*chaindata.BlockData
 	for _, h := range orphaned {
 		if h == n {
 			continue
@@ -256,7 +262,10 @@ func (a *Activities) repair(ctx context.Context, data *chaindata.BlockData, stor
 		if err != nil {
 			return nil, fetchErr(fmt.Errorf("receipts of canonical block %d %s: %w", h, d.Block.Hash, err))
 		}
-		if err := a.Store.WriteBlocks(ctx, chainID, []*chaindata.BlockData{d}); err != nil {
+		rewrite = append(rewrite, d)
+	}
+	if len(rewrite) > 0 {
+		if err := a.Store.WriteBlocks(ctx, chainID, rewrite); err != nil {
 			return nil, writeErr(err)
 		}
 	}
