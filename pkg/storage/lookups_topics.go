@@ -2,6 +2,8 @@ package storage
 
 import (
 	"cmp"
+	"slices"
+	"strconv"
 
 	"github.com/tideline-dev/tideline/pkg/chaindata"
 )
@@ -15,50 +17,83 @@ import (
 // trusts: every read tests the log's topics and canonical flag on the log
 // itself. So it has no tombstones: a rewrite of a height writes the rows
 // of its new block, and a row of a topic the new block lacks stays, and
-// costs a reader one height visited in vain. What the table must never be
-// is short of a canonical log's topic, and every write of a height writes
-// all of them.
+// costs a reader one height visited in vain. For the same reason a topic
+// is kept as topicKey, its low 64 bits: topics that share them cost a
+// height visited in vain, and the row is a fifth of the bytes. What the
+// table must never be is short of a canonical log's topic, and every
+// write of a height writes all of them.
 
-var topicHeightColumns = []string{"chain_id", "topic", "block_number", "version"}
+var topicHeightColumns = []string{"chain_id", "topic_key", "block_number", "version"}
 
-// topicHeightRows holds rows of topicHeightColumns.
+// topicKey is a topic's key in topic_heights: its last 16 hex digits as a
+// number (0x + 64 lower-case digits as stored; anything else is 0, as the
+// backfill's SQL makes it, 0063). Keccak hashes and padded addresses
+// differ there; small numbers (token ids) share their key with nothing
+// but numbers equal in their low 64 bits.
+func topicKey(topic string) uint64 {
+	if len(topic) != 66 {
+		return 0
+	}
+	k, err := strconv.ParseUint(topic[50:], 16, 64)
+	if err != nil {
+		return 0
+	}
+	return k
+}
+
+// topicHeightRows holds rows of topicHeightColumns: one call's chain and
+// version, and a (key, height) pair a row, sorted as pairs and made into
+// columns only for the insert (sorting row numbers through a comparator
+// and moving four columns cost this table more than the rest of the
+// look-ups together).
 type topicHeightRows struct {
-	chainID, topic       []string
-	blockNumber, version []uint64
-	seen                 map[string]struct{} // the current block's topics
+	chainID string
+	version uint64
+	rows    []topicRow
+	block   []uint64 // the current block's keys, reused
 }
 
-func (c *topicHeightRows) grow(n int) {
-	c.chainID, c.topic = make([]string, 0, n), make([]string, 0, n)
-	c.blockNumber, c.version = make([]uint64, 0, n), make([]uint64, 0, n)
-	c.seen = make(map[string]struct{}, 64)
-}
+type topicRow struct{ key, height uint64 }
 
-// addBlock adds one row per distinct topic of the block's logs.
+func (c *topicHeightRows) grow(n int) { c.rows = make([]topicRow, 0, n) }
+
+// addBlock adds one row per distinct topic key of the block's logs. A
+// block's keys are sorted and compacted in a reused slice: a block has a
+// few hundred topics, and that was cheaper than a set.
 func (c *topicHeightRows) addBlock(chainID string, d *chaindata.BlockData, version uint64) {
-	clear(c.seen)
+	c.chainID, c.version = chainID, version
+	c.block = c.block[:0]
 	for i := range d.Logs {
 		for _, t := range d.Logs[i].Topics {
-			if _, dup := c.seen[t]; dup || t == "" {
-				continue
+			if t != "" {
+				c.block = append(c.block, topicKey(t))
 			}
-			c.seen[t] = struct{}{}
-			c.chainID = append(c.chainID, chainID)
-			c.topic = append(c.topic, t)
-			c.blockNumber = append(c.blockNumber, d.Block.Number)
-			c.version = append(c.version, version)
 		}
+	}
+	slices.Sort(c.block)
+	for _, k := range slices.Compact(c.block) {
+		c.rows = append(c.rows, topicRow{k, d.Block.Number})
 	}
 }
 
-func (c *topicHeightRows) len() int { return len(c.topic) }
+func (c *topicHeightRows) len() int { return len(c.rows) }
 
 func (c *topicHeightRows) columns() []any {
-	return []any{c.chainID, c.topic, c.blockNumber, c.version}
+	n := len(c.rows)
+	ids, keys, heights, versions := make([]string, n), make([]uint64, n), make([]uint64, n), make([]uint64, n)
+	for i, r := range c.rows {
+		ids[i], keys[i], heights[i], versions[i] = c.chainID, r.key, r.height, c.version
+	}
+	return []any{ids, keys, heights, versions}
 }
 
-// sort puts the rows in the table's key order (topic, height); see
+// sort puts the rows in the table's key order (topic_key, height); see
 // lookupRows.sort for why.
 func (c *topicHeightRows) sort() {
-	inStringKeyOrder(c.topic, func(i, j int) int { return cmp.Compare(c.blockNumber[i], c.blockNumber[j]) }, c.columns())
+	slices.SortFunc(c.rows, func(a, b topicRow) int {
+		if a.key != b.key {
+			return cmp.Compare(a.key, b.key)
+		}
+		return cmp.Compare(a.height, b.height)
+	})
 }

@@ -3,6 +3,7 @@ package storage
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,10 +12,10 @@ import (
 )
 
 // readTopicHeights is what topic_heights holds of one chain, as
-// topic@height, sorted.
+// key@height, sorted.
 func readTopicHeights(t *testing.T, c *ClickHouse, chainID string) []string {
 	t.Helper()
-	rows, err := c.conn.Query(testContext(t), "SELECT DISTINCT concat(topic, '@', toString(block_number)) FROM topic_heights WHERE chain_id = ?", chainID)
+	rows, err := c.conn.Query(testContext(t), "SELECT DISTINCT concat(toString(topic_key), '@', toString(block_number)) FROM topic_heights WHERE chain_id = ?", chainID)
 	require.NoError(t, err)
 	var out []string
 	for rows.Next() {
@@ -27,14 +28,14 @@ func readTopicHeights(t *testing.T, c *ClickHouse, chainID string) []string {
 	return out
 }
 
-// wantTopicHeights is every distinct topic of the blocks' logs, as
-// topic@height, sorted.
+// wantTopicHeights is the key of every distinct topic of the blocks' logs,
+// as key@height, sorted.
 func wantTopicHeights(blocks ...*chaindata.BlockData) []string {
 	var out []string
 	for _, d := range blocks {
 		for _, l := range d.Logs {
 			for _, topic := range l.Topics {
-				out = append(out, fmt.Sprintf("%s@%d", topic, d.Block.Number))
+				out = append(out, fmt.Sprintf("%d@%d", topicKey(topic), d.Block.Number))
 			}
 		}
 	}
@@ -44,7 +45,8 @@ func wantTopicHeights(blocks ...*chaindata.BlockData) []string {
 
 // A filter's topics narrow the heights read through topic_heights, and the
 // answer stays the canonical logs that pass the filter: for a topic at any
-// position, for topics joined by AND and by OR, with an address, after a
+// position, for topics joined by AND and by OR, with an address, for a
+// topic that shares its key with another, after a
 // reorganisation moved a topic to another height and position (its stale
 // row stays and points at a height where nothing matches now), after a
 // removed height, and merged.
@@ -54,7 +56,7 @@ func TestTopicHeightsNarrowLogReadsThroughReorgs(t *testing.T) {
 	stopMerges(t, c)
 	ctx := testContext(t)
 	const chainID = "topics"
-	rare := hash('9', 1)
+	rare := hash('9', 0xabcdef)
 	var blocks []*chaindata.BlockData
 	for n := uint64(100); n <= 105; n++ {
 		blocks = append(blocks, sampleBlock(n))
@@ -86,6 +88,13 @@ func TestTopicHeightsNarrowLogReadsThroughReorgs(t *testing.T) {
 		at(LogFilter{Topics: []TopicTerm{{1, rare}, {2, hash('9', 3)}}, Or: []bool{true}}), "OR: no narrowing, every match")
 	require.Equal(t, []string{"104/1"}, at(LogFilter{Address: "0x00000000000000000000000000000000000000e1", AnyTopic: [4][]string{1: {rare}}}))
 	require.Equal(t, []string{"102/0", "104/1"}, at(anyAt(1, rare, hash('9', 2))), "any of a set")
+	// A topic whose key (low 64 bits) is another's: every height of that
+	// key is visited, and only the topic itself matches.
+	twin := hash('8', 0xabcdef)
+	require.Equal(t, topicKey(rare), topicKey(twin))
+	require.Nil(t, at(anyAt(1, twin)))
+	require.Equal(t, []string{"100/0", "101/0", "102/0", "103/0", "104/0", "105/0"}, at(anyAt(0, hash('c', 1))))
+	require.Nil(t, at(anyAt(0, hash('7', 1))), "the key of c1, not c1")
 
 	// A reorganisation: 102 without the rare topic, 103 with it at
 	// position 2; 105 removed. The rows of 102 stay as hints.
@@ -99,7 +108,7 @@ func TestTopicHeightsNarrowLogReadsThroughReorgs(t *testing.T) {
 	for _, want := range wantTopicHeights(canonical...) {
 		require.Contains(t, got, want, "every canonical log's topic")
 	}
-	require.Contains(t, got, rare+"@102", "the stale row stays, a hint")
+	require.Contains(t, got, fmt.Sprintf("%d@102", topicKey(rare)), "the stale row stays, a hint")
 	check := func() {
 		t.Helper()
 		require.Equal(t, []string{"104/1"}, at(anyAt(1, rare)))
@@ -109,4 +118,24 @@ func TestTopicHeightsNarrowLogReadsThroughReorgs(t *testing.T) {
 	check()
 	mergeFully(t, c, tableLogs, tableTopicHeights)
 	check()
+}
+
+// A topic's key is its low 64 bits, and the server's expression in the
+// backfill (0063) computes the same.
+func TestTopicKey(t *testing.T) {
+	c := openTest(t)
+	for topic, want := range map[string]uint64{
+		"0x000000000000000000000000d8da6bf26964af9d7eed9e10c39f6eca45d5d5e1": 0xc39f6eca45d5d5e1,
+		"0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef": 0x28f55a4df523b3ef,
+		hash('c', 5):                   5,
+		"0x05":                         0, // not a topic
+		"0x" + strings.Repeat("z", 64): 0, // not hex
+	} {
+		require.Equal(t, want, topicKey(topic), topic)
+		if len(topic) == 66 && want != 0 {
+			var got uint64
+			require.NoError(t, c.conn.QueryRow(testContext(t), "SELECT reinterpretAsUInt64(reverse(unhex(substring(?, 51, 16))))", topic).Scan(&got))
+			require.Equal(t, want, got, "the backfill's key of %s", topic)
+		}
+	}
 }

@@ -153,7 +153,7 @@ func TestInsertColumnsMatchMigrations(t *testing.T) {
 	dropped := map[string][]string{} // and of DROP COLUMN files
 	for _, m := range ms {
 		for _, table := range append([]string{tableBlocks, tableTransactions, tableLogs, tableIndexedHeights, tableChainState,
-			tableTraces, tableAddressTraces}, lookupTables...) {
+			tableTraces, tableAddressTraces, tableTopicHeights}, lookupTables...) {
 			if strings.Contains(m.Stmt, "CREATE TABLE IF NOT EXISTS "+table+"\n") {
 				ddl[table] = m.Stmt
 			}

@@ -326,9 +326,11 @@ func (q logsQuery) toSQL() (string, []any) {
 	}
 	for _, set := range q.filter.topicSets() {
 		sql += " AND block_number IN (SELECT block_number FROM " + tableTopicHeights +
-			" WHERE chain_id = ? AND topic IN (" + placeholders(len(set)) + ") AND block_number BETWEEN ? AND ?)"
+			" WHERE chain_id = ? AND topic_key IN (" + placeholders(len(set)) + ") AND block_number BETWEEN ? AND ?)"
 		args = append(args, q.chainID)
-		args = appendStrings(args, set)
+		for _, t := range set {
+			args = append(args, topicKey(t))
+		}
 		args = append(args, q.from, q.to)
 	}
 	if cond, targs := q.filter.topicsSQL(); cond != "" {
@@ -358,8 +360,8 @@ func (q logsQuery) toSQL() (string, []any) {
 // every position of AnyTopic with values, and every term of Topics when
 // they are all joined by AND (with an OR the terms name no set every match
 // has). Each narrows the heights read to those of topic_heights holding
-// one of its values (a superset of the matches' heights: the topics are
-// tested on the logs themselves).
+// one of its values' keys (a superset of the matches' heights: the topics
+// are tested on the logs themselves).
 func (f LogFilter) topicSets() [][]string {
 	var sets [][]string
 	for _, set := range f.AnyTopic {

@@ -156,33 +156,33 @@ func TestReadStatementsToSQL(t *testing.T) {
 		{
 			name: "logs of topics joined by AND: each narrows the heights through topic_heights",
 			stmt: logsQuery{chainID: "1", from: 1, to: 9, limit: 10, filter: LogFilter{
-				Topics: []TopicTerm{{0, "0xt0"}, {2, "0xt2"}},
+				Topics: []TopicTerm{{0, hash('c', 0xa0)}, {2, hash('c', 0xa2)}},
 				Or:     []bool{false},
 			}},
 			sql: "SELECT " + logReadColumns + " FROM logs FINAL WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
-				" AND block_number IN (SELECT block_number FROM topic_heights WHERE chain_id = ? AND topic IN (?) AND block_number BETWEEN ? AND ?)" +
-				" AND block_number IN (SELECT block_number FROM topic_heights WHERE chain_id = ? AND topic IN (?) AND block_number BETWEEN ? AND ?)" +
+				" AND block_number IN (SELECT block_number FROM topic_heights WHERE chain_id = ? AND topic_key IN (?) AND block_number BETWEEN ? AND ?)" +
+				" AND block_number IN (SELECT block_number FROM topic_heights WHERE chain_id = ? AND topic_key IN (?) AND block_number BETWEEN ? AND ?)" +
 				" AND (topic0 = ? AND topic2 = ?)" +
 				" AND is_canonical = 1 ORDER BY block_number, log_index LIMIT ?",
-			args: []any{"1", uint64(1), uint64(9), "1", "0xt0", uint64(1), uint64(9), "1", "0xt2", uint64(1), uint64(9),
-				"0xt0", "0xt2", 10},
+			args: []any{"1", uint64(1), uint64(9), "1", uint64(0xa0), uint64(1), uint64(9), "1", uint64(0xa2), uint64(1), uint64(9),
+				hash('c', 0xa0), hash('c', 0xa2), 10},
 		},
 		{
 			name: "logs of addresses and topic sets by position (eth_getLogs)",
 			stmt: logsQuery{chainID: "1", from: 1, to: 9, limit: 10, filter: LogFilter{
 				AnyAddress: []string{"0xa1", "0xa2"},
-				AnyTopic:   [4][]string{1: {"0xs1", "0xs2"}},
+				AnyTopic:   [4][]string{1: {hash('d', 0xb1), hash('d', 0xb2)}},
 			}},
 			sql: "SELECT " + logReadColumns + " FROM logs FINAL WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
 				" AND block_number IN (SELECT block_number FROM (SELECT block_number, log_index, is_canonical FROM address_logs" +
 				" WHERE chain_id = ? AND address IN (?, ?) AND block_number BETWEEN ? AND ?" +
 				" ORDER BY block_number, log_index, version DESC LIMIT 1 BY block_number, log_index) WHERE is_canonical = 1)" +
 				" AND address IN (?, ?)" +
-				" AND block_number IN (SELECT block_number FROM topic_heights WHERE chain_id = ? AND topic IN (?, ?) AND block_number BETWEEN ? AND ?)" +
+				" AND block_number IN (SELECT block_number FROM topic_heights WHERE chain_id = ? AND topic_key IN (?, ?) AND block_number BETWEEN ? AND ?)" +
 				" AND topic1 IN (?, ?)" +
 				" AND is_canonical = 1 ORDER BY block_number, log_index LIMIT ?",
 			args: []any{"1", uint64(1), uint64(9), "1", "0xa1", "0xa2", uint64(1), uint64(9), "0xa1", "0xa2",
-				"1", "0xs1", "0xs2", uint64(1), uint64(9), "0xs1", "0xs2", 10},
+				"1", uint64(0xb1), uint64(0xb2), uint64(1), uint64(9), hash('d', 0xb1), hash('d', 0xb2), 10},
 		},
 		{
 			name: "a transaction's logs",

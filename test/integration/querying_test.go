@@ -61,6 +61,8 @@ const (
 	docHolder      = "'0x28c6c06298d514db089934071355e5743bf21d60'"
 	docReceiver    = "'0x3f5ce5fbfe3e9af3971dd833d26ba9b5c936f0be'"
 	docFactory     = "'0x5c69bee701ef814a2b6a3edd4b1652cb9cc5aa6f'"
+	// An account as a topic: docAddress padded to 32 bytes.
+	docAccountTopic = "'0x000000000000000000000000d8da6bf26964af9d7eed9e10c39f6eca45d5d5e1'"
 )
 
 // queryAll runs q and returns its rows, each value as the driver scans it
@@ -338,6 +340,17 @@ func TestQueryingDocExamples(t *testing.T) {
 			require.Equal(t, []any{"create2", created[1]["contractAddress"]}, []any{rows[1][2], rows[1][3]})
 			require.Equal(t, strings.ToLower(run.Hex()), rows[0][1])
 		},
+		"transfers_from_account": func(rows [][]any) {
+			// Ping(caller) here: its topic1 is the sender, topic_heights'
+			// heights of it lead to every one of them.
+			require.Equal(t, min(pings, 100), uint64(len(rows)))
+			for i, r := range rows {
+				require.Equal(t, contractHex, r[2])
+				if i > 0 {
+					require.Less(t, num(t, rows[i-1][0])*1000+num(t, rows[i-1][1]), num(t, r[0])*1000+num(t, r[1]), "oldest first")
+				}
+			}
+		},
 		"first_block_after": func(rows [][]any) {
 			require.Len(t, rows, 1)
 			require.Equal(t, uint64(0), num(t, rows[0][0]), "every block is younger than 2024")
@@ -357,6 +370,7 @@ func TestQueryingDocExamples(t *testing.T) {
 			docRangeTo, strconv.Itoa(rangeTo), docRangeBefore, strconv.Itoa(rangeFrom-1),
 			docToken, "'"+strings.ToLower(token.Hex())+"'", docHolder, "'"+holderHex+"'",
 			docReceiver, "'"+child+"'", docFactory, "'"+strings.ToLower(treeAt.Hex())+"'",
+			docAccountTopic, "'"+strings.ToLower(common.BytesToHash(gen.From().Bytes()).Hex())+"'",
 		).Replace(q.sql)
 		rows, err := queryAll(t, rctx, reader, sql)
 		require.NoError(t, err, "%s as %s:\n%s", q.name, localstack.ReadOnlyUser, sql)

@@ -12,17 +12,21 @@
 -- position and no tombstones: a height rewritten by a reorganisation gets
 -- the rows of its new logs (same version as they), and a stale row of a
 -- topic the new block lacks only points the read at one height it then
--- finds nothing at. Rows of one height, one per distinct topic, cost far
--- less than a row per log and topic (a block's logs share their event
--- signatures and often their accounts).
+-- finds nothing at. For the same reason a topic is kept as its low 64
+-- bits (topic_key: its last 16 hex digits as a number), not its 66
+-- characters: two topics that share them cost a reader a height visited
+-- in vain, and the row is a fifth of the bytes to write. Rows of one
+-- height, one per distinct topic, cost far less than a row per log and
+-- topic (a block's logs share their event signatures and often their
+-- accounts).
 CREATE TABLE IF NOT EXISTS topic_heights
 (
     chain_id     String,
-    topic        String,
+    topic_key    UInt64,
     block_number UInt64,
     version      UInt64
 )
 ENGINE = ReplacingMergeTree(version)
 PARTITION BY intDiv(block_number, 1000000)
-ORDER BY (chain_id, topic, block_number)
+ORDER BY (chain_id, topic_key, block_number)
 SETTINGS index_granularity = 1024;
