@@ -74,6 +74,9 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 		}
 		return failure(fmt.Sprintf("chain %s height %d: %s: %v", id, in.Height, stage, err), d, err)
 	}
+	if attempt > 1 && a.writtenBefore(ctx, in.Height, attempt, log) {
+		return types.IndexBlockResult{AlreadyIndexed: true}, nil
+	}
 	res, err := a.deliver(ctx, in.Height, in.Mode, log)
 	if err != nil {
 		var se *stageError
@@ -93,6 +96,26 @@ func (a *Activities) IndexBlock(ctx context.Context, in types.IndexBlockInput) (
 		log.Info("poisoned height indexed at last")
 	}
 	return res, nil
+}
+
+// writtenBefore tells a retried attempt whether an earlier one wrote the
+// height to its mark and then lost its answer: its worker stopped, or its
+// deadline passed, between the mark and the reply. The workflow's own
+// check (IsIndexed) ran before the first attempt only, so without this
+// the retry wrote the whole height a second time (seen when a test
+// stopped its worker the moment the watermark reached the head). The
+// mark is written last, so a marked height is whole. A failed check
+// indexes the height anyway: the write is idempotent.
+func (a *Activities) writtenBefore(ctx context.Context, height uint64, attempt int32, log *zap.Logger) bool {
+	ok, err := a.Store.IsIndexed(ctx, a.Chain.ID, height)
+	if err != nil || !ok {
+		return false
+	}
+	if attempt > temporal.PoisonAttempts {
+		a.clearPoisonedHeight(height)
+	}
+	log.Info("an earlier attempt indexed this height; not writing it again")
+	return true
 }
 
 // notProduced tells whether a fetch that found no block failed because the
