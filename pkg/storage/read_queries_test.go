@@ -12,6 +12,20 @@ import (
 // is_canonical in WHERE, no PREWHERE).
 func TestReadStatementsToSQL(t *testing.T) {
 	after := &Position{Block: 7, Index: 3}
+	// The heights the look-ups name, read twice by a filtered logs query:
+	// for the rows, and for the newest version of each position.
+	const (
+		rangeHeights   = "chain_id = ? AND block_number BETWEEN ? AND ?"
+		addressLogs    = "SELECT block_number FROM (SELECT block_number, log_index, is_canonical FROM address_logs"
+		newestAddress  = " AND block_number BETWEEN ? AND ? ORDER BY block_number, log_index, version DESC LIMIT 1 BY block_number, log_index) WHERE is_canonical = 1)"
+		topicHeights   = " AND block_number IN (SELECT block_number FROM topic_heights WHERE chain_id = ? AND topic_key IN "
+		addressHeights = rangeHeights + " AND block_number IN (" + addressLogs + " WHERE chain_id = ? AND address IN (?)" + newestAddress +
+			" AND (block_number > ? OR (block_number = ? AND log_index > ?))"
+		twoTopicHeights = rangeHeights + topicHeights + "(?) AND block_number BETWEEN ? AND ?)" +
+			topicHeights + "(?) AND block_number BETWEEN ? AND ?)"
+		addressesTopicHeights = rangeHeights + " AND block_number IN (" + addressLogs + " WHERE chain_id = ? AND address IN (?, ?)" + newestAddress +
+			topicHeights + "(?, ?) AND block_number BETWEEN ? AND ?)"
+	)
 	cases := []struct {
 		name string
 		stmt statement
@@ -142,16 +156,16 @@ func TestReadStatementsToSQL(t *testing.T) {
 				Topics:  []TopicTerm{{0, "0xt0"}, {2, "0xt2"}, {3, "0xt3"}},
 				Or:      []bool{true, false},
 			}},
-			sql: "SELECT " + logReadColumns + " FROM logs FINAL WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
-				" AND block_number IN (SELECT block_number FROM (SELECT block_number, log_index, is_canonical FROM address_logs" +
-				" WHERE chain_id = ? AND address = ? AND block_number BETWEEN ? AND ?" +
-				" ORDER BY block_number, log_index, version DESC LIMIT 1 BY block_number, log_index) WHERE is_canonical = 1)" +
+			sql: "SELECT " + logReadColumns + " FROM logs WHERE " + addressHeights +
 				" AND address = ?" +
 				" AND ((topic0 = ? OR topic2 = ?) AND topic3 = ?)" +
-				" AND (block_number > ? OR (block_number = ? AND log_index > ?))" +
-				" AND is_canonical = 1 ORDER BY block_number, log_index LIMIT ? OFFSET ?",
-			args: []any{"1", uint64(1), uint64(9), "1", "0xee", uint64(1), uint64(9), "0xee",
-				"0xt0", "0xt2", "0xt3", uint64(7), uint64(7), uint32(3), 10, 5},
+				" AND is_canonical = 1 AND (block_number, log_index, version) IN" +
+				" (SELECT block_number, log_index, max(version) FROM logs WHERE " + addressHeights +
+				" GROUP BY block_number, log_index)" +
+				" ORDER BY block_number, log_index LIMIT 1 BY block_number, log_index LIMIT ? OFFSET ?",
+			args: []any{"1", uint64(1), uint64(9), "1", "0xee", uint64(1), uint64(9), uint64(7), uint64(7), uint32(3),
+				"0xee", "0xt0", "0xt2", "0xt3",
+				"1", uint64(1), uint64(9), "1", "0xee", uint64(1), uint64(9), uint64(7), uint64(7), uint32(3), 10, 5},
 		},
 		{
 			name: "logs of topics joined by AND: each narrows the heights through topic_heights",
@@ -159,13 +173,15 @@ func TestReadStatementsToSQL(t *testing.T) {
 				Topics: []TopicTerm{{0, hash('c', 0xa0)}, {2, hash('c', 0xa2)}},
 				Or:     []bool{false},
 			}},
-			sql: "SELECT " + logReadColumns + " FROM logs FINAL WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
-				" AND block_number IN (SELECT block_number FROM topic_heights WHERE chain_id = ? AND topic_key IN (?) AND block_number BETWEEN ? AND ?)" +
-				" AND block_number IN (SELECT block_number FROM topic_heights WHERE chain_id = ? AND topic_key IN (?) AND block_number BETWEEN ? AND ?)" +
+			sql: "SELECT " + logReadColumns + " FROM logs WHERE " + twoTopicHeights +
 				" AND (topic0 = ? AND topic2 = ?)" +
-				" AND is_canonical = 1 ORDER BY block_number, log_index LIMIT ?",
+				" AND is_canonical = 1 AND (block_number, log_index, version) IN" +
+				" (SELECT block_number, log_index, max(version) FROM logs WHERE " + twoTopicHeights +
+				" GROUP BY block_number, log_index)" +
+				" ORDER BY block_number, log_index LIMIT 1 BY block_number, log_index LIMIT ?",
 			args: []any{"1", uint64(1), uint64(9), "1", uint64(0xa0), uint64(1), uint64(9), "1", uint64(0xa2), uint64(1), uint64(9),
-				hash('c', 0xa0), hash('c', 0xa2), 10},
+				hash('c', 0xa0), hash('c', 0xa2),
+				"1", uint64(1), uint64(9), "1", uint64(0xa0), uint64(1), uint64(9), "1", uint64(0xa2), uint64(1), uint64(9), 10},
 		},
 		{
 			name: "logs of addresses and topic sets by position (eth_getLogs)",
@@ -173,16 +189,15 @@ func TestReadStatementsToSQL(t *testing.T) {
 				AnyAddress: []string{"0xa1", "0xa2"},
 				AnyTopic:   [4][]string{1: {hash('d', 0xb1), hash('d', 0xb2)}},
 			}},
-			sql: "SELECT " + logReadColumns + " FROM logs FINAL WHERE chain_id = ? AND block_number BETWEEN ? AND ?" +
-				" AND block_number IN (SELECT block_number FROM (SELECT block_number, log_index, is_canonical FROM address_logs" +
-				" WHERE chain_id = ? AND address IN (?, ?) AND block_number BETWEEN ? AND ?" +
-				" ORDER BY block_number, log_index, version DESC LIMIT 1 BY block_number, log_index) WHERE is_canonical = 1)" +
-				" AND address IN (?, ?)" +
-				" AND block_number IN (SELECT block_number FROM topic_heights WHERE chain_id = ? AND topic_key IN (?, ?) AND block_number BETWEEN ? AND ?)" +
-				" AND topic1 IN (?, ?)" +
-				" AND is_canonical = 1 ORDER BY block_number, log_index LIMIT ?",
-			args: []any{"1", uint64(1), uint64(9), "1", "0xa1", "0xa2", uint64(1), uint64(9), "0xa1", "0xa2",
-				"1", uint64(0xb1), uint64(0xb2), uint64(1), uint64(9), hash('d', 0xb1), hash('d', 0xb2), 10},
+			sql: "SELECT " + logReadColumns + " FROM logs WHERE " + addressesTopicHeights +
+				" AND address IN (?, ?) AND topic1 IN (?, ?)" +
+				" AND is_canonical = 1 AND (block_number, log_index, version) IN" +
+				" (SELECT block_number, log_index, max(version) FROM logs WHERE " + addressesTopicHeights +
+				" GROUP BY block_number, log_index)" +
+				" ORDER BY block_number, log_index LIMIT 1 BY block_number, log_index LIMIT ?",
+			args: []any{"1", uint64(1), uint64(9), "1", "0xa1", "0xa2", uint64(1), uint64(9), "1", uint64(0xb1), uint64(0xb2), uint64(1), uint64(9),
+				"0xa1", "0xa2", hash('d', 0xb1), hash('d', 0xb2),
+				"1", uint64(1), uint64(9), "1", "0xa1", "0xa2", uint64(1), uint64(9), "1", uint64(0xb1), uint64(0xb2), uint64(1), uint64(9), 10},
 		},
 		{
 			name: "a transaction's logs",
@@ -214,9 +229,14 @@ func TestReadStatementsToSQL(t *testing.T) {
 			// Main and look-up tables are read with FINAL, or with the newest
 			// version per key (LIMIT 1 BY after version DESC), then only
 			// canonical rows, tested outside the subquery that picks the
-			// version; aggregates and chain_state have no tombstones and use
-			// argMax.
+			// version, or (filtered logs) a row kept only when its version is
+			// the newest of its key; aggregates and chain_state have no
+			// tombstones and use argMax.
 			switch {
+			case strings.Contains(sql, "(block_number, log_index, version) IN"):
+				require.Contains(t, sql, " AND is_canonical = 1 AND (block_number, log_index, version) IN"+
+					" (SELECT block_number, log_index, max(version) FROM logs WHERE chain_id = ? AND block_number BETWEEN ? AND ?")
+				require.NotContains(t, sql, "FINAL")
 			case strings.Contains(sql, "LIMIT 1 BY"):
 				require.Regexp(t, `version DESC LIMIT 1 BY [a-z_, ]+\) WHERE is_canonical = 1`, sql)
 				require.NotRegexp(t, `is_canonical = 1[^)]*version DESC LIMIT 1 BY`, sql,

@@ -1,0 +1,183 @@
+package storage
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The statements of the log reads: eth_getLogs, the logs routes and a
+// transaction's logs. The filter's look-ups (address_logs, topic_heights)
+// name the heights to read; the logs' own columns are tested there.
+
+// logsQuery reads canonical logs of a height range that pass a filter,
+// in order, beyond a cursor position, skipping offset rows. With an
+// address the heights are first narrowed through address_logs (ordered by
+// address), so the logs table is read only where the address emitted;
+// with topics, through topic_heights, to the heights holding each of them.
+type logsQuery struct {
+	chainID  string
+	from, to uint64
+	filter   LogFilter
+	after    *Position
+	limit    int
+	offset   int
+}
+
+func (q logsQuery) toSQL() (string, []any) {
+	where, args, narrowed := q.heightsSQL()
+	cond, cargs := q.filter.rowSQL()
+	var sql string
+	if !narrowed {
+		// Every log of the range is read anyway: FINAL collapses them as
+		// it streams.
+		sql = "SELECT " + logReadColumns + " FROM logs FINAL WHERE " + where + cond +
+			" AND is_canonical = 1 ORDER BY block_number, log_index"
+		args = append(args, cargs...)
+	} else {
+		// The look-ups named a few heights: the rows there that pass the
+		// filter are kept when theirs is the newest version of their
+		// position (a stale version that matched while the newest does
+		// not is left out, as FINAL leaves it out). FINAL over the same
+		// heights cost 5-6 times more on 18.16 (docs/performance.md,
+		// "eth_getLogs without FINAL"). A version check, not a sort of
+		// the heights' whole rows by version: the rows of a busy
+		// address's heights would all be held to sort.
+		sql = "SELECT " + logReadColumns + " FROM logs WHERE " + where + cond +
+			" AND is_canonical = 1 AND (block_number, log_index, version) IN" +
+			" (SELECT block_number, log_index, max(version) FROM logs WHERE " + where +
+			" GROUP BY block_number, log_index)" +
+			" ORDER BY block_number, log_index LIMIT 1 BY block_number, log_index"
+		args = append(append(append([]any(nil), args...), cargs...), args...)
+	}
+	sql += " LIMIT ?"
+	args = append(args, q.limit)
+	if q.offset > 0 {
+		sql += " OFFSET ?"
+		args = append(args, q.offset)
+	}
+	return sql, args
+}
+
+// heightsSQL is the condition on a log's position: the chain, the range,
+// the heights the look-ups name (address_logs for addresses, topic_heights
+// for each set of topics), and the cursor. narrowed is whether a look-up
+// named the heights.
+func (q logsQuery) heightsSQL() (where string, args []any, narrowed bool) {
+	where = "chain_id = ? AND block_number BETWEEN ? AND ?"
+	args = []any{q.chainID, q.from, q.to}
+	addresses := q.filter.AnyAddress
+	if q.filter.Address != "" {
+		addresses = []string{q.filter.Address}
+	}
+	if len(addresses) > 0 {
+		where += " AND block_number IN (" + newestCanonical("block_number", "block_number, log_index", "address_logs",
+			"chain_id = ? AND address IN ("+placeholders(len(addresses))+") AND block_number BETWEEN ? AND ?", "block_number, log_index") + ")"
+		args = append(args, q.chainID)
+		args = appendStrings(args, addresses)
+		args = append(args, q.from, q.to)
+		narrowed = true
+	}
+	for _, set := range q.filter.topicSets() {
+		where += " AND block_number IN (SELECT block_number FROM " + tableTopicHeights +
+			" WHERE chain_id = ? AND topic_key IN (" + placeholders(len(set)) + ") AND block_number BETWEEN ? AND ?)"
+		args = append(args, q.chainID)
+		for _, t := range set {
+			args = append(args, topicKey(t))
+		}
+		args = append(args, q.from, q.to)
+		narrowed = true
+	}
+	if q.after != nil {
+		where += " AND (block_number > ? OR (block_number = ? AND log_index > ?))"
+		args = append(args, q.after.Block, q.after.Block, q.after.Index)
+	}
+	return where, args, narrowed
+}
+
+// rowSQL is the filter's test of a log's own columns (" AND ..."): its
+// address and topics, tested on the logs themselves (the look-ups only
+// name heights).
+func (f LogFilter) rowSQL() (string, []any) {
+	var sql string
+	var args []any
+	if f.Address != "" {
+		sql += " AND address = ?"
+		args = append(args, f.Address)
+	}
+	if as := f.AnyAddress; len(as) > 0 {
+		sql += " AND address IN (" + placeholders(len(as)) + ")"
+		args = appendStrings(args, as)
+	}
+	if cond, targs := f.topicsSQL(); cond != "" {
+		sql += " AND " + cond
+		args = append(args, targs...)
+	}
+	for i, set := range f.AnyTopic {
+		if len(set) > 0 {
+			sql += fmt.Sprintf(" AND topic%d IN (%s)", i, placeholders(len(set)))
+			args = appendStrings(args, set)
+		}
+	}
+	return sql, args
+}
+
+// topicSets are the sets of topics of which a matching log has one each:
+// every position of AnyTopic with values, and every term of Topics when
+// they are all joined by AND (with an OR the terms name no set every match
+// has). Each narrows the heights read to those of topic_heights holding
+// one of its values' keys (a superset of the matches' heights: the topics
+// are tested on the logs themselves).
+func (f LogFilter) topicSets() [][]string {
+	var sets [][]string
+	for _, set := range f.AnyTopic {
+		if len(set) > 0 {
+			sets = append(sets, set)
+		}
+	}
+	if slices.Contains(f.Or, true) {
+		return sets
+	}
+	for _, t := range f.Topics {
+		sets = append(sets, []string{t.Value})
+	}
+	return sets
+}
+
+// topicsSQL folds the topic terms left to right with their operators:
+// ((t0 op t1) op t2) op t3. Topics are compared as stored, lower-case hex.
+func (f LogFilter) topicsSQL() (string, []any) {
+	if len(f.Topics) == 0 {
+		return "", nil
+	}
+	var args []any
+	expr := ""
+	for i, t := range f.Topics {
+		term := fmt.Sprintf("topic%d = ?", t.Position)
+		args = append(args, t.Value)
+		if i == 0 {
+			expr = term
+			continue
+		}
+		op := "AND"
+		if f.Or[i-1] {
+			op = "OR"
+		}
+		expr = "(" + expr + " " + op + " " + term + ")"
+	}
+	return expr, args
+}
+
+// txLogsQuery reads the canonical logs of one transaction, in order (a
+// receipt's logs).
+type txLogsQuery struct {
+	chainID string
+	height  uint64
+	txIndex uint32
+}
+
+func (q txLogsQuery) toSQL() (string, []any) {
+	// tx_index is not in the key: it is tested on the newest versions.
+	return newestCanonical(logReadColumns, logReadColumns, "logs", "chain_id = ? AND block_number = ?", "log_index") +
+			" AND tx_index = ? ORDER BY log_index",
+		[]any{q.chainID, q.height, q.txIndex}
+}
