@@ -312,13 +312,9 @@ func (q *rpcReq) otsTxBySenderAndNonce(p rpcParams) (json.RawMessage, *rpcError)
 	if !ok {
 		return nil, argError(0, "want a 20-byte address")
 	}
-	var nonce uint64
-	if json.Unmarshal(p[1], &nonce) != nil {
-		n, e := p.quantity(1)
-		if e != nil {
-			return nil, argError(1, "want a nonce (a number or hex)")
-		}
-		nonce = n
+	nonce, e := p.quantity(1)
+	if e != nil {
+		return nil, argError(1, "want a nonce (a number or hex)")
 	}
 	v, e := q.view()
 	if e != nil || !v.HasWatermark {

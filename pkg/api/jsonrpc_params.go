@@ -57,8 +57,18 @@ func (p rpcParams) str(i int) (string, *rpcError) {
 }
 
 // quantity reads argument i as a hex quantity (0x, no leading zeros
-// required: clients send both).
+// required: clients send both) or a JSON number, which nodes take for an
+// index (anvil answers eth_getTransactionByBlockHashAndIndex [hash, 0]).
 func (p rpcParams) quantity(i int) (uint64, *rpcError) {
+	if p.given(i) {
+		if raw := bytes.TrimSpace(p[i]); raw[0] >= '0' && raw[0] <= '9' {
+			var n uint64
+			if json.Unmarshal(raw, &n) != nil {
+				return 0, argError(i, "%s is not a quantity (at most 64 bits)", clip(string(raw)))
+			}
+			return n, nil
+		}
+	}
 	s, e := p.str(i)
 	if e != nil {
 		return 0, e
