@@ -88,11 +88,29 @@ func Run(ctx context.Context, base string, rs []Route, requests, concurrency int
 
 // line is the route's machine-readable line; its fields and their order
 // are what docs/performance.md's tables are read from (answer_bytes, the
-// median answer's size, came last, so older lines still read).
+// median answer's size, and answer_mib_s, the bytes answered per second
+// of the requests' own time, came last, so older lines still read).
 func (s *stat) line() string {
-	return fmt.Sprintf("api: route=%q requests=%d concurrency=%d rps=%.0f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f errors=%d answer_bytes=%d",
+	return fmt.Sprintf("api: route=%q requests=%d concurrency=%d rps=%.0f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f errors=%d answer_bytes=%d answer_mib_s=%.2f",
 		s.name, s.requests, s.concurrency, float64(s.requests)/s.seconds, ms(s.quantile(0.5)), ms(s.quantile(0.99)),
-		ms(s.quantile(1)), s.errors, s.medianSize())
+		ms(s.quantile(1)), s.errors, s.medianSize(), s.answerRate())
+}
+
+// answerRate is the answers' bytes per second of the time spent waiting
+// for them, in MiB/s: the rate a large answer (eth_getLogs of thousands
+// of logs) is served at, where its latency says more about its size.
+func (s *stat) answerRate() float64 {
+	var bytes, secs float64
+	for _, b := range s.sizes {
+		bytes += float64(b)
+	}
+	for _, l := range s.latencies {
+		secs += l.Seconds()
+	}
+	if secs == 0 {
+		return 0
+	}
+	return bytes / secs / (1 << 20)
 }
 
 // measure sends requests with concurrency workers and records each

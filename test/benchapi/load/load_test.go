@@ -30,7 +30,8 @@ func TestLine(t *testing.T) {
 	s := &stat{name: "block by hash", requests: 4, concurrency: 2, seconds: 0.5, errors: 1,
 		latencies: []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 40 * time.Millisecond},
 		sizes:     []int{10, 200, 300, 4000}}
-	require.Equal(t, `api: route="block by hash" requests=4 concurrency=2 rps=8 p50_ms=2.00 p99_ms=40.00 max_ms=40.00 errors=1 answer_bytes=200`, s.line())
+	require.Equal(t, `api: route="block by hash" requests=4 concurrency=2 rps=8 p50_ms=2.00 p99_ms=40.00 max_ms=40.00 errors=1 answer_bytes=200 answer_mib_s=0.09`, s.line(),
+		"4,510 bytes in 46 ms of requests")
 }
 
 func TestFailedIn200(t *testing.T) {
@@ -83,7 +84,7 @@ func TestRoutesDrawFromInputs(t *testing.T) {
 	}
 	in.Logs[0].Topic1 = "0x1"
 	rs = Routes("sim", in)
-	require.Len(t, rs, 23, "and the four eth_getLogs routes")
+	require.Len(t, rs, 24, "and the five eth_getLogs routes")
 	for _, r := range rs[19:] {
 		require.True(t, json.Valid([]byte(r.Body(3))), "%s: %s", r.Name, r.Body(3))
 	}

@@ -68,6 +68,14 @@ func rpcRoutes(c string, in *Inputs, pick func(i, n int) int) []Route {
 			return call("eth_getLogs", fmt.Sprintf(`[{"fromBlock":"0x%x","toBlock":"0x%x","address":["%s","%s"],"topics":["%s","%s"]}]`,
 				from, to, l.Address, other.Address, l.Topic0, l.Topic1))
 		}})
+		// A large answer: every log of an address over the span
+		// (thousands on the simulated chain), read for its rate.
+		routes = append(routes, Route{Name: "rpc eth_getLogs (address, 100,000 heights, all its logs)", Path: path, Body: func(i int) string {
+			l := narrow[pick(i, len(narrow))]
+			to := min(l.Height+rpcLogsSpan/2, top)
+			from := to - min(to, rpcLogsSpan-1)
+			return call("eth_getLogs", fmt.Sprintf(`[{"fromBlock":"0x%x","toBlock":"0x%x","address":"%s"}]`, from, to, l.Address))
+		}})
 		routes = append(routes, Route{Name: "rpc eth_getLogs (topic1 only, whole chain)", Path: path, Body: func(i int) string {
 			l := narrow[pick(i, len(narrow))]
 			return call("eth_getLogs", fmt.Sprintf(`[{"fromBlock":"0x0","toBlock":"0x%x","topics":[null,"%s"]}]`, top, l.Topic1))
