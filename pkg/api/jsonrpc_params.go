@@ -60,14 +60,8 @@ func (p rpcParams) str(i int) (string, *rpcError) {
 // required: clients send both) or a JSON number, which nodes take for an
 // index (anvil answers eth_getTransactionByBlockHashAndIndex [hash, 0]).
 func (p rpcParams) quantity(i int) (uint64, *rpcError) {
-	if p.given(i) {
-		if raw := bytes.TrimSpace(p[i]); raw[0] >= '0' && raw[0] <= '9' {
-			var n uint64
-			if json.Unmarshal(raw, &n) != nil {
-				return 0, argError(i, "%s is not a quantity (at most 64 bits)", clip(string(raw)))
-			}
-			return n, nil
-		}
+	if n, isNumber, e := p.number(i, "a quantity (at most 64 bits)"); isNumber {
+		return n, e
 	}
 	s, e := p.str(i)
 	if e != nil {
@@ -78,6 +72,22 @@ func (p rpcParams) quantity(i int) (uint64, *rpcError) {
 		return 0, argError(i, "%q is not a hex quantity (0x…, at most 64 bits)", clip(s))
 	}
 	return n, nil
+}
+
+// number reads argument i when it is a JSON number (isNumber); what names
+// what the number should have been in the error.
+func (p rpcParams) number(i int, what string) (n uint64, isNumber bool, e *rpcError) {
+	if !p.given(i) {
+		return 0, false, nil
+	}
+	raw := bytes.TrimSpace(p[i])
+	if raw[0] < '0' || raw[0] > '9' {
+		return 0, false, nil
+	}
+	if json.Unmarshal(raw, &n) != nil {
+		return 0, true, argError(i, "%s is not %s", clip(string(raw)), what)
+	}
+	return n, true, nil
 }
 
 // boolean reads argument i, false when absent.
@@ -145,13 +155,9 @@ func (p rpcParams) blockRefParam(i int, byHash bool) (blockRef, *rpcError) {
 		}
 		return blockRefOf(i, *o.BlockNumber, false)
 	}
-	if raw := bytes.TrimSpace(p[i]); raw[0] >= '0' && raw[0] <= '9' {
-		// A JSON number: Otterscan sends block numbers so.
-		var n uint64
-		if json.Unmarshal(raw, &n) != nil {
-			return blockRef{}, argError(i, "%s is not a block number", clip(string(raw)))
-		}
-		return blockRef{number: n}, nil
+	// A JSON number: Otterscan sends block numbers so.
+	if n, isNumber, e := p.number(i, "a block number"); isNumber {
+		return blockRef{number: n}, e
 	}
 	s, e := p.str(i)
 	if e != nil {
