@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 	"time"
 
 	"github.com/tideline-dev/tideline/test/benchapi/apibench"
@@ -27,7 +28,17 @@ func main() {
 	flag.StringVar(&o.Dir, "dir", "", "the run's folder, kept and reused (default: a new temporary one, removed)")
 	flag.Uint64Var(&o.Seed, "seed", 1, "seed of the simulated chain and of the inputs")
 	flag.StringVar(&o.Traces, "traces", "", "index the call traces with this tracer (debug or parity) and load the trace routes too")
+	flag.StringVar(&o.CPUProfile, "cpuprofile", "", "write the process's CPU profile of the load (the API, the worker and the client; not the indexing) to this file")
+	routes := flag.String("routes", "", "load only the routes whose name matches this regular expression (default: all)")
 	flag.Parse()
+	if *routes != "" {
+		re, err := regexp.Compile(*routes)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench-api: -routes:", err)
+			os.Exit(64)
+		}
+		o.Routes = re
+	}
 	if o.Traces != "" && o.Traces != "debug" && o.Traces != "parity" {
 		fmt.Fprintln(os.Stderr, "bench-api: -traces is debug or parity")
 		os.Exit(64)

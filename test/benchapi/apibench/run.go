@@ -19,6 +19,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime/pprof"
+	"slices"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -54,6 +57,13 @@ type Options struct {
 	// Traces is the tracer the worker indexes call traces with (debug or
 	// parity; empty: off); the trace routes are loaded when set.
 	Traces string
+	// Routes, when set, keeps only the routes whose name it matches (and
+	// the mixed route is then made of those).
+	Routes *regexp.Regexp
+	// CPUProfile, when set, is where the CPU profile of the load is
+	// written (this process: the API, the worker following the head, the
+	// client).
+	CPUProfile string
 }
 
 // Run runs the benchmark and returns the process's exit code: 0 when every
@@ -149,7 +159,25 @@ func (b *bench) run(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return load.Run(ctx, base, load.Routes(chainID, in), o.Requests, o.Concurrency), nil
+	rs := load.Routes(chainID, in)
+	if o.Routes != nil {
+		rs = slices.DeleteFunc(rs, func(r load.Route) bool { return !o.Routes.MatchString(r.Name) })
+		if len(rs) == 0 {
+			return 0, fmt.Errorf("no route's name matches -routes %q", o.Routes)
+		}
+	}
+	if o.CPUProfile != "" {
+		f, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return 0, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	return load.Run(ctx, base, rs, o.Requests, o.Concurrency), nil
 }
 
 // serveAPI serves the query API on a free loopback port, as `indexer api`
