@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
@@ -71,8 +73,11 @@ func (q *rpcReq) notStarted(raw json.RawMessage) (rpcReply, bool) {
 
 // A batch of calls by transaction hash (a page of receipts, of
 // transactions) is read in three queries, not three per call: before the
-// calls run, prefetch reads every hash's look-up, transaction and logs at
-// once; the calls then find them in the request (tx, ownLogs). What the
+// calls run, prefetch reads every hash's look-up, then the transactions
+// and their logs side by side (both need only the look-up's positions);
+// the calls then find them in the request (tx, ownLogs). A batch of
+// receipts alone reads the transactions without their own JSON (raw, most
+// of the table's bytes; a receipt is built from receipt_raw). What the
 // batch reads is the request's view, as for single calls.
 
 // prefetched is what prefetch read: each hash's served transaction (absent:
@@ -84,25 +89,29 @@ type prefetched struct {
 }
 
 // byHashMethods are the methods whose first argument is a transaction
-// hash, and whether they need the logs.
-var byHashMethods = map[string]bool{"eth_getTransactionByHash": false, "eth_getTransactionReceipt": true}
+// hash, and whether they need the logs (a receipt) or the transaction's
+// own JSON (the transaction).
+var byHashMethods = map[string]struct{ logs, raw bool }{
+	"eth_getTransactionByHash":  {raw: true},
+	"eth_getTransactionReceipt": {logs: true},
+}
 
 // prefetch reads ahead the transactions (and logs) a batch asks by hash,
 // when it asks for more than one. A failure leaves the calls to read on
 // their own (and fail there, each with its error).
 func (q *rpcReq) prefetch(calls []json.RawMessage) {
 	var hashes []string
-	logs := false
+	logs, raw := false, false
 	seen := map[string]bool{}
-	for _, raw := range calls {
+	for _, raw0 := range calls {
 		var m struct {
 			Method string            `json:"method"`
 			Params []json.RawMessage `json:"params"`
 		}
-		if json.Unmarshal(raw, &m) != nil || len(m.Params) != 1 {
+		if json.Unmarshal(raw0, &m) != nil || len(m.Params) != 1 {
 			continue
 		}
-		withLogs, ok := byHashMethods[m.Method]
+		needs, ok := byHashMethods[m.Method]
 		if !ok {
 			continue
 		}
@@ -110,10 +119,13 @@ func (q *rpcReq) prefetch(calls []json.RawMessage) {
 		if json.Unmarshal(m.Params[0], &h) != nil {
 			continue
 		}
-		if h, ok = hexOfLen(h, 32); ok && !seen[h] {
+		if h, ok = hexOfLen(h, 32); !ok {
+			continue
+		}
+		logs, raw = logs || needs.logs, raw || needs.raw // of every call, a hash asked twice too
+		if !seen[h] {
 			seen[h] = true
 			hashes = append(hashes, h)
-			logs = logs || withLogs
 		}
 	}
 	if len(hashes) < 2 {
@@ -132,50 +144,63 @@ func (q *rpcReq) prefetch(calls []json.RawMessage) {
 	for _, list := range byHash {
 		ps = append(ps, list...)
 	}
-	rows, err := q.s.store.Chain.TransactionsAt(ctx, q.id, ps)
-	if err != nil {
+	var rows []chaindata.Transaction
+	var ls []chaindata.Log
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		if raw {
+			rows, err = q.s.store.Chain.TransactionsAt(gctx, q.id, ps)
+		} else {
+			rows, err = q.s.store.RPC.ReceiptTxsAt(gctx, q.id, ps)
+		}
+		return err
+	})
+	if logs && len(ps) > 0 {
+		g.Go(func() (err error) {
+			ls, err = q.s.store.RPC.LogsOfTxs(gctx, q.id, ps)
+			return err
+		})
+	}
+	if g.Wait() != nil {
 		return
 	}
-	p := &prefetched{txs: map[string]chaindata.Transaction{}}
+	p := &prefetched{txs: map[string]chaindata.Transaction{}, hashes: seen}
 	for _, tx := range rows { // ascending by height: the first is servedTx's
 		if _, dup := p.txs[tx.Hash]; seen[tx.Hash] && !dup {
 			p.txs[tx.Hash] = tx
 		}
 	}
 	if logs {
-		txs := make([]chaindata.Transaction, 0, len(p.txs))
-		for _, tx := range p.txs {
-			txs = append(txs, tx)
-		}
-		var e *rpcError
-		if p.logs, e = q.logsOfTxs(txs); e != nil {
-			return
-		}
-	} else {
-		p.logs = nil
+		p.logs = ownLogsOf(p.txs, ls)
 	}
-	p.hashes = seen
 	q.pre = p
+}
+
+// ownLogsOf sorts logs by transaction hash, keeping those of each
+// transaction's own block (a stale look-up's height may hold another
+// block's logs).
+func ownLogsOf(txs map[string]chaindata.Transaction, ls []chaindata.Log) map[string][]chaindata.Log {
+	out := map[string][]chaindata.Log{}
+	for _, l := range ls {
+		if tx, ok := txs[l.TxHash]; ok && tx.BlockHash == l.BlockHash && tx.BlockNumber == l.BlockNumber {
+			out[l.TxHash] = append(out[l.TxHash], l)
+		}
+	}
+	return out
 }
 
 // logsOfTxs reads the logs of transactions in one read, by hash (those of
 // the transactions' own blocks).
 func (q *rpcReq) logsOfTxs(txs []chaindata.Transaction) (map[string][]chaindata.Log, *rpcError) {
 	ps := make([]storage.Position, len(txs))
-	block := map[string]string{}
+	byHash := make(map[string]chaindata.Transaction, len(txs))
 	for i, tx := range txs {
 		ps[i] = storage.Position{Block: tx.BlockNumber, Index: tx.Index}
-		block[tx.Hash] = tx.BlockHash
+		byHash[tx.Hash] = tx
 	}
 	ls, err := q.s.store.RPC.LogsOfTxs(q.r.Context(), q.id, ps)
 	if err != nil {
 		return nil, q.storeFailed(err)
 	}
-	out := map[string][]chaindata.Log{}
-	for _, l := range ls {
-		if h, ok := block[l.TxHash]; ok && h == l.BlockHash {
-			out[l.TxHash] = append(out[l.TxHash], l)
-		}
-	}
-	return out, nil
+	return ownLogsOf(byHash, ls), nil
 }

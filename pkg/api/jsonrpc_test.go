@@ -150,6 +150,22 @@ func TestJSONRPCBlocksTransactionsReceipts(t *testing.T) {
 	}
 	require.Equal(t, "null", singles[3])
 
+	// A batch of receipts alone reads the transactions without their own
+	// JSON: its answers are still the single calls'.
+	receiptCalls, receiptSingles := []string{}, []string{}
+	for i, c := range calls {
+		if strings.Contains(c, "eth_getTransactionReceipt") {
+			receiptCalls, receiptSingles = append(receiptCalls, c), append(receiptSingles, singles[i])
+		}
+	}
+	code, body = a.rpcPost(t, testChain, "["+strings.Join(receiptCalls, ",")+"]")
+	require.Equal(t, http.StatusOK, code)
+	require.NoError(t, json.Unmarshal(body, &batch))
+	require.Len(t, batch, len(receiptSingles))
+	for i, r := range batch {
+		require.JSONEq(t, receiptSingles[i], string(r.Result), "receipt %d", i)
+	}
+
 	// Pruned heights are an error, not null: the node has them.
 	require.NoError(t, a.store.SaveState(context.Background(), testChain, storage.StatePrunedHeight, 2))
 	code, msg := a.rpcErr(t, "eth_getBlockByNumber", "0x1", false)

@@ -193,6 +193,7 @@ type RPCStore interface {
 	SenderNonceTx(ctx context.Context, chainID, sender string, nonce, from, to uint64) ([]chaindata.Transaction, error)
 	TxPositionsByHashes(ctx context.Context, chainID string, hashes []string, lo, hi uint64) (map[string][]storage.Position, error)
 	LogsOfTxs(ctx context.Context, chainID string, ps []storage.Position) ([]chaindata.Log, error)
+	ReceiptTxsAt(ctx context.Context, chainID string, ps []storage.Position) ([]chaindata.Transaction, error)
 }
 
 // KeyStore reads the API keys (*storage.RecordReader).

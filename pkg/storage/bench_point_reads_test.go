@@ -59,7 +59,7 @@ func BenchmarkPointReads(b *testing.B) {
 		b.Run(fmt.Sprintf("transaction/granularity=%d", g), func(b *testing.B) {
 			for b.Loop() {
 				p := Position{Block: r.Uint64N(n), Index: uint32(r.IntN(20))}
-				got := readCount(b, c, renamed(transactionsAtQuery{chainID, []Position{p}}, tableTransactions, txs))
+				got := readCount(b, c, renamed(transactionsAtQuery{chainID, []Position{p}, false}, tableTransactions, txs))
 				require.Equal(b, 1, got)
 			}
 		})

@@ -34,6 +34,10 @@ const (
 		" base_fee_per_gas, size, tx_count, log_count, raw"
 	txReadColumns = "block_number, block_hash, tx_index, hash, type, from_address, to_address, value, nonce, gas," +
 		" gas_price, status, gas_used, effective_gas_price, contract_address, log_count, raw, receipt_raw"
+	// txReceiptColumns is txReadColumns without raw (read as ''): the
+	// inner select of newestCanonical drops the '' (the table has raw).
+	txReceiptColumns = "block_number, block_hash, tx_index, hash, type, from_address, to_address, value, nonce, gas," +
+		" gas_price, status, gas_used, effective_gas_price, contract_address, log_count, '' AS raw, receipt_raw"
 	logReadColumns = "block_number, block_hash, tx_hash, tx_index, log_index, address," +
 		" topic0, topic1, topic2, topic3, topic_count, data, raw"
 )
@@ -210,15 +214,21 @@ func keysIn[P any](rest string, ps []P, key func(P) (uint64, []any)) (string, []
 		strings.Join(tuples, ", ") + ")", args
 }
 
-// transactionsAtQuery reads the canonical transactions at positions.
+// transactionsAtQuery reads the canonical transactions at positions;
+// noRaw leaves out raw (read as ''), for receipts.
 type transactionsAtQuery struct {
 	chainID   string
 	positions []Position
+	noRaw     bool
 }
 
 func (q transactionsAtQuery) toSQL() (string, []any) {
 	cond, args := positionsIn("tx_index", q.positions)
-	return newestCanonical(txReadColumns, txReadColumns, "transactions", "chain_id = ? AND "+cond, "block_number, tx_index") +
+	outer, inner := txReadColumns, txReadColumns
+	if q.noRaw {
+		outer, inner = txReceiptColumns, strings.Replace(txReceiptColumns, " '' AS raw,", "", 1)
+	}
+	return newestCanonical(outer, inner, "transactions", "chain_id = ? AND "+cond, "block_number, tx_index") +
 		" ORDER BY block_number, tx_index", append([]any{q.chainID}, args...)
 }
 

@@ -41,6 +41,17 @@ func TestReadMainTables(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []chaindata.Transaction{in[0].Transactions[1], in[2].Transactions[0]}, txs)
 
+	receipts, err := c.Reader().RPC().ReceiptTxsAt(ctx, chainID, []Position{{12, 0}, {10, 1}, {13, 0}, {11, 7}})
+	require.NoError(t, err)
+	require.Len(t, receipts, 2)
+	for i, tx := range receipts {
+		require.NotEmpty(t, txs[i].Raw, "the sample has a transaction's own JSON to leave out")
+		require.Empty(t, tx.Raw, "raw left out")
+		want := txs[i]
+		want.Raw = tx.Raw
+		require.Equal(t, want, tx, "every column but raw read back")
+	}
+
 	logs, err := c.Reader().TxLogs(ctx, chainID, Position{11, 1})
 	require.NoError(t, err)
 	require.Equal(t, in[1].Logs[1:], logs)
