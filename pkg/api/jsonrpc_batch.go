@@ -103,12 +103,12 @@ func (q *rpcReq) prefetch(calls []json.RawMessage) {
 	var hashes []string
 	logs, raw := false, false
 	seen := map[string]bool{}
-	for _, raw0 := range calls {
+	for _, call := range calls {
 		var m struct {
 			Method string            `json:"method"`
 			Params []json.RawMessage `json:"params"`
 		}
-		if json.Unmarshal(raw0, &m) != nil || len(m.Params) != 1 {
+		if json.Unmarshal(call, &m) != nil || len(m.Params) != 1 {
 			continue
 		}
 		needs, ok := byHashMethods[m.Method]
