@@ -48,8 +48,10 @@ func makeTraffic(t *testing.T, url string, key string, n int) {
 // The walking skeleton's promise: every block 0..head of a real anvil
 // chain lands in ClickHouse, contiguous, equal to what the node returns.
 func TestIndexesAnvilChainExactly(t *testing.T) {
-	// Serial: beside the parallel tests its 40 calls once made 39 blocks
-	// (head 39 < 40), two of them mined together; not yet understood.
+	// The 40 calls are sent without waiting for each to be mined, and
+	// anvil's automine puts calls that arrive together in one block (a
+	// clean-clone run had 39 blocks): the traffic is counted in
+	// transactions, not blocks.
 	const chainID = "it-anvil"
 	node, err := localstack.StartAnvil(filepath.Join(stack.dir, chainID), localstack.AnvilOptions{})
 	require.NoError(t, err)
@@ -59,7 +61,7 @@ func TestIndexesAnvilChainExactly(t *testing.T) {
 	store := openStore(t)
 	runWorker(t, chainConfig(chainID, node.HTTPURL))
 	head := nodeHead(t, node.HTTPURL)
-	require.GreaterOrEqual(t, head, uint64(40))
+	require.Greater(t, head, uint64(1), "the traffic made blocks")
 	waitIndexed(t, store, chainID, head, 2*time.Minute)
 	requireSameChain(t, rawConn(t), nodeClient(t, node.HTTPURL), chainID, 0, head)
 
@@ -67,6 +69,7 @@ func TestIndexesAnvilChainExactly(t *testing.T) {
 	// activity's write path, leaves one logical row per block, tx and log.
 	blocks, txs, logs := testkit.CountRows(t, stack.ch.Addr, database, chainID)
 	require.Equal(t, head+1, blocks)
+	require.GreaterOrEqual(t, txs, uint64(41), "the deployment and the 40 calls, however anvil grouped them into blocks")
 	require.Greater(t, logs, uint64(0), "the load generator's calls emit logs")
 
 	tc := temporalClient(t)
