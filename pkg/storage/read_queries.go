@@ -34,7 +34,7 @@ const (
 		" base_fee_per_gas, size, tx_count, log_count, raw"
 	txReadColumns = "block_number, block_hash, tx_index, hash, type, from_address, to_address, value, nonce, gas," +
 		" gas_price, status, gas_used, effective_gas_price, contract_address, log_count, raw, receipt_raw"
-	// txReceiptColumns is txReadColumns without raw (read as ''): the
+	// txReceiptColumns is txReadColumns without raw (an empty string): the
 	// inner select of newestCanonical drops the '' (the table has raw).
 	txReceiptColumns = "block_number, block_hash, tx_index, hash, type, from_address, to_address, value, nonce, gas," +
 		" gas_price, status, gas_used, effective_gas_price, contract_address, log_count, '' AS raw, receipt_raw"
@@ -215,7 +215,7 @@ func keysIn[P any](rest string, ps []P, key func(P) (uint64, []any)) (string, []
 }
 
 // transactionsAtQuery reads the canonical transactions at positions;
-// noRaw leaves out raw (read as ''), for receipts.
+// noRaw leaves out raw (read as an empty string), for receipts.
 type transactionsAtQuery struct {
 	chainID   string
 	positions []Position
