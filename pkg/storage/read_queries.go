@@ -34,12 +34,16 @@ const (
 		" base_fee_per_gas, size, tx_count, log_count, raw"
 	txReadColumns = "block_number, block_hash, tx_index, hash, type, from_address, to_address, value, nonce, gas," +
 		" gas_price, status, gas_used, effective_gas_price, contract_address, log_count, raw, receipt_raw"
-	// txReceiptColumns is txReadColumns without raw (an empty string): the
-	// inner select of newestCanonical drops the '' (the table has raw).
-	txReceiptColumns = "block_number, block_hash, tx_index, hash, type, from_address, to_address, value, nonce, gas," +
-		" gas_price, status, gas_used, effective_gas_price, contract_address, log_count, '' AS raw, receipt_raw"
 	logReadColumns = "block_number, block_hash, tx_hash, tx_index, log_index, address," +
 		" topic0, topic1, topic2, topic3, topic_count, data, raw"
+)
+
+// txReceiptColumns (outer) and txReceiptInner are txReadColumns without
+// raw, for receipts: the inner read leaves the column out, the outer one
+// reads an empty string in its place, so the scan stays scanTransaction.
+var (
+	txReceiptColumns = strings.Replace(txReadColumns, " raw,", " '' AS raw,", 1)
+	txReceiptInner   = strings.Replace(txReadColumns, " raw,", "", 1)
 )
 
 // blockPlainColumns are the columns blockReadColumns is computed from, for
@@ -226,7 +230,7 @@ func (q transactionsAtQuery) toSQL() (string, []any) {
 	cond, args := positionsIn("tx_index", q.positions)
 	outer, inner := txReadColumns, txReadColumns
 	if q.noRaw {
-		outer, inner = txReceiptColumns, strings.Replace(txReceiptColumns, " '' AS raw,", "", 1)
+		outer, inner = txReceiptColumns, txReceiptInner
 	}
 	return newestCanonical(outer, inner, "transactions", "chain_id = ? AND "+cond, "block_number, tx_index") +
 		" ORDER BY block_number, tx_index", append([]any{q.chainID}, args...)
