@@ -29,6 +29,7 @@ func main() {
 	flag.Uint64Var(&o.Seed, "seed", 1, "seed of the simulated chain and of the inputs")
 	flag.StringVar(&o.Traces, "traces", "", "index the call traces with this tracer (debug or parity) and load the trace routes too")
 	flag.StringVar(&o.CPUProfile, "cpuprofile", "", "write the process's CPU profile of the load (the API, the worker and the client; not the indexing) to this file")
+	flag.BoolVar(&o.Warm, "warm", false, "read the index's files once before the load, so the page cache holds them (for an index smaller than the memory)")
 	routes := flag.String("routes", "", "load only the routes whose name matches this regular expression (default: all)")
 	flag.Parse()
 	if *routes != "" {

@@ -64,6 +64,10 @@ type Options struct {
 	// written (this process: the API, the worker following the head, the
 	// client).
 	CPUProfile string
+	// Warm, when set, reads the database's files once before the load
+	// (warm.go), so the figures are the reads' and not the page cache's
+	// history.
+	Warm bool
 }
 
 // Run runs the benchmark and returns the process's exit code: 0 when every
@@ -164,6 +168,11 @@ func (b *bench) run(ctx context.Context) (int, error) {
 		rs = slices.DeleteFunc(rs, func(r load.Route) bool { return !o.Routes.MatchString(r.Name) })
 		if len(rs) == 0 {
 			return 0, fmt.Errorf("no route's name matches -routes %q", o.Routes)
+		}
+	}
+	if o.Warm {
+		if err := b.warm(filepath.Join(dir, "clickhouse")); err != nil {
+			return 0, err
 		}
 	}
 	if o.CPUProfile != "" {
