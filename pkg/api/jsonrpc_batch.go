@@ -86,6 +86,10 @@ type prefetched struct {
 	hashes map[string]bool // asked; a hash asked and not in txs is not served
 	txs    map[string]chaindata.Transaction
 	logs   map[string][]chaindata.Log // nil when no call needs logs
+	// receiptsOnly: txs hold only what a receipt uses (ReceiptTxsAt), so
+	// only receipts are answered from them; any other call by one of the
+	// hashes (a trace, say) reads its transaction itself.
+	receiptsOnly bool
 }
 
 // byHashMethods are the methods whose first argument is a transaction
@@ -164,7 +168,7 @@ func (q *rpcReq) prefetch(calls []json.RawMessage) {
 	if g.Wait() != nil {
 		return
 	}
-	p := &prefetched{txs: map[string]chaindata.Transaction{}, hashes: seen}
+	p := &prefetched{txs: map[string]chaindata.Transaction{}, hashes: seen, receiptsOnly: !raw}
 	for _, tx := range rows { // ascending by height: the first is servedTx's
 		if _, dup := p.txs[tx.Hash]; seen[tx.Hash] && !dup {
 			p.txs[tx.Hash] = tx

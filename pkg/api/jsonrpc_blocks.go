@@ -233,6 +233,12 @@ func (q *rpcReq) uncleCountByHash(p rpcParams) (json.RawMessage, *rpcError) {
 // tx finds a served transaction by hash; found is false for one the index
 // does not serve (null).
 func (q *rpcReq) tx(p rpcParams) (tx chaindata.Transaction, found bool, e *rpcError) {
+	return q.txFor(p, false)
+}
+
+// txFor is tx; forReceipt takes a batch's transactions read ahead for
+// receipts only (prefetched.receiptsOnly) too.
+func (q *rpcReq) txFor(p rpcParams, forReceipt bool) (tx chaindata.Transaction, found bool, e *rpcError) {
 	if e := p.want(1, 1); e != nil {
 		return tx, false, e
 	}
@@ -240,7 +246,7 @@ func (q *rpcReq) tx(p rpcParams) (tx chaindata.Transaction, found bool, e *rpcEr
 	if e != nil {
 		return tx, false, e
 	}
-	if q.pre != nil && q.pre.hashes[hash] {
+	if q.pre != nil && q.pre.hashes[hash] && (forReceipt || !q.pre.receiptsOnly) {
 		tx, found := q.pre.txs[hash]
 		return tx, found, nil
 	}
@@ -298,7 +304,7 @@ func (q *rpcReq) txByHashAndIndex(p rpcParams) (json.RawMessage, *rpcError) {
 }
 
 func (q *rpcReq) receipt(p rpcParams) (json.RawMessage, *rpcError) {
-	tx, found, e := q.tx(p)
+	tx, found, e := q.txFor(p, true)
 	if e != nil || !found {
 		return nil, e
 	}

@@ -367,4 +367,19 @@ func TestJSONRPCBatchReadsByHashTogether(t *testing.T) {
 	}
 	require.Zero(t, counted.byHash.Load(), "no look-up one hash at a time")
 	require.Zero(t, counted.txLogs.Load(), "no logs one receipt at a time")
+
+	// Read ahead for receipts alone, the transactions hold only what a
+	// receipt uses: another call by one of the hashes reads its own.
+	h0, h1 := data[0].Transactions[0].Hash, data[1].Transactions[0].Hash
+	single := a.rpc(t, "ots_getTransactionError", h0)
+	require.Nil(t, single.Error)
+	counted.byHash.Store(0)
+	code, body = a.rpcPost(t, testChain, fmt.Sprintf(`[{"jsonrpc":"2.0","id":0,"method":"eth_getTransactionReceipt","params":["%s"]},`+
+		`{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionReceipt","params":["%s"]},`+
+		`{"jsonrpc":"2.0","id":2,"method":"ots_getTransactionError","params":["%s"]}]`, h0, h1, h0))
+	require.Equal(t, http.StatusOK, code)
+	require.NoError(t, json.Unmarshal(body, &batch))
+	require.Len(t, batch, 3)
+	require.JSONEq(t, string(single.Result), string(batch[2].Result))
+	require.Equal(t, int64(1), counted.byHash.Load(), "the ots_ call looked its transaction up itself")
 }

@@ -39,12 +39,35 @@ const (
 )
 
 // txReceiptColumns (outer) and txReceiptInner are txReadColumns without
-// raw, for receipts: the inner read leaves the column out, the outer one
-// reads an empty string in its place, so the scan stays scanTransaction.
-var (
-	txReceiptColumns = strings.Replace(txReadColumns, " raw,", " '' AS raw,", 1)
-	txReceiptInner   = strings.Replace(txReadColumns, " raw,", "", 1)
-)
+// the columns a receipt does not use (receiptLeftOut), for receipts: the
+// inner read leaves them out, the outer one reads a zero value in their
+// place, so the scan stays scanTransaction. A batch's positions are
+// scattered, and a read of scattered positions costs a random read of
+// every column it names: on the 100,000-height bench index with the page
+// cache dropped, 100 positions took 244–1,027 ms with 17 columns and
+// 19–49 ms with three (docs/performance.md).
+var txReceiptColumns, txReceiptInner = leaveOut(txReadColumns, receiptLeftOut)
+
+// receiptLeftOut are the columns of txReadColumns that eth_getTransactionReceipt
+// does not answer with (the transaction's own JSON, its value, nonce, gas
+// limit, gas price and log count), each with the zero value read in its place.
+var receiptLeftOut = map[string]string{
+	"value": "''", "nonce": "toUInt64(0)", "gas": "toUInt64(0)", "gas_price": "''", "log_count": "toUInt32(0)", "raw": "''",
+}
+
+// leaveOut splits a column list for newestCanonical: outer names every
+// column, each of left as its zero value; inner only the others.
+func leaveOut(cols string, left map[string]string) (outer, inner string) {
+	var o, in []string
+	for _, c := range strings.Split(cols, ", ") {
+		if zero, ok := left[c]; ok {
+			o = append(o, zero+" AS "+c)
+			continue
+		}
+		o, in = append(o, c), append(in, c)
+	}
+	return strings.Join(o, ", "), strings.Join(in, ", ")
+}
 
 // blockPlainColumns are the columns blockReadColumns is computed from, for
 // the subquery of newestCanonical (txReadColumns are plain already).
@@ -219,7 +242,7 @@ func keysIn[P any](rest string, ps []P, key func(P) (uint64, []any)) (string, []
 }
 
 // transactionsAtQuery reads the canonical transactions at positions;
-// noRaw leaves out raw (read as an empty string), for receipts.
+// noRaw leaves out what a receipt does not use (receiptLeftOut).
 type transactionsAtQuery struct {
 	chainID   string
 	positions []Position

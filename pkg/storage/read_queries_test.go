@@ -115,12 +115,13 @@ func TestReadStatementsToSQL(t *testing.T) {
 			args: []any{"1", uint64(4), uint64(6), uint64(4), uint32(0), uint64(4), uint32(2), uint64(6), uint32(1)},
 		},
 		{
-			name: "receipts at positions: the inner read leaves raw out",
+			name: "receipts at positions: the inner read leaves out what a receipt does not use",
 			stmt: transactionsAtQuery{"1", []Position{{6, 1}}, true},
-			sql: "SELECT block_number, block_hash, tx_index, hash, type, from_address, to_address, value, nonce, gas," +
-				" gas_price, status, gas_used, effective_gas_price, contract_address, log_count, '' AS raw, receipt_raw" +
-				" FROM (SELECT block_number, block_hash, tx_index, hash, type, from_address, to_address, value, nonce, gas," +
-				" gas_price, status, gas_used, effective_gas_price, contract_address, log_count, receipt_raw, is_canonical FROM transactions" +
+			sql: "SELECT block_number, block_hash, tx_index, hash, type, from_address, to_address, '' AS value," +
+				" toUInt64(0) AS nonce, toUInt64(0) AS gas, '' AS gas_price, status, gas_used, effective_gas_price, contract_address," +
+				" toUInt32(0) AS log_count, '' AS raw, receipt_raw" +
+				" FROM (SELECT block_number, block_hash, tx_index, hash, type, from_address, to_address," +
+				" status, gas_used, effective_gas_price, contract_address, receipt_raw, is_canonical FROM transactions" +
 				" WHERE chain_id = ? AND block_number IN (?) AND (block_number, tx_index) IN ((?, ?))" +
 				" ORDER BY block_number, tx_index, version DESC LIMIT 1 BY block_number, tx_index) WHERE is_canonical = 1" +
 				" ORDER BY block_number, tx_index",

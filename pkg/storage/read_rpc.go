@@ -41,11 +41,12 @@ func (c *RPCReader) TxPositionsByHashes(ctx context.Context, chainID string, has
 	return out, err
 }
 
-// ReceiptTxsAt is TransactionsAt without each transaction's own JSON
-// (Raw left empty): what receipts are built from (receipt_raw and the
-// columns). raw is most of transactions' bytes (593 of 990 MB on the
-// 100,000-height bench index), and a batch's positions are scattered, so
-// its read of raw was most of the batch's read.
+// ReceiptTxsAt is TransactionsAt with only what a receipt is built from
+// (receipt_raw and the receipt's columns); Raw, Value, Nonce, Gas, GasPrice
+// and LogCount are left zero (receiptLeftOut). raw is most of
+// transactions' bytes (593 of 990 MB on the 100,000-height bench index),
+// and a batch's positions are scattered, where every column named is one
+// more random read per position.
 func (c *RPCReader) ReceiptTxsAt(ctx context.Context, chainID string, ps []Position) ([]chaindata.Transaction, error) {
 	if len(ps) == 0 {
 		return nil, nil

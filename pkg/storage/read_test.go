@@ -46,10 +46,11 @@ func TestReadMainTables(t *testing.T) {
 	require.Len(t, receipts, 2)
 	for i, tx := range receipts {
 		require.NotEmpty(t, txs[i].Raw, "the sample has a transaction's own JSON to leave out")
-		require.Empty(t, tx.Raw, "raw left out")
+		require.NotZero(t, txs[i].Nonce, "the sample has a nonce to leave out")
 		want := txs[i]
-		want.Raw = tx.Raw
-		require.Equal(t, want, tx, "every column but raw read back")
+		require.Empty(t, tx.Raw, "raw left out")
+		want.Raw, want.Value, want.Nonce, want.Gas, want.GasPrice, want.LogCount = tx.Raw, "", 0, 0, "", 0
+		require.Equal(t, want, tx, "what a receipt uses read back, the rest left out")
 	}
 
 	logs, err := c.Reader().TxLogs(ctx, chainID, Position{11, 1})
