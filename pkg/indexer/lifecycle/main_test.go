@@ -125,13 +125,16 @@ func createSchedules(t *testing.T, tc client.Client, id string, paused bool) {
 		retention.Schedule(o, time.Hour),
 		tokenmeta.Schedule(o),
 		tracebackfill.Schedule(o, time.Hour),
-		// Every streamappend.RunFor (a minute): none fires in a test
-		// either.
 		streamappend.Schedule(o),
 	} {
 		// Created paused, so that none fires at once (a new Schedule
-		// does), then unpaused if asked.
+		// does), then unpaused if asked; an hour apart at least, so that
+		// none fires during a test either: token metadata's own interval
+		// (tokenmeta.Interval, 10 s) once started a run in the middle of
+		// TestRemoveCountsWhatAWorkersSweepTookFirst, which then counted
+		// it among the chain's workflows.
 		p.Paused = true
+		p.Every = max(p.Every, time.Hour)
 		require.NoError(t, temporal.EnsureSchedule(ctx, tc, p))
 	}
 	if !paused {
