@@ -94,7 +94,12 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "integration: migrate:", err)
 		return 1
 	}
+	stopWatching := make(chan struct{})
+	watched := make(chan struct{})
+	go func() { watchTemporal(stopWatching); close(watched) }()
 	code := m.Run()
+	close(stopWatching)
+	<-watched
 	// A server that died mid-suite fails every later test with "connection
 	// refused"; say which and how, once, at the end where CI shows it.
 	if ended := stackEnded(); ended != "" {
@@ -104,34 +109,11 @@ func runMain(m *testing.M) int {
 	if crashes := clickHouseCrashes(); crashes != "" {
 		fmt.Fprint(os.Stderr, "integration: ", crashes)
 	}
+	if code != 0 {
+		fmt.Fprint(os.Stderr, "integration: ", temporalLogReport())
+	}
 	return code
 }
-
-// stackEnded says which of the suite's servers ended without being asked
-// (a crash, the kernel's OOM killer), how, and its log's tail; "" while
-// both run. A test that cannot connect adds it to its failure, so the
-// cause is read where the symptom is.
-func stackEnded() string {
-	var b strings.Builder
-	ch, gaveUp := chProcess()
-	b.WriteString(gaveUp)
-	for _, p := range []*localstack.Process{ch, stack.temporal.Process} {
-		if err := p.EndedOnItsOwn(); err != nil {
-			b.WriteString(endedReport(p, err))
-		}
-	}
-	return b.String()
-}
-
-// endedReport is how a server's unasked end reads in the output: how it
-// ended, then its log's tail.
-func endedReport(p *localstack.Process, ended error) string {
-	return fmt.Sprintf("%v\n--- log tail ---\n%s\n--- end of log ---\n", ended, p.Tail(stackLogTail))
-}
-
-// stackLogTail is how much of a dead server's log stackEnded shows: enough
-// for ClickHouse's stack trace of a fatal signal.
-const stackLogTail = 6000
 
 // storeConfig is the suite's database, as the tests' stores open it.
 func storeConfig() config.ClickHouse {

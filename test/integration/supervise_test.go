@@ -174,3 +174,29 @@ func forgetCrash(pid int) {
 	}
 	chSupervisor.crashes = kept
 }
+
+// stackEnded says which of the suite's servers ended without being asked
+// (a crash, the kernel's OOM killer), how, and its log's tail; "" while
+// both run. A test that cannot connect adds it to its failure, so the
+// cause is read where the symptom is.
+func stackEnded() string {
+	var b strings.Builder
+	ch, gaveUp := chProcess()
+	b.WriteString(gaveUp)
+	for _, p := range []*localstack.Process{ch, stack.temporal.Process} {
+		if err := p.EndedOnItsOwn(); err != nil {
+			b.WriteString(endedReport(p, err))
+		}
+	}
+	return b.String()
+}
+
+// endedReport is how a server's unasked end reads in the output: how it
+// ended, then its log's tail.
+func endedReport(p *localstack.Process, ended error) string {
+	return fmt.Sprintf("%v\n--- log tail ---\n%s\n--- end of log ---\n", ended, p.Tail(stackLogTail))
+}
+
+// stackLogTail is how much of a dead server's log stackEnded shows: enough
+// for ClickHouse's stack trace of a fatal signal.
+const stackLogTail = 6000
