@@ -32,6 +32,22 @@ func TestComposeClickHouseOldPartsLifetime(t *testing.T) {
 	require.Equal(t, storage.RecommendedOldPartsLifetime, time.Duration(cfg.MergeTree.OldPartsLifetime)*time.Second)
 }
 
+// The deployment's ClickHouse has a cache of decompressed blocks for the
+// reads that ask for it (storage's readSettings): a server's own default
+// size is 0, the cache off.
+func TestComposeClickHouseUncompressedCache(t *testing.T) {
+	c := readCompose(t)
+	target := configTarget(t, c.Services["clickhouse"], "clickhouse-caches")
+	require.True(t, strings.HasPrefix(target, "/etc/clickhouse-server/config.d/") && strings.HasSuffix(target, ".xml"),
+		"%s: the cache's size must be a config.d file, not %s", composePath, target)
+	var cfg struct {
+		XMLName               xml.Name `xml:"clickhouse"`
+		UncompressedCacheSize int64    `xml:"uncompressed_cache_size"`
+	}
+	require.NoError(t, xml.Unmarshal([]byte(composeConfigs(t)["clickhouse-caches"]), &cfg))
+	require.GreaterOrEqual(t, cfg.UncompressedCacheSize, int64(1<<30), "at least 1 GiB")
+}
+
 // The deployment's ClickHouse is the version the modern lanes of `make
 // test` run: the image's major.minor is the pinned chDB's
 // (scripts/install-tools.sh, CHDB_VERSION).

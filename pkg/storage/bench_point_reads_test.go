@@ -1,12 +1,16 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/stretchr/testify/require"
 )
@@ -83,4 +87,78 @@ func readCount(b *testing.B, c *ClickHouse, s statement) int {
 	n := 0
 	require.NoError(b, c.query(context.Background(), "bench", s, func(driver.Rows) error { n++; return nil }))
 	return n
+}
+
+// BenchmarkScatteredReads times a read of 25 scattered positions of
+// transactions (the statement of TransactionsAt: a page of an address's
+// transactions or token transfers) read again, and a scan of every log,
+// under the read settings tideline sends (readSettings) and with one of
+// them back at the server's default: the cache of decompressed blocks
+// (newer servers have it off by default; with it off every read is a
+// miss, as a first read is) and the read buffer of each column (1 MiB by
+// default, filled at every seek). 10,000 default-mix blocks merged into
+// one part.
+//
+//	go test -run '^$' -bench BenchmarkScatteredReads -benchtime 50x ./pkg/storage/
+//	TIDELINE_TEST_CLICKHOUSE=chdb go test -run '^$' -bench BenchmarkScatteredReads -benchtime 50x ./pkg/storage/
+func BenchmarkScatteredReads(b *testing.B) {
+	c := benchOpen(b)
+	ctx := context.Background()
+	const chainID, n = "p", 10_000
+	for from := uint64(0); from < n; from += 1000 {
+		require.NoError(b, c.WriteBlocks(ctx, chainID, mixBlocks(from, 1000, 20, 2)))
+	}
+	require.NoError(b, c.execSQL(ctx, "OPTIMIZE TABLE "+tableTransactions+" FINAL"))
+	require.NoError(b, c.execSQL(ctx, "OPTIMIZE TABLE "+tableLogs+" FINAL"))
+	r := rand.New(rand.NewPCG(1, 2))
+	ps := make([]Position, 25)
+	for i := range ps {
+		ps[i] = Position{Block: r.Uint64N(n), Index: uint32(r.IntN(20))}
+	}
+	slices.SortFunc(ps, func(a, b Position) int { return cmp.Or(cmp.Compare(a.Block, b.Block), cmp.Compare(a.Index, b.Index)) })
+	ps = slices.Compact(ps)
+	positions, positionsArgs := transactionsAtQuery{chainID, ps, false}.toSQL()
+	scan := "SELECT count(), sum(length(data)), sum(length(raw)) FROM logs WHERE chain_id = ?"
+	read := func(b *testing.B, settings clickhouse.Settings, sql string, args []any) int {
+		rows, err := c.conn.Query(clickhouse.Context(ctx, clickhouse.WithSettings(settings)), sql, args...)
+		require.NoError(b, err)
+		got := 0
+		for rows.Next() {
+			got++
+		}
+		require.NoError(b, rows.Err())
+		require.NoError(b, rows.Close())
+		return got
+	}
+	variants := []struct {
+		name     string
+		settings clickhouse.Settings
+	}{
+		{"tideline's", readSettings(600)},
+		{"use_uncompressed_cache=0", with(readSettings(600), "use_uncompressed_cache", 0)},
+		{"max_read_buffer_size=1MiB", with(readSettings(600), "max_read_buffer_size", 1<<20)},
+		{"both at the default", with(with(readSettings(600), "use_uncompressed_cache", 0), "max_read_buffer_size", 1<<20)},
+	}
+	for _, v := range variants {
+		b.Run("positions again/"+v.name, func(b *testing.B) {
+			read(b, v.settings, positions, positionsArgs) // the first read fills the cache when it is on
+			for b.Loop() {
+				require.Equal(b, len(ps), read(b, v.settings, positions, positionsArgs))
+			}
+		})
+	}
+	for _, v := range variants {
+		b.Run("scan/"+v.name, func(b *testing.B) {
+			for b.Loop() {
+				require.Equal(b, 1, read(b, v.settings, scan, []any{chainID}))
+			}
+		})
+	}
+}
+
+// with is settings with one of them changed.
+func with(s clickhouse.Settings, name string, value any) clickhouse.Settings {
+	out := maps.Clone(s)
+	out[name] = value
+	return out
 }

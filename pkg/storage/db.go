@@ -224,13 +224,36 @@ func (c *db) readContext(ctx context.Context) (context.Context, context.CancelFu
 	if secs < 1 {
 		secs = 1
 	}
-	rctx = clickhouse.Context(rctx, clickhouse.WithSettings(clickhouse.Settings{"max_execution_time": secs}))
+	rctx = clickhouse.Context(rctx, clickhouse.WithSettings(readSettings(secs)))
 	return rctx, func() {
 		stop()
 		timer.Stop()
 		cancel()
 	}
 }
+
+// readSettings are every read's settings: its time budget, the server's
+// cache of decompressed blocks, and a small read buffer (readBufferSize). A read of scattered positions
+// decompresses a block of every column it names at every position, and
+// the cache keeps those blocks for the next read of the same positions
+// (a page shown again, a popular address, the head's blocks). 18.16 reads
+// through it by default; newer servers do not (use_uncompressed_cache = 0
+// there), so without it a deployment's every read decompressed again.
+// Measured on 18.16, 25 positions of token_transfers read again: 14-21 ms
+// with it, 76-160 ms without (docs/performance.md). A large read leaves
+// the cache alone on its own (merge_tree_max_rows_to_use_cache).
+func readSettings(budgetSeconds int) clickhouse.Settings {
+	return clickhouse.Settings{"max_execution_time": budgetSeconds, "use_uncompressed_cache": 1, "max_read_buffer_size": readBufferSize}
+}
+
+// readBufferSize is the read buffer of each column a read opens (the
+// server's default is 1 MiB). 18.16 fills the whole buffer at every seek,
+// so a read of 25 scattered positions naming 18 columns copied up to
+// 450 MiB to use a few hundred kilobytes: 103-207 ms with 1 MiB, 32-41 ms with
+// 32 KiB, on the 100,000-height bench index, new positions each time; a
+// scan of 50,000 heights of logs took the same with either
+// (docs/performance.md).
+const readBufferSize = 32 << 10
 
 // readErr wraps a failed read, as a *TimeoutError when its time ran out
 // (rctx ended: the caller's deadline or cancel, or the budget) or the

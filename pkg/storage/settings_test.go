@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/stretchr/testify/require"
 )
 
@@ -64,4 +65,22 @@ func TestOpenDetectsServerVersion(t *testing.T) {
 	var exc *clickhouse.Exception
 	require.ErrorAs(t, err, &exc)
 	require.Equal(t, int32(115), exc.Code) // UNKNOWN_SETTING
+}
+
+// Every read reaches the server with its cache of decompressed blocks on
+// and a small read buffer (readSettings), whatever the server's defaults:
+// 18.16's cache is on, newer servers' off, and the modern lanes run this
+// test with theirs.
+func TestReadsUseTheReadSettings(t *testing.T) {
+	c := openTest(t)
+	var got []string
+	err := c.query(testContext(t), "reading the settings",
+		renamedStmt{sql: "SELECT value FROM system.settings WHERE name IN ('max_read_buffer_size', 'use_uncompressed_cache') ORDER BY name"},
+		func(r driver.Rows) error {
+			var v string
+			got = append(got, v)
+			return r.Scan(&got[len(got)-1])
+		})
+	require.NoError(t, err)
+	require.Equal(t, []string{"32768", "1"}, got)
 }
