@@ -17,18 +17,13 @@ import (
 // catch-up's disk figures were measured with (docs/operations.md, "Disk
 // for a catch-up"), from a file its image reads (config.d).
 func TestComposeClickHouseOldPartsLifetime(t *testing.T) {
-	c := readCompose(t)
-	target := configTarget(t, c.Services["clickhouse"], "clickhouse-merge-tree")
-	require.True(t, strings.HasPrefix(target, "/etc/clickhouse-server/config.d/") && strings.HasSuffix(target, ".xml"),
-		"%s: the merge tree settings must be a config.d file, not %s", composePath, target)
-
 	var cfg struct {
 		XMLName   xml.Name `xml:"clickhouse"`
 		MergeTree struct {
 			OldPartsLifetime int `xml:"old_parts_lifetime"`
 		} `xml:"merge_tree"`
 	}
-	require.NoError(t, xml.Unmarshal([]byte(composeConfigs(t)["clickhouse-merge-tree"]), &cfg))
+	clickHouseConfigFile(t, "clickhouse-merge-tree", &cfg)
 	require.Equal(t, storage.RecommendedOldPartsLifetime, time.Duration(cfg.MergeTree.OldPartsLifetime)*time.Second)
 }
 
@@ -36,16 +31,23 @@ func TestComposeClickHouseOldPartsLifetime(t *testing.T) {
 // reads that ask for it (storage's readSettings): a server's own default
 // size is 0, the cache off.
 func TestComposeClickHouseUncompressedCache(t *testing.T) {
-	c := readCompose(t)
-	target := configTarget(t, c.Services["clickhouse"], "clickhouse-caches")
-	require.True(t, strings.HasPrefix(target, "/etc/clickhouse-server/config.d/") && strings.HasSuffix(target, ".xml"),
-		"%s: the cache's size must be a config.d file, not %s", composePath, target)
 	var cfg struct {
 		XMLName               xml.Name `xml:"clickhouse"`
 		UncompressedCacheSize int64    `xml:"uncompressed_cache_size"`
 	}
-	require.NoError(t, xml.Unmarshal([]byte(composeConfigs(t)["clickhouse-caches"]), &cfg))
+	clickHouseConfigFile(t, "clickhouse-caches", &cfg)
 	require.GreaterOrEqual(t, cfg.UncompressedCacheSize, int64(1<<30), "at least 1 GiB")
+}
+
+// clickHouseConfigFile reads into cfg the compose config named source,
+// which the ClickHouse service must mount as a file its image reads
+// (config.d/*.xml).
+func clickHouseConfigFile(t *testing.T, source string, cfg any) {
+	t.Helper()
+	target := configTarget(t, readCompose(t).Services["clickhouse"], source)
+	require.True(t, strings.HasPrefix(target, "/etc/clickhouse-server/config.d/") && strings.HasSuffix(target, ".xml"),
+		"%s: config %s must be a config.d file, not %s", composePath, source, target)
+	require.NoError(t, xml.Unmarshal([]byte(composeConfigs(t)[source]), cfg), "%s: config %s", composePath, source)
 }
 
 // The deployment's ClickHouse is the version the modern lanes of `make

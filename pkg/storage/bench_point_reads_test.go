@@ -27,15 +27,9 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkPointReads -benchtime 200x ./pkg/storage/
 func BenchmarkPointReads(b *testing.B) {
-	c := benchOpen(b)
-	ctx := context.Background()
 	const chainID, n = "p", 10_000
-	for from := uint64(0); from < n; from += 1000 {
-		require.NoError(b, c.WriteBlocks(ctx, chainID, mixBlocks(from, 1000, 20, 2)))
-	}
-	for _, t := range []string{tableBlocks, tableTransactions} {
-		require.NoError(b, c.execSQL(ctx, "OPTIMIZE TABLE "+t+" FINAL"))
-	}
+	c := benchMixIndex(b, chainID, n, tableBlocks, tableTransactions)
+	ctx := context.Background()
 	for _, g := range []int{8192, 1024} {
 		blocks, txs := tableBlocks, tableTransactions
 		if g != 8192 {
@@ -70,6 +64,21 @@ func BenchmarkPointReads(b *testing.B) {
 	}
 }
 
+// benchMixIndex opens a bench database holding n default-mix blocks of
+// chainID (20 transactions of 2 logs each), the tables named merged into
+// one part each.
+func benchMixIndex(b *testing.B, chainID string, n uint64, merged ...string) *ClickHouse {
+	c := benchOpen(b)
+	ctx := context.Background()
+	for from := uint64(0); from < n; from += 1000 {
+		require.NoError(b, c.WriteBlocks(ctx, chainID, mixBlocks(from, 1000, 20, 2)))
+	}
+	for _, t := range merged {
+		require.NoError(b, c.execSQL(ctx, "OPTIMIZE TABLE "+t+" FINAL"))
+	}
+	return c
+}
+
 // renamed is a statement reading another table.
 type renamedStmt struct {
 	sql  string
@@ -102,14 +111,9 @@ func readCount(b *testing.B, c *ClickHouse, s statement) int {
 //	go test -run '^$' -bench BenchmarkScatteredReads -benchtime 50x ./pkg/storage/
 //	TIDELINE_TEST_CLICKHOUSE=chdb go test -run '^$' -bench BenchmarkScatteredReads -benchtime 50x ./pkg/storage/
 func BenchmarkScatteredReads(b *testing.B) {
-	c := benchOpen(b)
-	ctx := context.Background()
 	const chainID, n = "p", 10_000
-	for from := uint64(0); from < n; from += 1000 {
-		require.NoError(b, c.WriteBlocks(ctx, chainID, mixBlocks(from, 1000, 20, 2)))
-	}
-	require.NoError(b, c.execSQL(ctx, "OPTIMIZE TABLE "+tableTransactions+" FINAL"))
-	require.NoError(b, c.execSQL(ctx, "OPTIMIZE TABLE "+tableLogs+" FINAL"))
+	c := benchMixIndex(b, chainID, n, tableTransactions, tableLogs)
+	ctx := context.Background()
 	r := rand.New(rand.NewPCG(1, 2))
 	ps := make([]Position, 25)
 	for i := range ps {
