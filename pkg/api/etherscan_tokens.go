@@ -202,7 +202,8 @@ func (q *esReq) tokenTx(standard string) {
 }
 
 // transferContext reads the transactions of transfers (for nonce, gas and
-// the method id) and their tokens' metadata.
+// the method id: only the columns a listing takes) and their tokens'
+// metadata.
 func (q *esReq) transferContext(ts []storage.TokenTransfer) (map[storage.Position]chaindata.Transaction, map[string]storage.TokenMetadata, bool) {
 	var ps []storage.Position
 	var toks []string
@@ -227,7 +228,7 @@ func (q *esReq) transferContext(ts []storage.TokenTransfer) (map[storage.Positio
 	)
 	g, gctx := errgroup.WithContext(q.r.Context())
 	g.Go(func() (err error) {
-		txs, err = q.s.store.Chain.TransactionsAt(gctx, q.id, ps)
+		txs, err = q.s.store.Tokens.TransferTxsAt(gctx, q.id, ps)
 		return err
 	})
 	g.Go(func() (err error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/big"
 
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/storage"
 	"github.com/tideline-dev/tideline/pkg/stream"
 	"github.com/tideline-dev/tideline/pkg/tokens"
@@ -18,6 +19,7 @@ type TokenStore interface {
 	TokenTransferPositions(ctx context.Context, chainID string, q storage.TransferQuery) ([]storage.TransferPosition, error)
 	AddressTransferPositions(ctx context.Context, chainID string, q storage.TransferQuery) ([]storage.TransferPosition, error)
 	TransfersAt(ctx context.Context, chainID string, ps []storage.TransferPosition) ([]storage.TokenTransfer, error)
+	TransferTxsAt(ctx context.Context, chainID string, ps []storage.Position) ([]chaindata.Transaction, error)
 	TokenHolders(ctx context.Context, chainID, token, tokenID string, from, to uint64, limit int) ([]storage.Balance, error)
 	AddressBalances(ctx context.Context, chainID, address, token string, from, to uint64) ([]storage.Balance, error)
 	TokenMetadata(ctx context.Context, chainID string, tokens []string) (map[string]storage.TokenMetadata, error)

@@ -57,7 +57,7 @@ func BenchmarkPointReads(b *testing.B) {
 		b.Run(fmt.Sprintf("transaction/granularity=%d", g), func(b *testing.B) {
 			for b.Loop() {
 				p := Position{Block: r.Uint64N(n), Index: uint32(r.IntN(20))}
-				got := readCount(b, c, renamed(transactionsAtQuery{chainID, []Position{p}, false}, tableTransactions, txs))
+				got := readCount(b, c, renamed(transactionsAtQuery{chainID, []Position{p}, txAllColumns}, tableTransactions, txs))
 				require.Equal(b, 1, got)
 			}
 		})
@@ -121,7 +121,7 @@ func BenchmarkScatteredReads(b *testing.B) {
 	}
 	slices.SortFunc(ps, func(a, b Position) int { return cmp.Or(cmp.Compare(a.Block, b.Block), cmp.Compare(a.Index, b.Index)) })
 	ps = slices.Compact(ps)
-	positions, positionsArgs := transactionsAtQuery{chainID, ps, false}.toSQL()
+	positions, positionsArgs := transactionsAtQuery{chainID, ps, txAllColumns}.toSQL()
 	scan := "SELECT count(), sum(length(data)), sum(length(raw)) FROM logs WHERE chain_id = ?"
 	read := func(b *testing.B, settings clickhouse.Settings, sql string, args []any) int {
 		rows, err := c.conn.Query(clickhouse.Context(ctx, clickhouse.WithSettings(settings)), sql, args...)

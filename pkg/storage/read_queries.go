@@ -38,26 +38,38 @@ const (
 		" topic0, topic1, topic2, topic3, topic_count, data, raw"
 )
 
-// txReceiptColumns (outer) and txReceiptInner are txReadColumns without
-// the columns a receipt does not use (receiptLeftOut), for receipts: the
-// inner read leaves them out, the outer one reads a zero value in their
-// place, so the scan stays scanTransaction. A batch's positions are
-// scattered, and a read of scattered positions costs a random read of
-// every column it names: on the 100,000-height bench index with the page
-// cache dropped, 100 positions took 244–1,027 ms with 17 columns and
-// 19–49 ms with three (docs/performance.md).
-var txReceiptColumns, txReceiptInner = leaveOut(txReadColumns, receiptLeftOut)
+// txColumns is what a read of transactions names: outer for the
+// statement's result, in scanTransaction's order; inner for the subquery
+// that picks the newest version. A narrower set reads a zero value in place
+// of each column left out (leaveOut), so the scan stays scanTransaction.
+// Positions read by a listing or a batch are scattered, and a read of
+// scattered positions costs a random read of every column it names: on
+// the 100,000-height bench index with the page cache dropped, 100
+// positions took 244–1,027 ms with 17 columns and 19–49 ms with three
+// (docs/performance.md).
+type txColumns struct{ outer, inner string }
 
-// receiptLeftOut are the columns of txReadColumns that eth_getTransactionReceipt
-// does not answer with (the transaction's own JSON, its value, nonce, gas
-// limit, gas price and log count), each with the zero value read in its place.
-var receiptLeftOut = map[string]string{
-	"value": "''", "nonce": "toUInt64(0)", "gas": "toUInt64(0)", "gas_price": "''", "log_count": "toUInt32(0)", "raw": "''",
-}
+var (
+	txAllColumns = txColumns{txReadColumns, txReadColumns}
+	// txReceiptColumns: what eth_getTransactionReceipt answers with, not the
+	// transaction's own JSON, value, nonce, gas limit, gas price or log count.
+	txReceiptColumns = leaveOut(txReadColumns, map[string]string{
+		"value": "''", "nonce": "toUInt64(0)", "gas": "toUInt64(0)", "gas_price": "''", "log_count": "toUInt32(0)", "raw": "''",
+	})
+	// txTransferColumns: what a token transfer listing (Etherscan's
+	// tokentx, tokennfttx, token1155tx) takes from the transaction: its
+	// nonce, gas, prices, gas used, method id (raw) and cumulative gas
+	// (receipt_raw); the transfer itself has the hashes and addresses.
+	txTransferColumns = leaveOut(txReadColumns, map[string]string{
+		"block_hash": "''", "hash": "''", "type": "toUInt64(0)", "from_address": "''", "to_address": "''", "value": "''",
+		"status": "toUInt8(0)", "contract_address": "''", "log_count": "toUInt32(0)",
+	})
+)
 
-// leaveOut splits a column list for newestCanonical: outer names every
-// column, each of left as its zero value; inner only the others.
-func leaveOut(cols string, left map[string]string) (outer, inner string) {
+// leaveOut is cols (a column list) for newestCanonical with the columns
+// of left read as their zero values: outer names every column, each of
+// left as its zero value; inner only the others.
+func leaveOut(cols string, left map[string]string) txColumns {
 	var o, in []string
 	for _, c := range strings.Split(cols, ", ") {
 		if zero, ok := left[c]; ok {
@@ -66,7 +78,7 @@ func leaveOut(cols string, left map[string]string) (outer, inner string) {
 		}
 		o, in = append(o, c), append(in, c)
 	}
-	return strings.Join(o, ", "), strings.Join(in, ", ")
+	return txColumns{strings.Join(o, ", "), strings.Join(in, ", ")}
 }
 
 // blockPlainColumns are the columns blockReadColumns is computed from, for
@@ -241,21 +253,17 @@ func keysIn[P any](rest string, ps []P, key func(P) (uint64, []any)) (string, []
 		strings.Join(tuples, ", ") + ")", args
 }
 
-// transactionsAtQuery reads the canonical transactions at positions;
-// noRaw leaves out what a receipt does not use (receiptLeftOut).
+// transactionsAtQuery reads the canonical transactions at positions,
+// the columns cols names.
 type transactionsAtQuery struct {
 	chainID   string
 	positions []Position
-	noRaw     bool
+	cols      txColumns
 }
 
 func (q transactionsAtQuery) toSQL() (string, []any) {
 	cond, args := positionsIn("tx_index", q.positions)
-	outer, inner := txReadColumns, txReadColumns
-	if q.noRaw {
-		outer, inner = txReceiptColumns, txReceiptInner
-	}
-	return newestCanonical(outer, inner, "transactions", "chain_id = ? AND "+cond, "block_number, tx_index") +
+	return newestCanonical(q.cols.outer, q.cols.inner, "transactions", "chain_id = ? AND "+cond, "block_number, tx_index") +
 		" ORDER BY block_number, tx_index", append([]any{q.chainID}, args...)
 }
 

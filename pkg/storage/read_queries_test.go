@@ -107,7 +107,7 @@ func TestReadStatementsToSQL(t *testing.T) {
 		},
 		{
 			name: "transactions at positions, one IN per height",
-			stmt: transactionsAtQuery{"1", []Position{{4, 0}, {4, 2}, {6, 1}}, false},
+			stmt: transactionsAtQuery{"1", []Position{{4, 0}, {4, 2}, {6, 1}}, txAllColumns},
 			sql: "SELECT " + txReadColumns + " FROM (SELECT " + txReadColumns + ", is_canonical FROM transactions" +
 				" WHERE chain_id = ? AND block_number IN (?, ?) AND (block_number, tx_index) IN ((?, ?), (?, ?), (?, ?))" +
 				" ORDER BY block_number, tx_index, version DESC LIMIT 1 BY block_number, tx_index) WHERE is_canonical = 1" +
@@ -115,8 +115,21 @@ func TestReadStatementsToSQL(t *testing.T) {
 			args: []any{"1", uint64(4), uint64(6), uint64(4), uint32(0), uint64(4), uint32(2), uint64(6), uint32(1)},
 		},
 		{
+			name: "transactions of transfers at positions: the inner read leaves out what a listing does not use",
+			stmt: transactionsAtQuery{"1", []Position{{6, 1}}, txTransferColumns},
+			sql: "SELECT block_number, '' AS block_hash, tx_index, '' AS hash, toUInt64(0) AS type, '' AS from_address," +
+				" '' AS to_address, '' AS value, nonce, gas, gas_price, toUInt8(0) AS status, gas_used, effective_gas_price," +
+				" '' AS contract_address, toUInt32(0) AS log_count, raw, receipt_raw" +
+				" FROM (SELECT block_number, tx_index, nonce, gas, gas_price, gas_used, effective_gas_price, raw, receipt_raw," +
+				" is_canonical FROM transactions" +
+				" WHERE chain_id = ? AND block_number IN (?) AND (block_number, tx_index) IN ((?, ?))" +
+				" ORDER BY block_number, tx_index, version DESC LIMIT 1 BY block_number, tx_index) WHERE is_canonical = 1" +
+				" ORDER BY block_number, tx_index",
+			args: []any{"1", uint64(6), uint64(6), uint32(1)},
+		},
+		{
 			name: "receipts at positions: the inner read leaves out what a receipt does not use",
-			stmt: transactionsAtQuery{"1", []Position{{6, 1}}, true},
+			stmt: transactionsAtQuery{"1", []Position{{6, 1}}, txReceiptColumns},
 			sql: "SELECT block_number, block_hash, tx_index, hash, type, from_address, to_address, '' AS value," +
 				" toUInt64(0) AS nonce, toUInt64(0) AS gas, '' AS gas_price, status, gas_used, effective_gas_price, contract_address," +
 				" toUInt32(0) AS log_count, '' AS raw, receipt_raw" +

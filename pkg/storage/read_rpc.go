@@ -43,7 +43,7 @@ func (c *RPCReader) TxPositionsByHashes(ctx context.Context, chainID string, has
 
 // ReceiptTxsAt is TransactionsAt with only what a receipt is built from
 // (receipt_raw and the receipt's columns); Raw, Value, Nonce, Gas, GasPrice
-// and LogCount are left zero (receiptLeftOut). raw is most of
+// and LogCount are left zero (txReceiptColumns). raw is most of
 // transactions' bytes (593 of 990 MB on the 100,000-height bench index),
 // and a batch's positions are scattered, where every column named is one
 // more random read per position.
@@ -52,7 +52,7 @@ func (c *RPCReader) ReceiptTxsAt(ctx context.Context, chainID string, ps []Posit
 		return nil, nil
 	}
 	return c.transactions(ctx, fmt.Sprintf("reading receipts of %s of chain %q at %d positions", tableTransactions, chainID, len(ps)),
-		transactionsAtQuery{chainID, ps, true})
+		transactionsAtQuery{chainID, ps, txReceiptColumns})
 }
 
 // LogsOfTxs returns the canonical logs of the transactions at ps (their

@@ -53,6 +53,21 @@ func TestReadMainTables(t *testing.T) {
 		require.Equal(t, want, tx, "what a receipt uses read back, the rest left out")
 	}
 
+	// A transfer listing's read: what it takes from the transaction read
+	// back, the rest (hashes, addresses, type, value, status, contract
+	// and log count) left at their zero values.
+	forTransfers, err := c.Reader().Tokens().TransferTxsAt(ctx, chainID, []Position{{12, 0}, {10, 1}, {13, 0}, {11, 7}})
+	require.NoError(t, err)
+	require.Len(t, forTransfers, 2)
+	for i, tx := range forTransfers {
+		require.NotEmpty(t, txs[i].Hash, "the sample has a hash to leave out")
+		require.NotEmpty(t, txs[i].Raw, "the sample has a transaction's own JSON (its input) to read")
+		want := txs[i]
+		want.BlockHash, want.Hash, want.Type, want.From, want.To, want.Value = "", "", 0, "", "", ""
+		want.Status, want.ContractAddress, want.LogCount = 0, "", 0
+		require.Equal(t, want, tx, "what a transfer listing uses read back, the rest left out")
+	}
+
 	logs, err := c.Reader().TxLogs(ctx, chainID, Position{11, 1})
 	require.NoError(t, err)
 	require.Equal(t, in[1].Logs[1:], logs)

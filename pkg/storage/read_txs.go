@@ -26,7 +26,7 @@ func (c *Reader) TransactionsAt(ctx context.Context, chainID string, ps []Positi
 		return nil, nil
 	}
 	return c.transactions(ctx, fmt.Sprintf("reading %s of chain %q at %d positions", tableTransactions, chainID, len(ps)),
-		transactionsAtQuery{chainID, ps, false})
+		transactionsAtQuery{chainID, ps, txAllColumns})
 }
 
 // TxFee is what a transaction paid.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/tokens"
 )
 
@@ -86,6 +87,20 @@ func (c *TokenReader) TransfersAt(ctx context.Context, chainID string, ps []Tran
 			return err
 		})
 	return out, err
+}
+
+// TransferTxsAt is Reader.TransactionsAt with only what a transfer
+// listing takes from a transaction (txTransferColumns): BlockHash, Hash,
+// Type, From, To, Value, Status, ContractAddress and LogCount are left zero
+// (the transfer has its own hashes and addresses). A listing's positions
+// are scattered, where every column named is one more random read a
+// position: half the columns, half the reads.
+func (c *TokenReader) TransferTxsAt(ctx context.Context, chainID string, ps []Position) ([]chaindata.Transaction, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	return c.transactions(ctx, fmt.Sprintf("reading %s of transfers of chain %q at %d positions", tableTransactions, chainID, len(ps)),
+		transactionsAtQuery{chainID, ps, txTransferColumns})
 }
 
 // scanTransfer reads a row of transferReadColumns.
