@@ -171,15 +171,17 @@ bench-catchup: tools
 # bench-api knobs (docs/performance.md): API_N heights indexed first,
 # API_REQUESTS per route, API_CONCURRENCY in flight; API_DIR keeps the run's
 # folder and reuses an index already built there; API_TRACES=debug|parity
-# indexes the call traces too and loads the trace routes.
+# indexes the call traces too and loads the trace routes; API_WARMUP
+# requests of other inputs go to each route first, untimed.
 API_N ?= 100000
 API_REQUESTS ?= 2000
 API_CONCURRENCY ?= 8
 API_DIR ?=
 API_TRACES ?=
+API_WARMUP ?= 0
 
 ## bench-api: index API_N heights of the simulated chain with the worker, then load each query API route on loopback; requests/s and p50/p99 per route
 bench-api: tools
 	$(GO) build -o bin/bench-api ./test/benchapi
 	./bin/bench-api -n $(API_N) -requests $(API_REQUESTS) -concurrency $(API_CONCURRENCY) -timeout $(BENCH_TIMEOUT) \
-		$(if $(API_DIR),-dir $(API_DIR)) $(if $(API_TRACES),-traces $(API_TRACES)) $(BENCH_FLAGS)
+		$(if $(API_DIR),-dir $(API_DIR)) $(if $(API_TRACES),-traces $(API_TRACES)) -warmup $(API_WARMUP) $(BENCH_FLAGS)

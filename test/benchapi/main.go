@@ -30,6 +30,7 @@ func main() {
 	flag.StringVar(&o.Traces, "traces", "", "index the call traces with this tracer (debug or parity) and load the trace routes too")
 	flag.StringVar(&o.CPUProfile, "cpuprofile", "", "write the process's CPU profile of the load (the API, the worker and the client; not the indexing) to this file")
 	flag.BoolVar(&o.Warm, "warm", false, "read the index's files once before the load, so the page cache holds them (for an index smaller than the memory)")
+	flag.IntVar(&o.Warmup, "warmup", 0, "requests of other inputs sent to each route first, neither timed nor counted (a freshly started server's caches)")
 	routes := flag.String("routes", "", "load only the routes whose name matches this regular expression (default: all)")
 	flag.Parse()
 	if *routes != "" {
@@ -44,8 +45,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench-api: -traces is debug or parity")
 		os.Exit(64)
 	}
-	if o.N == 0 || o.Requests < 1 || o.Concurrency < 1 || o.Samples < 1 {
-		fmt.Fprintln(os.Stderr, "bench-api: -n, -requests, -concurrency and -samples must be positive")
+	if o.N == 0 || o.Requests < 1 || o.Concurrency < 1 || o.Samples < 1 || o.Warmup < 0 {
+		fmt.Fprintln(os.Stderr, "bench-api: -n, -requests, -concurrency and -samples must be positive, -warmup not negative")
 		os.Exit(64)
 	}
 	benchkit.Exit(apibench.Run, o)

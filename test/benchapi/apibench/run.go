@@ -68,6 +68,9 @@ type Options struct {
 	// (warm.go), so the figures are the reads' and not the page cache's
 	// history.
 	Warm bool
+	// Warmup is how many requests of other inputs each route is sent
+	// first, untimed (load.Run).
+	Warmup int
 }
 
 // Run runs the benchmark and returns the process's exit code: 0 when every
@@ -186,7 +189,7 @@ func (b *bench) run(ctx context.Context) (int, error) {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	return load.Run(ctx, base, rs, o.Requests, o.Concurrency), nil
+	return load.Run(ctx, base, rs, o.Requests, o.Concurrency, o.Warmup), nil
 }
 
 // serveAPI serves the query API on a free loopback port, as `indexer api`

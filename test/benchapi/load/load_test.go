@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,6 +67,36 @@ func TestMeasureCountsErrors(t *testing.T) {
 	require.Len(t, s.latencies, 10)
 	require.Equal(t, 2, s.errors)
 	require.Contains(t, s.firstError, "/bad: status 404")
+}
+
+// With a warm-up, each route is first sent that many requests of inputs
+// the measured ones do not use (from requests on), then its measured
+// requests from input 0; without, only the one request that opens the
+// connections comes first.
+func TestRunWarmsEachRouteWithOtherInputs(t *testing.T) {
+	for _, tc := range []struct {
+		warmup int
+		want   []string
+	}{
+		{0, []string{"a0", "b0", "a0", "a1", "a2", "b0", "b1", "b2"}},
+		{2, []string{"a0", "b0", "a3", "a4", "a0", "a1", "a2", "b3", "b4", "b0", "b1", "b2"}},
+	} {
+		var mu sync.Mutex
+		var got []string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			got = append(got, strings.TrimPrefix(r.URL.Path, "/"))
+			mu.Unlock()
+			fmt.Fprint(w, `{"ok":true}`)
+		}))
+		route := func(name string) Route {
+			return Route{Name: name, Path: func(i int) string { return fmt.Sprintf("/%s%d", name, i) }}
+		}
+		require.Zero(t, Run(context.Background(), srv.URL, []Route{route("a"), route("b")}, 3, 1, tc.warmup))
+		srv.Close()
+		require.Equal(t, tc.want, got[:len(tc.want)], "warmup %d", tc.warmup)
+		require.Len(t, got, len(tc.want)+6, "then the mixed route's six")
+	}
 }
 
 // Every route draws its path from the inputs without running off them.
