@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/tideline-dev/tideline/pkg/chaindata"
 	"github.com/tideline-dev/tideline/pkg/storage"
 )
@@ -255,24 +257,40 @@ func (q *rpcReq) txsWithReceipts(ps []storage.Position) ([]json.RawMessage, []js
 	if len(ps) == 0 {
 		return txs, receipts, nil
 	}
-	rows, err := q.s.store.Chain.TransactionsAt(q.r.Context(), q.id, ps)
-	if err != nil {
+	// The three reads need only the positions: sent together, as a
+	// batch's (each is a scattered read of its own table).
+	heights := make([]uint64, len(ps))
+	for i, p := range ps {
+		heights[i] = p.Block
+	}
+	var (
+		rows  []chaindata.Transaction
+		times map[uint64]storage.BlockTime
+		ls    []chaindata.Log
+	)
+	g, gctx := errgroup.WithContext(q.r.Context())
+	g.Go(func() (err error) {
+		rows, err = q.s.store.Chain.TransactionsAt(gctx, q.id, ps)
+		return err
+	})
+	g.Go(func() (err error) {
+		times, err = q.s.store.Chain.BlockTimes(gctx, q.id, heights)
+		return err
+	})
+	g.Go(func() (err error) {
+		ls, err = q.s.store.RPC.LogsOfTxs(gctx, q.id, ps)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return nil, nil, q.storeFailed(err)
 	}
 	at := map[storage.Position]chaindata.Transaction{}
-	var heights []uint64
+	byHash := make(map[string]chaindata.Transaction, len(rows))
 	for _, tx := range rows {
 		at[storage.Position{Block: tx.BlockNumber, Index: tx.Index}] = tx
-		heights = append(heights, tx.BlockNumber)
+		byHash[tx.Hash] = tx
 	}
-	times, err := q.s.store.Chain.BlockTimes(q.r.Context(), q.id, heights)
-	if err != nil {
-		return nil, nil, q.storeFailed(err)
-	}
-	logsOf, e := q.logsOfTxs(rows)
-	if e != nil {
-		return nil, nil, e
-	}
+	logsOf := ownLogsOf(byHash, ls)
 	for _, p := range ps {
 		tx, ok := at[p]
 		if !ok || times[p.Block].Hash != tx.BlockHash {
