@@ -66,10 +66,17 @@ func TestTopicHeightsNarrowLogReadsThroughReorgs(t *testing.T) {
 	require.NoError(t, c.WriteBlocks(ctx, chainID, blocks))
 	require.Equal(t, wantTopicHeights(blocks...), readTopicHeights(t, c, chainID), "one row per distinct topic of a height")
 
+	var after *Position
 	at := func(f LogFilter) []string {
 		t.Helper()
-		logs, err := c.Reader().Logs(ctx, chainID, LogQuery{From: 100, To: 105, Filter: f, Limit: 100})
+		q := LogQuery{From: 100, To: 105, Filter: f, After: after, Limit: 100}
+		logs, err := c.Reader().Logs(ctx, chainID, q)
 		require.NoError(t, err)
+		// The same with no heights named as a list (the look-ups read
+		// inside the logs' read, as for a filter naming too many).
+		inside, err := c.Reader().logsNamed(ctx, chainID, q, 0)
+		require.NoError(t, err)
+		require.Equal(t, logs, inside, "the heights read first or inside the logs' read")
 		var out []string
 		for _, l := range logs {
 			out = append(out, fmt.Sprintf("%d/%d", l.BlockNumber, l.LogIndex))
@@ -114,6 +121,14 @@ func TestTopicHeightsNarrowLogReadsThroughReorgs(t *testing.T) {
 		require.Equal(t, []string{"104/1"}, at(anyAt(1, rare)))
 		require.Equal(t, []string{"103/0"}, at(anyAt(2, rare)))
 		require.Equal(t, []string{"100/0", "101/0", "102/0", "103/0", "104/0"}, at(anyAt(0, hash('c', 1))), "105 removed")
+		after = &Position{Block: 102, Index: 0}
+		require.Equal(t, []string{"103/0", "104/0"}, at(anyAt(0, hash('c', 1))), "after a cursor")
+		require.Equal(t, []string{"104/1"}, at(anyAt(1, rare)), "after a cursor")
+		after = &Position{Block: 104, Index: 0}
+		require.Equal(t, []string{"104/1"}, at(anyAt(1, rare)), "later at the cursor's own height")
+		after = &Position{Block: 104, Index: 1}
+		require.Nil(t, at(anyAt(1, rare)), "after the last match")
+		after = nil
 	}
 	check()
 	mergeFully(t, c, tableLogs, tableTopicHeights)

@@ -22,6 +22,9 @@ type logsQuery struct {
 	after    *Position
 	limit    int
 	offset   int
+	// heights, when set, are the heights the look-ups named
+	// (namedHeightsQuery), read in their place.
+	heights []uint64
 }
 
 func (q logsQuery) toSQL() (string, []any) {
@@ -71,40 +74,91 @@ func (q logsQuery) toSQL() (string, []any) {
 	return sql, args
 }
 
-// heightsSQL is the condition on a log's position: the chain, the range,
-// the heights the look-ups name (address_logs for addresses, topic_heights
-// for each set of topics), and the cursor. narrowed is whether a look-up
-// named the heights.
+// heightsSQL is the condition on a log's position: the chain, the heights
+// (the range and those the look-ups name, or the heights named already),
+// and the cursor. narrowed is whether a look-up named the heights.
 func (q logsQuery) heightsSQL() (where string, args []any, narrowed bool) {
-	where = "chain_id = ? AND block_number BETWEEN ? AND ?"
-	args = []any{q.chainID, q.from, q.to}
-	addresses := q.filter.AnyAddress
-	if q.filter.Address != "" {
-		addresses = []string{q.filter.Address}
-	}
-	if len(addresses) > 0 {
-		where += " AND block_number IN (" + newestCanonical("block_number", "block_number, log_index", "address_logs",
-			"chain_id = ? AND address IN ("+placeholders(len(addresses))+") AND block_number BETWEEN ? AND ?", "block_number, log_index") + ")"
-		args = append(args, q.chainID)
-		args = appendStrings(args, addresses)
-		args = append(args, q.from, q.to)
-		narrowed = true
-	}
-	for _, set := range q.filter.topicSets() {
-		where += " AND block_number IN (SELECT block_number FROM " + tableTopicHeights +
-			" WHERE chain_id = ? AND topic_key IN (" + placeholders(len(set)) + ") AND block_number BETWEEN ? AND ?)"
-		args = append(args, q.chainID)
-		for _, t := range set {
-			args = append(args, topicKey(t))
+	if q.heights != nil {
+		where = "chain_id = ? AND block_number IN (" + placeholders(len(q.heights)) + ")"
+		args = []any{q.chainID}
+		for _, h := range q.heights {
+			args = append(args, h)
 		}
-		args = append(args, q.from, q.to)
 		narrowed = true
+	} else {
+		where = "chain_id = ? AND block_number BETWEEN ? AND ?"
+		args = []any{q.chainID, q.from, q.to}
+		for _, l := range q.lookups() {
+			where += " AND block_number IN (" + l.sql + ")"
+			args = append(args, l.args...)
+			narrowed = true
+		}
 	}
 	if q.after != nil {
 		where += " AND (block_number > ? OR (block_number = ? AND log_index > ?))"
 		args = append(args, q.after.Block, q.after.Block, q.after.Index)
 	}
 	return where, args, narrowed
+}
+
+// lookup is a statement naming heights (block_number, possibly repeated).
+type lookup struct {
+	sql  string
+	args []any
+}
+
+// lookups are the filter's look-ups in the range: address_logs for its
+// addresses, topic_heights for each set of topics (none without either).
+func (q logsQuery) lookups() []lookup {
+	var out []lookup
+	addresses := q.filter.AnyAddress
+	if q.filter.Address != "" {
+		addresses = []string{q.filter.Address}
+	}
+	if len(addresses) > 0 {
+		args := appendStrings([]any{q.chainID}, addresses)
+		out = append(out, lookup{newestCanonical("block_number", "block_number, log_index", "address_logs",
+			"chain_id = ? AND address IN ("+placeholders(len(addresses))+") AND block_number BETWEEN ? AND ?", "block_number, log_index"),
+			append(args, q.from, q.to)})
+	}
+	for _, set := range q.filter.topicSets() {
+		args := []any{q.chainID}
+		for _, t := range set {
+			args = append(args, topicKey(t))
+		}
+		out = append(out, lookup{"SELECT block_number FROM " + tableTopicHeights +
+			" WHERE chain_id = ? AND topic_key IN (" + placeholders(len(set)) + ") AND block_number BETWEEN ? AND ?",
+			append(args, q.from, q.to)})
+	}
+	return out
+}
+
+// namedHeightsQuery reads the heights all of a filter's look-ups name
+// (at or after the cursor's), ascending, at most limit: read first and
+// sent to the logs' read as a list, the look-ups are read once; in one
+// statement they were read twice (for the rows and for the version check)
+// and cost more than the logs they named (docs/performance.md).
+type namedHeightsQuery struct {
+	q     logsQuery
+	limit int
+}
+
+func (h namedHeightsQuery) toSQL() (string, []any) {
+	ls := h.q.lookups()
+	sql, args := "SELECT DISTINCT block_number FROM ("+ls[0].sql+")", append([]any(nil), ls[0].args...)
+	var conds []string
+	for _, l := range ls[1:] {
+		conds = append(conds, "block_number IN ("+l.sql+")")
+		args = append(args, l.args...)
+	}
+	if h.q.after != nil {
+		conds = append(conds, "block_number >= ?")
+		args = append(args, h.q.after.Block)
+	}
+	if len(conds) > 0 {
+		sql += " WHERE " + strings.Join(conds, " AND ")
+	}
+	return sql + " ORDER BY block_number LIMIT ?", append(args, h.limit)
 }
 
 // rowSQL is the filter's test of a log's own columns (" AND ..."): its

@@ -93,8 +93,40 @@ type LogQuery struct {
 
 // Logs returns the canonical logs that q selects, in order.
 func (c *Reader) Logs(ctx context.Context, chainID string, q LogQuery) ([]chaindata.Log, error) {
-	return c.logs(ctx, fmt.Sprintf("reading %s of chain %q in [%d, %d]", tableLogs, chainID, q.From, q.To),
-		logsQuery{chainID, q.From, q.To, q.Filter, q.After, q.Limit, q.Offset})
+	return c.logsNamed(ctx, chainID, q, maxNamedHeights)
+}
+
+// maxNamedHeights is how many heights a filter's look-ups may name for the
+// logs' read to take them as a list (two lists of 5,000 heights are about
+// 80 KB of statement, under the server's max_query_size of 256 KiB); with
+// more, the look-ups are read inside the logs' read.
+const maxNamedHeights = 5000
+
+// logsNamed is Logs with the limit of named heights given. With look-ups,
+// the heights they name are read first: none is an empty answer at once,
+// up to most are read as a list.
+func (c *Reader) logsNamed(ctx context.Context, chainID string, q LogQuery, most int) ([]chaindata.Log, error) {
+	what := fmt.Sprintf("reading %s of chain %q in [%d, %d]", tableLogs, chainID, q.From, q.To)
+	lq := logsQuery{chainID: chainID, from: q.From, to: q.To, filter: q.Filter, after: q.After, limit: q.Limit, offset: q.Offset}
+	if len(lq.lookups()) > 0 {
+		var heights []uint64
+		err := c.query(ctx, what, namedHeightsQuery{lq, most + 1}, func(r driver.Rows) error {
+			var h uint64
+			err := r.Scan(&h)
+			heights = append(heights, h)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(heights) == 0 {
+			return nil, nil
+		}
+		if len(heights) <= most {
+			lq.heights = heights
+		}
+	}
+	return c.logs(ctx, what, lq)
 }
 
 // TxLogs returns the canonical logs of the transaction at a position.
