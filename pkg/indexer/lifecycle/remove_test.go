@@ -2,10 +2,12 @@ package lifecycle_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/tideline-dev/tideline/pkg/indexer/lifecycle"
@@ -17,13 +19,24 @@ import (
 
 // startIndexBlock starts an IndexBlock workflow of the chain on its index
 // queue, where no worker polls here: a running workflow of the chain that
-// a removal must terminate.
+// a removal must terminate. It returns once the workflow is listed as
+// running: a removal finds the chain's workflows in the visibility store,
+// which the server fills after the start returns (on a loaded box the
+// CI of fd8464e removed before it was listed, and found only the
+// scheduler).
 func startIndexBlock(t *testing.T, tc client.Client, id string, height uint64) string {
 	t.Helper()
+	ctx := testContext(t)
 	o := temporal.NewOptions(id, time.Minute)
-	r, err := tc.ExecuteWorkflow(testContext(t), o.IndexBlockStart(height, types.UltraHigh.PriorityKey(), string(types.IndexModeDirect)),
+	r, err := tc.ExecuteWorkflow(ctx, o.IndexBlockStart(height, types.UltraHigh.PriorityKey(), string(types.IndexModeDirect)),
 		temporal.IndexBlockWorkflow, types.IndexBlockInput{ChainID: id, Height: height})
 	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		resp, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("WorkflowId = '%s' AND ExecutionStatus = 'Running'", r.GetID()),
+		})
+		return err == nil && len(resp.GetExecutions()) == 1
+	}, time.Minute, 20*time.Millisecond, "%s listed as running", r.GetID())
 	return r.GetID()
 }
 
