@@ -172,7 +172,7 @@ bench-catchup: tools
 # API_REQUESTS per route, API_CONCURRENCY in flight; API_DIR keeps the run's
 # folder and reuses an index already built there; API_TRACES=debug|parity
 # indexes the call traces too and loads the trace routes; API_WARMUP
-# requests of other inputs go to each route first, untimed.
+# requests go to each route first, untimed (numbered after the measured ones).
 API_N ?= 100000
 API_REQUESTS ?= 2000
 API_CONCURRENCY ?= 8

@@ -30,7 +30,7 @@ func main() {
 	flag.StringVar(&o.Traces, "traces", "", "index the call traces with this tracer (debug or parity) and load the trace routes too")
 	flag.StringVar(&o.CPUProfile, "cpuprofile", "", "write the process's CPU profile of the load (the API, the worker and the client; not the indexing) to this file")
 	flag.BoolVar(&o.Warm, "warm", false, "read the index's files once before the load, so the page cache holds them (for an index smaller than the memory)")
-	flag.IntVar(&o.Warmup, "warmup", 0, "requests of other inputs sent to each route first, neither timed nor counted (a freshly started server's caches)")
+	flag.IntVar(&o.Warmup, "warmup", 0, "requests sent to each route first, numbered after the measured ones, neither timed nor counted (a freshly started server's caches)")
 	routes := flag.String("routes", "", "load only the routes whose name matches this regular expression (default: all)")
 	flag.Parse()
 	if *routes != "" {

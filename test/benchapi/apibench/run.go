@@ -68,8 +68,8 @@ type Options struct {
 	// (warm.go), so the figures are the reads' and not the page cache's
 	// history.
 	Warm bool
-	// Warmup is how many requests of other inputs each route is sent
-	// first, untimed (load.Run).
+	// Warmup is how many requests each route is sent first, untimed,
+	// numbered after the measured ones (load.Run).
 	Warmup int
 }
 

@@ -50,8 +50,10 @@ func (s *stat) medianSize() int {
 // flight), one route after the other, then all routes mixed, to the API at
 // base; it prints the table and the `api:` lines and returns the exit
 // code: 0 when every answer was a 200. With warmup, each route is first
-// sent warmup requests of other inputs (i from requests on), neither
-// timed nor counted: on a freshly started server a route's first
+// sent warmup requests numbered after its measured ones (i from requests
+// on, drawn from the inputs as they are, so a few may ask what a measured
+// one asks, as measured ones repeat each other), neither timed nor
+// counted: on a freshly started server a route's first
 // requests fill its caches (marks, decompressed blocks of the look-up
 // tables), and a p99 of 100 requests is their second slowest.
 func Run(ctx context.Context, base string, rs []Route, requests, concurrency, warmup int) int {

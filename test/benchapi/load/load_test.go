@@ -69,8 +69,8 @@ func TestMeasureCountsErrors(t *testing.T) {
 	require.Contains(t, s.firstError, "/bad: status 404")
 }
 
-// With a warm-up, each route is first sent that many requests of inputs
-// the measured ones do not use (from requests on), then its measured
+// With a warm-up, each route is first sent that many requests numbered
+// after the measured ones (from requests on), then its measured
 // requests from input 0; without, only the one request that opens the
 // connections comes first.
 func TestRunWarmsEachRouteWithOtherInputs(t *testing.T) {
